@@ -1,0 +1,24 @@
+// One seed per run for every fast-check property, so a failing run can be replayed with --seed.
+// CONFORMANCE_SEED wins; otherwise a seed is drawn once per process and recorded by the caller.
+import type { TestInfo } from '@playwright/test';
+
+let drawn: number | undefined;
+
+export function runSeed(): number {
+  const fromEnv = process.env.CONFORMANCE_SEED;
+  if (fromEnv !== undefined && /^-?[0-9]+$/.test(fromEnv)) return Number(fromEnv) | 0;
+  drawn ??= (Date.now() ^ (process.pid << 8)) | 0;
+  return drawn;
+}
+
+/** Number of runs per property: CONFORMANCE_NUM_RUNS scales every property at once (benchmarks use it). */
+export function numRuns(base: number): number {
+  const scale = Number(process.env.CONFORMANCE_RUNS_SCALE ?? '1');
+  return Math.max(1, Math.round(base * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+}
+
+/** Records the seed on the test so reports show it and `--seed` replays it. */
+export function recordSeed(testInfo: TestInfo, seed: number, runs: number): void {
+  testInfo.annotations.push({ type: 'seed', description: `${seed} (${runs} runs)` });
+  console.log(`[seed] ${testInfo.title}: seed=${seed} runs=${runs}`);
+}
