@@ -1,2 +1,25 @@
+// One runner for everything: `unit` (the project's own tests, including the mutant matrix),
+// `properties` (fast-check), `conformance` (black-box suites against the target of CONFORMANCE_PROFILE;
+// without one, global setup starts the reference on embedded PostgreSQL).
 import { defineConfig } from '@playwright/test';
-export default defineConfig({ projects: [{ name: 'unit', testDir: 'tests' }] });
+
+const outDir = process.env.CONFORMANCE_OUT ?? 'reports/out';
+
+export default defineConfig({
+  globalSetup: './harness/global-setup.ts',
+  fullyParallel: true,
+  workers: process.env.CONFORMANCE_WORKERS ? Number(process.env.CONFORMANCE_WORKERS) : 2,
+  timeout: 60_000,
+  forbidOnly: !!process.env.CI,
+  outputDir: `${outDir}/test-results`,
+  reporter: [
+    [process.env.CI ? 'line' : 'list'],
+    ['./reports/conformance-reporter.ts', { outDir }],
+    ['./reports/summary-reporter.ts'],
+  ],
+  projects: [
+    { name: 'unit', testDir: 'tests' },
+    { name: 'properties', testDir: 'properties' },
+    { name: 'conformance', testDir: 'suites' },
+  ],
+});

@@ -1,0 +1,138 @@
+// The outcome model. A check is one named unit with a stable id and the requirement ids it verifies;
+// it ends in exactly one of four outcomes, recorded as a Playwright annotation `check:<outcome>` whose
+// description is JSON (id, requirements, title, detail). Evidence (redacted exchanges) is attached as
+// `evidence:<id>`. The reporter only collects these; it never decides an outcome.
+import type { TestInfo } from '@playwright/test';
+import { redact, redactValue } from './redact.ts';
+
+export const OUTCOMES = ['pass', 'fail', 'not_verified', 'informational'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export interface CheckDef {
+  /** Permanent kebab-case id; reports key on it. */
+  id: string;
+  /** Requirement ids from fixtures/requirements/requirements.json. */
+  requirements: string[];
+  /** The rule stated positively. */
+  title: string;
+}
+
+export interface CheckRecord {
+  id: string;
+  requirements: string[];
+  title: string;
+  outcome: Outcome;
+  /** Why it failed, why it could not be verified, or what was observed. */
+  detail?: string;
+}
+
+/** Thrown by a check when the target departs from the contract. `title` names the violation. */
+export class CheckFailure extends Error {
+  readonly title: string;
+  readonly detail: string;
+  constructor(title: string, detail = '') {
+    super(detail ? `${title}: ${detail}` : title);
+    this.name = 'CheckFailure';
+    this.title = title;
+    this.detail = detail;
+  }
+}
+
+/** Thrown when the profile lacks what the check needs. Never counted as a pass. */
+export class NotVerified extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'NotVerified';
+  }
+}
+
+export interface Exchange {
+  request: { method: string; target: string; headers: Record<string, string> };
+  response?: { status: number; headers: Record<string, string>; body: string; bodyBytes: number; durationMs: number };
+  error?: { kind: string; message: string };
+}
+
+/** What the check body can call besides sending requests. */
+export interface CheckScope {
+  /** Returns the value, or ends the check as not_verified naming what the profile lacks. */
+  need<T>(value: T | undefined | null, what: string): T;
+  /** Marks the check informational (unspecified behaviour, recorded as observed). */
+  observe(text: string): void;
+  /** Records an exchange as evidence. */
+  record(ex: Exchange): void;
+}
+
+const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
+const seen = new Map<string, string>();
+
+/** Declares a check. A second declaration of the same id with another title is rejected. */
+export function defineCheck(def: CheckDef): CheckDef {
+  if (!ID_RE.test(def.id)) throw new Error(`check id must be kebab-case: ${def.id}`);
+  if (def.requirements.length === 0) throw new Error(`check ${def.id} names no requirement`);
+  const prev = seen.get(def.id);
+  if (prev !== undefined && prev !== def.title) throw new Error(`duplicate check id ${def.id}`);
+  seen.set(def.id, def.title);
+  return def;
+}
+
+const MAX_EVIDENCE_BODY = 8 * 1024;
+
+/** Serialises exchanges for evidence: redacted, bodies truncated. */
+export function evidenceOf(exchanges: Exchange[]): string {
+  const trimmed = exchanges.map((ex) => ({
+    ...ex,
+    response: ex.response && {
+      ...ex.response,
+      body: ex.response.body.length > MAX_EVIDENCE_BODY ? `${ex.response.body.slice(0, MAX_EVIDENCE_BODY)}…[truncated, ${ex.response.bodyBytes} bytes]` : ex.response.body,
+    },
+  }));
+  return JSON.stringify(redactValue(trimmed), null, 2);
+}
+
+function annotate(testInfo: TestInfo, rec: CheckRecord): void {
+  testInfo.annotations.push({ type: `check:${rec.outcome}`, description: redact(JSON.stringify({ id: rec.id, requirements: rec.requirements, title: rec.title, detail: rec.detail })) });
+}
+
+/**
+ * Runs one check as a boxed step and records its outcome. A CheckFailure (or any other error, which is
+ * a harness defect or a hostile target) records `fail` and is re-thrown so the test fails; NotVerified
+ * records `not_verified` and skips the test; `observe` makes the outcome informational.
+ */
+export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<CheckRecord> {
+  defineCheck(def);
+  const exchanges: Exchange[] = [];
+  let observed: string | undefined;
+  const scope: CheckScope = {
+    need(value, what) {
+      if (value === undefined || value === null) throw new NotVerified(`profile lacks ${what}`);
+      return value;
+    },
+    observe(text) {
+      observed = observed ? `${observed}; ${text}` : text;
+    },
+    record(ex) {
+      exchanges.push(ex);
+    },
+  };
+  let rec: CheckRecord;
+  let rethrow: unknown;
+  try {
+    await body(scope);
+    rec = observed !== undefined ? { ...def, outcome: 'informational', detail: observed } : { ...def, outcome: 'pass' };
+  } catch (e) {
+    if (e instanceof NotVerified) {
+      rec = { ...def, outcome: 'not_verified', detail: e.message };
+    } else {
+      const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
+      rec = { ...def, outcome: 'fail', detail: redact(detail) };
+      rethrow = e instanceof CheckFailure ? new Error(redact(`${def.id}: ${e.message}`)) : e;
+    }
+  }
+  annotate(testInfo, rec);
+  if (exchanges.length > 0) {
+    await testInfo.attach(`evidence:${def.id}`, { body: evidenceOf(exchanges), contentType: 'application/json' });
+  }
+  if (rethrow) throw rethrow;
+  if (rec.outcome === 'not_verified') testInfo.skip(true, `not_verified: ${rec.detail}`);
+  return rec;
+}

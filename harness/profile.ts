@@ -1,0 +1,99 @@
+// Loads and validates a target profile (fixtures/profiles/profile.schema.json). A malformed profile
+// ends in a ProfileError that names the offending field; every credential is registered with the
+// redaction layer the moment it is read.
+import fs from 'node:fs';
+import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { registerSecret } from './redact.ts';
+
+export type CredentialRole =
+  | 'full' | 'malformed_token' | 'invalid_key' | 'disabled_key' | 'revoked_key' | 'expired_key' | 'test_key'
+  | 'missing_scope_encounters_read' | 'missing_scope_patients_read' | 'missing_scope_documents_read' | 'missing_scope_recordings_read'
+  | 'not_org_scoped' | 'org_not_allowlisted' | 'encounter_routes_disabled' | 'document_routes_disabled'
+  | 'no_scopes_not_org_scoped' | 'no_scopes_org_not_allowlisted';
+
+export type EncounterRole = 'own_encounter' | 'other_org_encounter' | 'demo_encounter' | 'unknown_encounter';
+export type DocumentRole =
+  | 'clinical_document' | 'ambient_transcript_with_audio' | 'ambient_transcript_without_audio' | 'ambient_transcript_audio_missing'
+  | 'ambient_transcript_without_transcript' | 'billing_summary' | 'checklist_summary' | 'other_org_document' | 'demo_document';
+export type FaultName = 'api_keys_disabled' | 'test_prefix_not_allowed' | 'digest_key_unavailable' | 'audio_storage_unavailable';
+
+type Credential = { key: string } | { keyEnv: string };
+
+export interface Profile {
+  name: string;
+  baseUrl: string;
+  requestHeaders?: Record<string, string>;
+  timeouts?: { requestMs?: number; maxBodyBytes?: number };
+  credentials: Partial<Record<CredentialRole, Credential>>;
+  resources?: Partial<Record<EncounterRole, { encounter_id: string }> & Record<DocumentRole, { encounter_id: string; document_id: string }>> & { list_min_total?: number };
+  faults?: Partial<Record<FaultName, { headers: Record<string, string> }>>;
+  webhook?: { signingSecretEnv?: string; signingSecret?: string; receiverUrl?: string; sandboxControlUrl?: string };
+}
+
+export class ProfileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProfileError';
+  }
+}
+
+const SCHEMA_PATH = path.resolve(import.meta.dirname, '../fixtures/profiles/profile.schema.json');
+let validateFn: ReturnType<Ajv2020['compile']> | undefined;
+
+function validator() {
+  if (!validateFn) {
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    validateFn = ajv.compile(JSON.parse(fs.readFileSync(SCHEMA_PATH, 'utf8')));
+  }
+  return validateFn;
+}
+
+/** Validates a parsed profile; throws ProfileError naming the first offending field. */
+export function validateProfile(data: unknown, source = 'profile'): Profile {
+  const validate = validator();
+  if (!validate(data)) {
+    const e = validate.errors![0];
+    const where = e.instancePath || '(root)';
+    const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as { additionalProperty: string }).additionalProperty}'` : '';
+    throw new ProfileError(`${source}: field ${where} ${e.message}${extra}`);
+  }
+  const profile = data as Profile;
+  for (const c of Object.values(profile.credentials)) if (c && 'key' in c) registerSecret(c.key);
+  if (profile.webhook?.signingSecret) registerSecret(profile.webhook.signingSecret);
+  for (const f of Object.values(profile.faults ?? {})) for (const v of Object.values(f?.headers ?? {})) registerSecret(v);
+  for (const v of Object.values(profile.requestHeaders ?? {})) registerSecret(v);
+  return profile;
+}
+
+export function loadProfile(file: string): Profile {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ProfileError(`cannot read profile ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new ProfileError(`profile ${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  return validateProfile(data, `profile ${file}`);
+}
+
+/** Resolves a credential to its key, reading keyEnv from the environment. Undefined when absent. */
+export function credentialKey(profile: Profile, role: CredentialRole, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const c = profile.credentials[role];
+  if (!c) return undefined;
+  const key = 'key' in c ? c.key : env[c.keyEnv];
+  registerSecret(key);
+  return key || undefined;
+}
+
+export function signingSecret(profile: Profile, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const w = profile.webhook;
+  const s = w?.signingSecret ?? (w?.signingSecretEnv ? env[w.signingSecretEnv] : undefined);
+  registerSecret(s);
+  return s || undefined;
+}

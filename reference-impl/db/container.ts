@@ -1,0 +1,30 @@
+// `--db container`: a throwaway PostgreSQL in a container via @testcontainers/postgresql (needs Docker or Podman).
+import { ProviderError } from './provider.ts';
+import type { DbProvider } from './provider.ts';
+
+/** testcontainers' error when no runtime is found; the wording has changed before, so it lives in one place. */
+export const NO_RUNTIME = 'Could not find a working container runtime strategy';
+export const POSTGRES_IMAGE = 'postgres:16-alpine';
+
+export async function startContainer(): Promise<DbProvider> {
+  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  let started;
+  try {
+    started = await new PostgreSqlContainer(POSTGRES_IMAGE).start();
+  } catch (e) {
+    if (e instanceof Error && e.message.includes(NO_RUNTIME)) {
+      throw new ProviderError(`--db container: no container runtime found (${NO_RUNTIME}); use --db embedded or --db url`);
+    }
+    throw e;
+  }
+  let stopped = false;
+  return {
+    kind: 'container',
+    connectionString: started.getConnectionUri(),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await started.stop();
+    },
+  };
+}

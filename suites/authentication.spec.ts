@@ -1,0 +1,41 @@
+// §5 Authentication: each 401 reason with its exact category and a null field, on every route;
+// 503 digest_key_unavailable where the profile offers the fault switch.
+import { test } from '../harness/fixtures.ts';
+import { expectError } from '../harness/assertions.ts';
+import { ROUTES } from '../harness/routes.ts';
+import type { FaultName } from '../harness/profile.ts';
+import type { As } from '../harness/target.ts';
+
+interface AuthCase {
+  reason: string;
+  requirements: string[];
+  /** Distinguishes two cases of one reason in the check id. */
+  variant?: string;
+  as: As;
+  faults?: FaultName[];
+}
+
+const CASES: AuthCase[] = [
+  { reason: 'missing_bearer', requirements: ['AUTH-401-MISSING-BEARER', 'COND-AUTH-FAILS'], as: 'none' },
+  { reason: 'missing_bearer', requirements: ['AUTH-401-MISSING-BEARER', 'COND-AUTH-FAILS'], as: { header: 'Basic dXNlcjpwYXNz' }, variant: 'basic-scheme' },
+  { reason: 'api_keys_disabled', requirements: ['AUTH-401-API-KEYS-DISABLED', 'COND-AUTH-FAILS'], as: 'full', faults: ['api_keys_disabled'] },
+  { reason: 'test_prefix_not_allowed', requirements: ['AUTH-401-TEST-PREFIX-NOT-ALLOWED', 'COND-AUTH-FAILS'], as: 'test_key', faults: ['test_prefix_not_allowed'] },
+  { reason: 'malformed_token', requirements: ['AUTH-401-MALFORMED-TOKEN', 'COND-AUTH-FAILS'], as: 'malformed_token' },
+  { reason: 'invalid_key', requirements: ['AUTH-401-INVALID-KEY', 'COND-AUTH-FAILS'], as: 'invalid_key' },
+  { reason: 'disabled_key', requirements: ['AUTH-401-DISABLED-KEY', 'COND-AUTH-FAILS'], as: 'disabled_key' },
+  { reason: 'revoked_key', requirements: ['AUTH-401-REVOKED-KEY', 'COND-AUTH-FAILS'], as: 'revoked_key' },
+  { reason: 'expired_key', requirements: ['AUTH-401-EXPIRED-KEY', 'COND-AUTH-FAILS'], as: 'expired_key' },
+  { reason: 'digest_key_unavailable', requirements: ['AUTH-503-DIGEST-KEY-UNAVAILABLE', 'COND-DIGEST-KEY-UNAVAILABLE'], as: 'full', faults: ['digest_key_unavailable'] },
+];
+
+for (const route of ROUTES) {
+  for (const c of CASES) {
+    const id = ['auth', c.reason.replaceAll('_', '-'), c.variant, route.name].filter(Boolean).join('-');
+    test(id, async ({ check }) => {
+      await check({ id, requirements: c.requirements, title: `${route.name}: ${c.reason} answers its documented status, category and null field` }, async (api) => {
+        const ex = await api.get(route.path(api), { as: c.as, faults: c.faults });
+        expectError(ex, { reason: c.reason, field: null });
+      });
+    });
+  }
+}
