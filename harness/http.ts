@@ -64,7 +64,10 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const method = req.method ?? 'GET';
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
-  const headers: Record<string, string> = { host: origin.hostHeader, connection: 'close', accept: 'application/json', ...req.headers };
+  // Defaults apply only where the caller gave no header of that name in any letter case (no duplicate Host/Accept).
+  const given = new Set(Object.keys(req.headers ?? {}).map((k) => k.toLowerCase()));
+  const defaults = Object.entries({ host: origin.hostHeader, connection: 'close', accept: 'application/json' }).filter(([k]) => !given.has(k));
+  const headers: Record<string, string> = { ...Object.fromEntries(defaults), ...req.headers };
   if (body) headers['content-length'] = String(body.length);
   let head = `${method} ${origin.basePath}${req.target} HTTP/1.1\r\n`;
   for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;

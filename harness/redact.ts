@@ -40,7 +40,16 @@ export function redact(text: string): string {
   return out;
 }
 
-/** Deep-redacts a JSON-able value by round-tripping it through `redact`. */
+const KEYED = /^(authorization|service-signature)$/i;
+
+/**
+ * Deep-redacts a JSON-able value string by string (a body is itself JSON text: a pattern run over the
+ * escaped outer serialisation could eat an escape and break it, and `"audio_url"` would not match).
+ */
 export function redactValue<T>(value: T): T {
-  return JSON.parse(redact(JSON.stringify(value))) as T;
+  return JSON.parse(JSON.stringify(value), (key, v: unknown) => {
+    if (typeof v !== 'string') return v;
+    if (key === 'audio_url') return REDACTED;
+    return KEYED.test(key) ? redact(`${key}: ${v}`).slice(key.length + 2) : redact(v);
+  }) as T;
 }

@@ -1,0 +1,42 @@
+// Short-lived signed audio URLs: /storage/audio/<storage key>?expires=<unix seconds>&sig=<hex HMAC-SHA256>.
+// The HMAC covers the path and the expiry with a per-process secret, so URLs die with the process at the latest.
+import crypto from 'node:crypto';
+
+export const AUDIO_URL_TTL_SECONDS = 300;
+export const STORAGE_PREFIX = '/storage/audio/';
+
+export class AudioSigner {
+  readonly #secret: Buffer;
+  constructor(secret: Buffer = crypto.randomBytes(32)) {
+    this.#secret = secret;
+  }
+
+  #sign(path: string, expires: number): string {
+    return crypto.createHmac('sha256', this.#secret).update(`${path}\n${expires}`).digest('hex');
+  }
+
+  /** Returns the URL and its expiry; `skewSeconds` lets a mutant produce an expiry in the past. */
+  sign(base: string, storageKey: string, nowMs: number, skewSeconds = 0): { url: string; expiresAt: string } {
+    const path = STORAGE_PREFIX + storageKey.split('/').map(encodeURIComponent).join('/');
+    const expires = Math.floor(nowMs / 1000) + AUDIO_URL_TTL_SECONDS + skewSeconds;
+    return { url: `${base}${path}?expires=${expires}&sig=${this.#sign(path, expires)}`, expiresAt: new Date(expires * 1000).toISOString() };
+  }
+
+  /** Verifies a storage request; returns the storage key, or the reason it is refused. */
+  verify(rawPath: string, rawQuery: string, nowMs: number): { storageKey: string } | { refused: 'bad_signature' | 'expired' } {
+    const m = /^expires=([0-9]{1,12})&sig=([0-9a-f]{64})$/.exec(rawQuery);
+    if (!m) return { refused: 'bad_signature' };
+    const expires = Number(m[1]);
+    const expected = Buffer.from(this.#sign(rawPath, expires), 'hex');
+    const given = Buffer.from(m[2], 'hex');
+    if (!crypto.timingSafeEqual(expected, given)) return { refused: 'bad_signature' };
+    if (nowMs > expires * 1000) return { refused: 'expired' };
+    let storageKey: string;
+    try {
+      storageKey = rawPath.slice(STORAGE_PREFIX.length).split('/').map(decodeURIComponent).join('/');
+    } catch {
+      return { refused: 'bad_signature' };
+    }
+    return { storageKey };
+  }
+}

@@ -1,0 +1,125 @@
+// All SQL of the request path. Ordering, limits, bounds and total are computed by PostgreSQL.
+import type pg from 'pg';
+import type { ListQuery } from './query.ts';
+import type { MutantName } from './mutants.ts';
+
+export interface KeyRow {
+  key_id: string; key_digest: Buffer; organization_id: string | null; scopes: string[]; is_test: boolean;
+  revoked: boolean; disabled: boolean; expired: boolean;
+  allowlisted: boolean | null; encounter_routes_enabled: boolean | null; document_routes_enabled: boolean | null;
+}
+export interface EncounterRow {
+  encounter_id: string; organization_id: string; created_at: Date; updated_at: Date; date_of_service: Date | null;
+  encounter_type: string | null; status: string | null; is_demo: boolean;
+  patient_id: string | null; first_name: string | null; last_name: string | null; date_of_birth: string | null;
+}
+export interface DocumentRow {
+  document_id: string; encounter_id: string; organization_id: string; schema_type: string; title: string | null; status: string | null;
+  workflow_variant: string | null; audio_duration_seconds: number | null; content_text: string | null; created_at: Date; updated_at: Date;
+}
+export interface TranscriptRow { provider: string; audio_duration_seconds: number | null; finalized: boolean; turns: { speaker: string; text: string; start: number; end: number }[] }
+export interface RecordingRow { has_audio: boolean; storage_key: string | null }
+
+const ENCOUNTER_COLUMNS = `e.encounter_id, e.organization_id, e.created_at, e.updated_at, e.date_of_service, e.encounter_type, e.status, e.is_demo,
+  e.patient_id, p.first_name, p.last_name, to_char(p.date_of_birth, 'YYYY-MM-DD') AS date_of_birth`;
+
+export class Repo {
+  readonly pool: pg.Pool;
+  constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  async findKey(keyId: string): Promise<KeyRow | undefined> {
+    const r = await this.pool.query<KeyRow>(
+      `SELECT k.key_id, k.key_digest, k.organization_id, k.scopes, k.is_test,
+              k.revoked_at IS NOT NULL AND k.revoked_at <= now() AS revoked,
+              k.disabled_at IS NOT NULL AND k.disabled_at <= now() AS disabled,
+              k.expires_at IS NOT NULL AND k.expires_at <= now() AS expired,
+              o.allowlisted, o.encounter_routes_enabled, o.document_routes_enabled
+         FROM api_keys k LEFT JOIN organizations o ON o.organization_id = k.organization_id
+        WHERE k.key_id = $1`,
+      [keyId],
+    );
+    return r.rows[0];
+  }
+
+  async listEncounters(organizationId: string, q: ListQuery, mutant: MutantName | null): Promise<{ total: number; rows: EncounterRow[] }> {
+    let dir = q.sortOrder === 'asc' ? 'ASC' : 'DESC';
+    if (mutant === 'sort-order-inverted') dir = dir === 'ASC' ? 'DESC' : 'ASC';
+    const tieDir = mutant === 'sort-ignores-tiebreaker' ? (dir === 'ASC' ? 'DESC' : 'ASC') : dir;
+    const orderBy = `created_at ${dir}, encounter_id ${tieDir}`;
+    const where = [
+      mutant === 'cross-org-listed' ? 'TRUE' : 'organization_id = $1',
+      mutant === 'demo-listed' ? 'TRUE' : 'NOT is_demo',
+      `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,
+      `($3::timestamptz IS NULL OR created_at ${mutant === 'end-at-inclusive' ? '<=' : '<'} $3)`,
+    ].join(' AND ');
+    const r = await this.pool.query<EncounterRow & { total: number }>(
+      `SELECT t.total, ${ENCOUNTER_COLUMNS}
+         FROM (SELECT count(*)::int AS total FROM encounters WHERE ${where}) t
+         LEFT JOIN LATERAL (SELECT * FROM encounters WHERE ${where} ORDER BY ${orderBy} LIMIT $4 OFFSET $5) e ON TRUE
+         LEFT JOIN patients p ON p.patient_id = e.patient_id
+        ORDER BY e.${orderBy.replace(', ', ', e.')}`,
+      [organizationId, q.startAt, q.endAt, q.limit, q.offset],
+    );
+    const total = r.rows[0]?.total ?? 0;
+    return { total, rows: r.rows.filter((row) => row.encounter_id !== null) };
+  }
+
+  async getEncounter(encounterId: string): Promise<EncounterRow | undefined> {
+    const r = await this.pool.query<EncounterRow>(
+      `SELECT ${ENCOUNTER_COLUMNS} FROM encounters e LEFT JOIN patients p ON p.patient_id = e.patient_id WHERE e.encounter_id = $1`,
+      [encounterId],
+    );
+    return r.rows[0];
+  }
+
+  async documentsOf(encounterIds: string[]): Promise<Map<string, DocumentRow[]>> {
+    const byEncounter = new Map<string, DocumentRow[]>(encounterIds.map((id) => [id, []]));
+    if (encounterIds.length === 0) return byEncounter;
+    const r = await this.pool.query<DocumentRow>(
+      `SELECT d.*, e.organization_id FROM documents d JOIN encounters e ON e.encounter_id = d.encounter_id
+        WHERE d.encounter_id = ANY($1) ORDER BY d.encounter_id, d.position, d.document_id`,
+      [encounterIds],
+    );
+    for (const row of r.rows) byEncounter.get(row.encounter_id)?.push(row);
+    return byEncounter;
+  }
+
+  async getDocument(documentId: string): Promise<DocumentRow | undefined> {
+    const r = await this.pool.query<DocumentRow>(
+      'SELECT d.*, e.organization_id FROM documents d JOIN encounters e ON e.encounter_id = d.encounter_id WHERE d.document_id = $1',
+      [documentId],
+    );
+    return r.rows[0];
+  }
+
+  async getTranscript(documentId: string): Promise<TranscriptRow | undefined> {
+    const r = await this.pool.query<TranscriptRow>('SELECT provider, audio_duration_seconds, finalized, turns FROM transcripts WHERE document_id = $1', [documentId]);
+    return r.rows[0];
+  }
+
+  async getRecording(documentId: string): Promise<RecordingRow | undefined> {
+    const r = await this.pool.query<RecordingRow>('SELECT has_audio, storage_key FROM recordings WHERE document_id = $1', [documentId]);
+    return r.rows[0];
+  }
+
+  async audioObjectExists(storageKey: string): Promise<boolean> {
+    const r = await this.pool.query('SELECT 1 FROM audio_objects WHERE storage_key = $1', [storageKey]);
+    return r.rowCount === 1;
+  }
+
+  async getAudioObject(storageKey: string): Promise<{ content_type: string; bytes: Buffer } | undefined> {
+    const r = await this.pool.query<{ content_type: string; bytes: Buffer }>('SELECT content_type, bytes FROM audio_objects WHERE storage_key = $1', [storageKey]);
+    return r.rows[0];
+  }
+
+  async recordDisclosure(route: string, organizationId: string, keyId: string, resourceIds: string[]): Promise<void> {
+    await this.pool.query('INSERT INTO disclosure_events (route, organization_id, key_id, resource_ids) VALUES ($1, $2, $3, $4)', [route, organizationId, keyId, resourceIds]);
+  }
+
+  async countListable(organizationId: string): Promise<number> {
+    const r = await this.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM encounters WHERE organization_id = $1 AND NOT is_demo', [organizationId]);
+    return r.rows[0].n;
+  }
+}

@@ -1,0 +1,457 @@
+// HTTP server of the reference implementation (node:http, no framework).
+// Every /external/v1 request goes through ONE pipeline in the order of spec §4:
+//   (1) authenticate → (2) authorize_route → (3) require_scopes → (4) reject_unsupported_keys → (5) validate_query → (6) lookup
+// then the operation builds its body, a disclosure event is recorded, and 200 is sent. Every error is an ApiError
+// rendered from the one table in errors.ts. Other paths: the served OpenAPI document and the audio storage route.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type pg from 'pg';
+import { bearerToken, digestToken, digestsEqual, parseToken } from './auth.ts';
+import { AudioSigner, STORAGE_PREFIX } from './audio.ts';
+import { ApiError, toErrorBody } from './errors.ts';
+import { isFaultName, isMutantName } from './mutants.ts';
+import type { FaultName, MutantName } from './mutants.ts';
+import { LIST_KEYS, parseRawQuery, rejectUnsupportedKeys, validateListQuery } from './query.ts';
+import type { ListQuery, QueryPair } from './query.ts';
+import { Repo } from './repo.ts';
+import type { DocumentRow, EncounterRow, KeyRow } from './repo.ts';
+
+export interface ServerOptions {
+  pool: pg.Pool;
+  digestKey: Buffer;
+  openapiPath: string;
+  /** Enables the fault switchboard; without it the switchboard headers are ignored. */
+  switchboardToken: string | null;
+  /** A mutant applied to every request (the --mutant flag); per-request headers override it. */
+  defaultMutant: MutantName | null;
+  /** Origin used in audio URLs when the Host header is unusable. */
+  fallbackOrigin: string;
+}
+
+type Scope = 'encounters:read' | 'patients:read' | 'documents:read' | 'recordings:read';
+type RouteGroup = 'encounters' | 'documents';
+
+interface Ctx {
+  req: http.IncomingMessage;
+  method: string;
+  op: Operation | undefined;
+  params: string[];
+  pairs: QueryPair[];
+  faults: Set<FaultName>;
+  mutant: MutantName | null;
+  origin: string;
+  key?: KeyRow;
+  list?: ListQuery;
+  encounter?: EncounterRow;
+  document?: DocumentRow;
+}
+
+interface Operation {
+  id: string;
+  path: RegExp;
+  group: RouteGroup;
+  scopes: Scope[];
+  queryKeys: readonly string[];
+  respond(ctx: Ctx, app: App): Promise<{ body: unknown; resourceIds: string[] }>;
+}
+
+const ENCOUNTER_SCOPES: Scope[] = ['encounters:read', 'patients:read', 'documents:read'];
+const DOCUMENT_SCOPES: Scope[] = ['encounters:read', 'documents:read'];
+const SEGMENT = '([^/]+)';
+const DOC_PATH = `^/external/v1/encounters/${SEGMENT}/documents/${SEGMENT}`;
+
+const OPERATIONS: Operation[] = [
+  { id: 'listPublicEncounters', path: /^\/external\/v1\/encounters$/, group: 'encounters', scopes: ENCOUNTER_SCOPES, queryKeys: LIST_KEYS, respond: respondList },
+  { id: 'getPublicEncounter', path: new RegExp(`^/external/v1/encounters/${SEGMENT}$`), group: 'encounters', scopes: ENCOUNTER_SCOPES, queryKeys: [], respond: respondEncounter },
+  { id: 'getPublicEncounterDocument', path: new RegExp(`${DOC_PATH}$`), group: 'documents', scopes: DOCUMENT_SCOPES, queryKeys: [], respond: respondDocument },
+  { id: 'getPublicEncounterDocumentTranscript', path: new RegExp(`${DOC_PATH}/transcript$`), group: 'documents', scopes: DOCUMENT_SCOPES, queryKeys: [], respond: respondTranscript },
+  { id: 'getPublicEncounterDocumentAudio', path: new RegExp(`${DOC_PATH}/audio$`), group: 'documents', scopes: [...DOCUMENT_SCOPES, 'recordings:read'], queryKeys: [], respond: respondAudio },
+];
+
+// ---------------------------------------------------------------- the pipeline (spec §4 order of evaluation)
+
+type StageName = 'authenticate' | 'authorize_route' | 'require_scopes' | 'reject_unsupported_keys' | 'validate_query' | 'lookup';
+const PIPELINE: readonly StageName[] = ['authenticate', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'validate_query', 'lookup'];
+
+/** The conformant order, or the reordered one of a precedence mutant. */
+function pipelineFor(mutant: MutantName | null): readonly StageName[] {
+  if (mutant === 'precedence-query-before-auth') return ['reject_unsupported_keys', 'authenticate', 'authorize_route', 'require_scopes', 'validate_query', 'lookup'];
+  if (mutant === 'precedence-scope-before-route') return ['authenticate', 'require_scopes', 'authorize_route', 'reject_unsupported_keys', 'validate_query', 'lookup'];
+  if (mutant === 'precedence-query-before-scope') return ['authenticate', 'authorize_route', 'reject_unsupported_keys', 'validate_query', 'require_scopes', 'lookup'];
+  if (mutant === 'precedence-lookup-before-query') return ['authenticate', 'authorize_route', 'require_scopes', 'lookup', 'reject_unsupported_keys', 'validate_query'];
+  return PIPELINE;
+}
+
+const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = {
+  // (1) API-key authentication. The environment switch comes first, before the token is even parsed.
+  async authenticate(ctx, app) {
+    if (ctx.faults.has('api_keys_disabled')) throw new ApiError('api_keys_disabled');
+    const token = bearerToken(ctx.req.headers.authorization);
+    if (token === null) throw new ApiError(ctx.mutant === 'reason-missing-bearer-as-malformed' ? 'malformed_token' : 'missing_bearer');
+    const parsed = parseToken(token);
+    if (!parsed) throw new ApiError('malformed_token');
+    if (parsed.isTest && ctx.faults.has('test_prefix_not_allowed') && ctx.mutant !== 'test-key-always-allowed') throw new ApiError('test_prefix_not_allowed');
+    if (ctx.faults.has('digest_key_unavailable')) throw new ApiError('digest_key_unavailable');
+    let row: KeyRow | undefined;
+    try {
+      row = await app.repo.findKey(parsed.keyId);
+    } catch {
+      // Database unreachable or slow: verification is impossible right now (§5.6), never a 500.
+      throw new ApiError('digest_key_unavailable');
+    }
+    const digest = digestToken(app.digestKey, token);
+    // Compare against a dummy digest when the id is unknown, so both failures cost the same.
+    const matches = digestsEqual(digest, row?.key_digest ?? app.dummyDigest) && row !== undefined;
+    if (!row || !matches) throw new ApiError('invalid_key');
+    // When several apply, the most permanent state is reported: revoked, then disabled, then expired.
+    if (row.revoked) throw new ApiError(ctx.mutant === 'reason-revoked-as-invalid' ? 'invalid_key' : 'revoked_key');
+    if (row.disabled) throw new ApiError('disabled_key');
+    if (row.expired) throw new ApiError(ctx.mutant === 'reason-expired-as-disabled' ? 'disabled_key' : 'expired_key');
+    ctx.key = row;
+  },
+
+  // (2) Route availability and organization approval. Unknown paths and other methods end here (documented choice).
+  authorize_route(ctx) {
+    if (!ctx.op) throw new ApiError('route_not_allowed', null, 'no such route under /external/v1');
+    if (ctx.method !== 'GET') {
+      const e = new ApiError('route_not_allowed', null, `method ${ctx.method} is not allowed; every route is GET only`);
+      e.statusOverride = 405;
+      e.categoryOverride = 'public_api_method_not_allowed';
+      throw e;
+    }
+    const key = ctx.key!;
+    if (key.organization_id === null) throw new ApiError('org_scope_only_required');
+    if (!key.allowlisted) throw new ApiError('organization_not_allowlisted');
+    const enabled = ctx.op.group === 'encounters' ? key.encounter_routes_enabled : key.document_routes_enabled;
+    if (!enabled) throw new ApiError('route_not_allowed', null, `the ${ctx.op.group} routes are not enabled for the organization`);
+  },
+
+  // (3) Required scopes: the key must hold every scope of the route.
+  require_scopes(ctx) {
+    if (!ctx.op || !ctx.key) return;
+    let required = ctx.op.scopes;
+    if (ctx.mutant === 'audio-missing-scope-recordings-ignored') required = required.filter((s) => s !== 'recordings:read');
+    const missing = required.filter((s) => !ctx.key!.scopes.includes(s));
+    if (missing.length > 0) {
+      const e = new ApiError('missing_scope', null, missing.join(', '));
+      if (ctx.mutant === 'status-403-as-401') e.statusOverride = 401;
+      throw e;
+    }
+  },
+
+  // (4) Unsupported query keys: any key on item routes, anything but the five list keys on the list route.
+  reject_unsupported_keys(ctx) {
+    rejectUnsupportedKeys(ctx.pairs, ctx.op?.queryKeys ?? [], ctx.mutant);
+  },
+
+  // (5) Query validation (list route only).
+  validate_query(ctx) {
+    if (ctx.op?.id === 'listPublicEncounters') ctx.list = validateListQuery(ctx.pairs, ctx.mutant);
+  },
+
+  // (6) Resource lookup: the encounter (and document) named by the path, seen from the caller's organization.
+  async lookup(ctx, app) {
+    if (!ctx.op || ctx.op.id === 'listPublicEncounters' || !ctx.key) return;
+    const [encounterId, documentId] = ctx.params;
+    const encounter = await app.repo.getEncounter(encounterId);
+    if (!encounter) throw new ApiError('encounter_not_found');
+    if (encounter.organization_id !== ctx.key.organization_id) {
+      throw new ApiError(ctx.mutant === 'cross-org-as-not-found' ? 'encounter_not_found' : 'cross_organization_denied');
+    }
+    if (encounter.is_demo) throw new ApiError('demo_training_denied');
+    ctx.encounter = encounter;
+    if (documentId === undefined) return;
+    const document = await app.repo.getDocument(documentId);
+    const belongs = document !== undefined && (document.encounter_id === encounter.encounter_id ||
+      (ctx.mutant === 'document-of-other-encounter-returned' && document.organization_id === encounter.organization_id));
+    if (!belongs) throw new ApiError('document_not_found');
+    ctx.document = document;
+  },
+};
+
+// ---------------------------------------------------------------- response bodies (closed schemas of §2)
+
+const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+
+function documentSummary(d: DocumentRow) {
+  const clinical = d.schema_type === 'document';
+  return {
+    document_id: d.document_id,
+    schema_type: d.schema_type,
+    title: d.title,
+    status: clinical ? null : d.status,
+    workflow_variant: clinical ? null : d.workflow_variant,
+    audio_duration_seconds: clinical ? null : d.audio_duration_seconds,
+  };
+}
+
+function encounterSummary(e: EncounterRow, docs: DocumentRow[], mutant: MutantName | null) {
+  const summary: Record<string, unknown> = {
+    encounter_id: e.encounter_id,
+    organization_id: e.organization_id,
+    created_at: iso(e.created_at),
+    updated_at: iso(e.updated_at),
+    date_of_service: iso(e.date_of_service),
+    encounter_type: e.encounter_type,
+    status: e.status,
+    patient: e.patient_id === null ? null : { patient_id: e.patient_id, first_name: e.first_name, last_name: e.last_name, date_of_birth: e.date_of_birth },
+    documents: docs.map(documentSummary),
+  };
+  if (mutant === 'extra-field-encounter') summary.internal_notes = 'not part of the public contract';
+  return summary;
+}
+
+async function respondList(ctx: Ctx, app: App) {
+  const q = ctx.list!;
+  const { total, rows } = await app.repo.listEncounters(ctx.key!.organization_id!, q, ctx.mutant);
+  const docs = await app.repo.documentsOf(rows.map((r) => r.encounter_id));
+  const body: Record<string, unknown> = {
+    items: rows.map((r) => encounterSummary(r, docs.get(r.encounter_id) ?? [], ctx.mutant)),
+    limit: q.limit,
+    offset: q.offset,
+    total: ctx.mutant === 'total-is-page-size' ? rows.length : total,
+  };
+  if (ctx.mutant === 'missing-required-total') delete body.total;
+  return { body, resourceIds: rows.map((r) => r.encounter_id) };
+}
+
+async function respondEncounter(ctx: Ctx, app: App) {
+  const e = ctx.encounter!;
+  const docs = await app.repo.documentsOf([e.encounter_id]);
+  return { body: { encounter: encounterSummary(e, docs.get(e.encounter_id) ?? [], ctx.mutant) }, resourceIds: [e.encounter_id] };
+}
+
+async function respondDocument(ctx: Ctx) {
+  const d = ctx.document!;
+  const common = { document_id: d.document_id, encounter_id: ctx.encounter!.encounter_id };
+  let document: Record<string, unknown>;
+  if (d.schema_type === 'document') {
+    document = {
+      ...common, schema_type: 'document', content: { format: 'markdown', text: d.content_text },
+      created_at: iso(d.created_at), updated_at: iso(d.updated_at), title: d.title,
+      status: ctx.mutant === 'clinical-status-not-null' ? 'signed' : null, workflow_variant: null,
+    };
+  } else if (d.schema_type === 'ambient_transcript') {
+    document = {
+      ...common, schema_type: 'ambient_transcript', created_at: iso(d.created_at), updated_at: iso(d.updated_at),
+      title: d.title, status: d.status, workflow_variant: d.workflow_variant, audio_duration_seconds: d.audio_duration_seconds,
+    };
+  } else if (ctx.mutant === 'unsupported-type-as-200') {
+    document = { ...common, schema_type: d.schema_type, created_at: iso(d.created_at), updated_at: iso(d.updated_at), title: d.title };
+  } else {
+    throw new ApiError('unsupported_document_type', null, `${d.schema_type} documents appear in summaries only`);
+  }
+  return { body: { document }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
+}
+
+function requireAmbient(d: DocumentRow): void {
+  if (d.schema_type !== 'ambient_transcript') throw new ApiError('unsupported_document_type', null, 'only ambient_transcript documents have transcripts and audio');
+}
+
+async function respondTranscript(ctx: Ctx, app: App) {
+  const d = ctx.document!;
+  requireAmbient(d);
+  const t = await app.repo.getTranscript(d.document_id);
+  if (!t || !t.finalized) throw new ApiError('transcript_not_found');
+  const turns = t.turns.map((x) => ({ speaker: x.speaker, text: x.text, start: x.start, end: x.end }));
+  // Stored turns may be out of order; the contract promises chronological order.
+  if (ctx.mutant !== 'transcript-turns-unsorted') turns.sort((a, b) => a.start - b.start || a.end - b.end);
+  return {
+    body: { document_id: d.document_id, encounter_id: ctx.encounter!.encounter_id, transcript: { provider: t.provider, audio_duration_seconds: t.audio_duration_seconds, turns } },
+    resourceIds: [ctx.encounter!.encounter_id, d.document_id],
+  };
+}
+
+async function respondAudio(ctx: Ctx, app: App) {
+  const d = ctx.document!;
+  requireAmbient(d);
+  const rec = await app.repo.getRecording(d.document_id);
+  if (!rec || !rec.has_audio || rec.storage_key === null) throw new ApiError('audio_not_available_for_document');
+  if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError('audio_storage_unavailable');
+  if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError('audio_not_found');
+  const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-expires-in-past' ? -3600 : 0);
+  return { body: { audio_url: signed.url, expires_at: signed.expiresAt }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
+}
+
+// ---------------------------------------------------------------- the served contract
+
+function servedContract(doc: Record<string, any>, mutant: MutantName | null): unknown {
+  if (mutant !== 'openapi-drift-limit-max' && mutant !== 'openapi-not-closed') return doc;
+  const copy = structuredClone(doc);
+  if (mutant === 'openapi-not-closed') delete copy.components?.schemas?.PublicEncounterSummary?.additionalProperties;
+  if (mutant === 'openapi-drift-limit-max') {
+    for (const p of copy.paths?.['/external/v1/encounters']?.get?.parameters ?? []) {
+      if (p?.name === 'limit' && p.schema) p.schema.maximum = 200;
+    }
+  }
+  return copy;
+}
+
+// ---------------------------------------------------------------- the server
+
+class App {
+  readonly repo: Repo;
+  readonly digestKey: Buffer;
+  readonly dummyDigest: Buffer;
+  readonly signer = new AudioSigner();
+  readonly options: ServerOptions;
+  contract: Record<string, unknown> | null = null;
+  constructor(options: ServerOptions) {
+    this.options = options;
+    this.repo = new Repo(options.pool);
+    this.digestKey = options.digestKey;
+    this.dummyDigest = digestToken(options.digestKey, crypto.randomBytes(16).toString('hex'));
+    this.loadContract();
+  }
+
+  /** Read at startup; while the file is absent the route answers 503 and retries on the next request. */
+  loadContract(): void {
+    try {
+      this.contract = JSON.parse(fs.readFileSync(this.options.openapiPath, 'utf8'));
+    } catch {
+      this.contract = null;
+    }
+  }
+
+  /** Switchboard headers count only with the right token; otherwise they are ignored as if absent. */
+  switchboard(req: http.IncomingMessage): { faults: Set<FaultName>; mutant: MutantName | null } | { rejected: string } {
+    const token = this.options.switchboardToken;
+    const given = req.headers['x-switchboard-token'];
+    const none = { faults: new Set<FaultName>(), mutant: this.options.defaultMutant };
+    if (token === null || typeof given !== 'string') return none;
+    const a = crypto.createHash('sha256').update(given).digest();
+    const b = crypto.createHash('sha256').update(token).digest();
+    if (!crypto.timingSafeEqual(a, b)) return none;
+    const faults = new Set<FaultName>();
+    const faultHeader = req.headers['x-switchboard-fault'];
+    for (const name of (typeof faultHeader === 'string' ? faultHeader : '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      if (!isFaultName(name)) return { rejected: `unknown fault "${name}"` };
+      faults.add(name);
+    }
+    const mutantHeader = req.headers['x-switchboard-mutant'];
+    let mutant = none.mutant;
+    if (typeof mutantHeader === 'string' && mutantHeader.trim() !== '') {
+      if (!isMutantName(mutantHeader.trim())) return { rejected: `unknown mutant "${mutantHeader.trim()}"` };
+      mutant = mutantHeader.trim() as MutantName;
+    }
+    return { faults, mutant };
+  }
+
+  origin(req: http.IncomingMessage): string {
+    const host = req.headers.host;
+    if (host && /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$/.test(host)) return `http://${host}`;
+    return this.options.fallbackOrigin;
+  }
+
+  async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const target = req.url ?? '/';
+    const q = target.indexOf('?');
+    const path = q === -1 ? target : target.slice(0, q);
+    const rawQuery = q === -1 ? '' : target.slice(q + 1);
+    const method = req.method ?? 'GET';
+    const sw = this.switchboard(req);
+    if ('rejected' in sw) return sendJson(res, 400, { error: 'switchboard_rejected', message: sw.rejected });
+    const mutant = sw.mutant;
+
+    if (path === '/openapi/v1/openapi.json') {
+      if (method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'GET only' }, { allow: 'GET' });
+      if (!this.contract) this.loadContract();
+      if (!this.contract) return sendJson(res, 503, { error: 'contract_unavailable', message: 'fixtures/contract/openapi.json is not available yet' });
+      return sendJson(res, 200, servedContract(this.contract, mutant));
+    }
+    if (path.startsWith(STORAGE_PREFIX)) return this.serveAudio(method, path, rawQuery, sw.faults, res);
+    if (path !== '/external/v1' && !path.startsWith('/external/v1/')) {
+      // Outside the public API: not governed by the contract, so a plain JSON 404 (no reason_code).
+      return sendJson(res, 404, { error: 'not_found', message: 'no such path; the public API lives under /external/v1' });
+    }
+
+    let op: Operation | undefined;
+    let params: string[] = [];
+    for (const candidate of OPERATIONS) {
+      const m = candidate.path.exec(path);
+      if (m) {
+        op = candidate;
+        params = m.slice(1).map(decodeSegment);
+        break;
+      }
+    }
+    const ctx: Ctx = { req, method, op, params, pairs: parseRawQuery(rawQuery), faults: sw.faults, mutant, origin: this.origin(req) };
+    try {
+      for (const stage of pipelineFor(mutant)) await STAGES[stage](ctx, this);
+      const { body, resourceIds } = await op!.respond(ctx, this);
+      await this.repo.recordDisclosure(op!.id, ctx.key!.organization_id!, ctx.key!.key_id, resourceIds);
+      sendJson(res, 200, body, mutant === 'wrong-content-type' ? { 'content-type': 'text/plain; charset=utf-8' } : {});
+    } catch (e) {
+      this.sendError(res, e, mutant);
+    }
+  }
+
+  sendError(res: http.ServerResponse, e: unknown, mutant: MutantName | null): void {
+    let err: ApiError;
+    if (e instanceof ApiError) err = e;
+    else if (isDatabaseUnavailable(e)) err = new ApiError('digest_key_unavailable', null, 'the key and data store is unreachable');
+    else {
+      // A bug, not a contract outcome: say so honestly (500 is not in the contract, so a harness will flag it).
+      process.stderr.write(`reference-impl: internal error: ${e instanceof Error ? e.message : String(e)}\n`);
+      return sendJson(res, 500, { error: 'public_api_internal_error', reason_code: 'internal_error', message: 'Internal error', field: null });
+    }
+    if (mutant === 'category-401-wrong' && toErrorBody(err).status === 401) err.categoryOverride = 'unauthorized';
+    const { status, body } = toErrorBody(err);
+    const out: Record<string, unknown> = { ...body };
+    if (mutant === 'extra-field-error') out.details = { hint: 'undeclared field' };
+    sendJson(res, status, out, status === 405 ? { allow: 'GET' } : status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+  }
+
+  async serveAudio(method: string, path: string, rawQuery: string, faults: Set<FaultName>, res: http.ServerResponse): Promise<void> {
+    if (method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'GET only' }, { allow: 'GET' });
+    const verdict = this.signer.verify(path, rawQuery, Date.now());
+    if ('refused' in verdict) return sendJson(res, 403, { error: 'audio_url_refused', message: verdict.refused === 'expired' ? 'the audio URL has expired' : 'the audio URL signature is not valid' });
+    if (faults.has('audio_storage_unavailable')) return sendJson(res, 503, { error: 'audio_storage_unavailable', message: 'audio storage is temporarily unavailable' });
+    const object = await this.repo.getAudioObject(verdict.storageKey);
+    if (!object) return sendJson(res, 404, { error: 'audio_not_found', message: 'audio object not found' });
+    res.writeHead(200, { 'content-type': object.content_type, 'content-length': object.bytes.length, 'cache-control': 'no-store' });
+    res.end(object.bytes);
+  }
+}
+
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s; // matches no identifier → *_not_found at lookup
+  }
+}
+
+function isDatabaseUnavailable(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  return (typeof code === 'string' && (/^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND)$/.test(code) || code.startsWith('08') || code === '57P01' || code === '57P03'))
+    || /timeout|Connection terminated|connect/i.test(e.message);
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
+
+export function createServer(options: ServerOptions): http.Server {
+  const app = new App(options);
+  const server = http.createServer((req, res) => {
+    app.handle(req, res).catch((e) => {
+      // Last line of defence: every request gets an answer.
+      if (!res.headersSent) app.sendError(res, e, null);
+      else res.destroy();
+    });
+  });
+  // Malformed HTTP (bad request line, oversized headers…): answer 400 JSON when the socket is still writable.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
+    const text = JSON.stringify({ error: 'bad_request', message: 'malformed HTTP request' });
+    socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+  return server;
+}

@@ -1,0 +1,101 @@
+// The mutant meta-suite: every mutant of the reference switchboard is switched on in turn and the
+// checks the matrix names for it must fail; every conformance check must be named by some mutant.
+// The score (caught / total), survivors and unproven checks go to <out>/mutation.json for the reports.
+import { test, expect } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
+import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
+import { MUTANTS } from '../reference-impl/mutants.ts';
+
+const root = path.resolve(import.meta.dirname, '..');
+const playwrightCli = path.join(root, 'node_modules/@playwright/test/cli.js');
+const outDir = process.env.CONFORMANCE_OUT ?? path.join(root, 'reports/out');
+
+interface Collected { id: string; outcome: string; project: string; detail?: string }
+
+const matrix: Matrix = await loadMatrix();
+
+function runChild(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [playwrightCli, ...args], { cwd: root, env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Every check id of the conformance suites and target-facing properties: by convention, test titles. */
+async function listCheckIds(): Promise<string[]> {
+  const { stdout } = await runChild(['test', '--list', '--reporter=json', '--project=conformance'], { CONFORMANCE_PROFILE: '/dev/null' });
+  const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { suites: any[] };
+  const ids: string[] = [];
+  const walk = (s: any) => {
+    for (const spec of s.specs ?? []) ids.push(spec.title);
+    for (const c of s.suites ?? []) walk(c);
+  };
+  for (const s of report.suites) walk(s);
+  return [...new Set(ids)].sort();
+}
+
+test.describe.configure({ mode: 'serial' });
+
+let outcomes: Collected[] = [];
+let ref: ReferenceHandle | undefined;
+let childLog = '';
+
+test.beforeAll(async () => {
+  test.setTimeout(600_000);
+  let profile = process.env.CONFORMANCE_PROFILE;
+  let token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
+  if (!profile || !token) {
+    ref = await startReference();
+    profile = ref.profilePath;
+    token = ref.switchboardToken;
+  }
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-mutants-'));
+  const matrixFile = path.join(work, 'matrix.json');
+  fs.writeFileSync(matrixFile, JSON.stringify(matrix));
+  const res = await runChild(['test', '-c', 'tests/mutants/playwright.mutants.config.ts'], {
+    CONFORMANCE_PROFILE: profile, CONFORMANCE_SWITCHBOARD_TOKEN: token, CONFORMANCE_MUTANTS_MATRIX: matrixFile, CONFORMANCE_OUT: work,
+  });
+  childLog = `${res.stdout.slice(-3000)}\n${res.stderr.slice(-3000)}`;
+  const file = path.join(work, 'outcomes.json');
+  outcomes = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')).checks as Collected[]) : [];
+});
+
+test.afterAll(async () => {
+  await ref?.stop();
+});
+
+for (const [mutant, patterns] of Object.entries(matrix)) {
+  test(`mutant ${mutant} is caught by the checks it names`, async () => {
+    const mine = outcomes.filter((o) => o.project === `mutant:${mutant}`);
+    for (const p of patterns) {
+      const hit = mine.filter((o) => matches(p, o.id));
+      expect(hit.length, `no check matching ${p} ran against mutant ${mutant}\n${childLog}`).toBeGreaterThan(0);
+      for (const o of hit) expect(o.outcome, `${o.id} should fail against mutant ${mutant}: ${o.detail ?? ''}`).toBe('fail');
+    }
+  });
+}
+
+test('every mutant of the switchboard is in the matrix, and nothing else is', () => {
+  expect(Object.keys(matrix).sort()).toEqual(Object.keys(MUTANTS).sort());
+});
+
+test('every conformance check is shown to fail against at least one mutant; mutation.json is written', async () => {
+  const ids = await listCheckIds();
+  expect(ids.length).toBeGreaterThan(0);
+  const named = Object.values(matrix).flat();
+  const unproven = ids.filter((id) => !named.some((p) => matches(p, id)));
+  const caught = Object.keys(matrix).filter((m) => outcomes.some((o) => o.project === `mutant:${m}` && o.outcome === 'fail'));
+  const survivors = Object.keys(MUTANTS).filter((m) => !caught.includes(m));
+  fs.mkdirSync(outDir, { recursive: true });
+  fs.writeFileSync(path.join(outDir, 'mutation.json'), JSON.stringify({ total: Object.keys(MUTANTS).length, caught: caught.length, score: caught.length / Math.max(1, Object.keys(MUTANTS).length), survivors, unproven }, null, 2));
+  expect(unproven, 'checks that no mutant is expected to fail').toEqual([]);
+  expect(survivors, 'mutants no check caught').toEqual([]);
+});
