@@ -10,7 +10,7 @@ import { grepFor, type Matrix } from './matrix.ts';
 const matrix = JSON.parse(fs.readFileSync(process.env.CONFORMANCE_MUTANTS_MATRIX!, 'utf8')) as Matrix;
 const root = path.resolve(import.meta.dirname, '../..');
 
-export default defineConfig({
+export default defineConfig<{}, { mutant: string | undefined }>({
   testDir: root,
   testMatch: ['suites/**/*.spec.ts', 'properties/**/*.spec.ts'],
   fullyParallel: true,
