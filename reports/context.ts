@@ -1,0 +1,140 @@
+// Reads what the report needs besides the outcomes: harness version, target (from the profile: name and
+// base URL only, never keys; loading it registers its secrets with the redaction layer), SHA-256 of the
+// contract and of the catalog, the catalog itself, the waivers (validated against their schema) and the
+// mutation result of the meta-suite. File reads only; a missing or broken input becomes a warning or a
+// problem in the report, never a throw (Playwright swallows reporter errors).
+import fs from 'node:fs';
+import path from 'node:path';
+import crypto from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { loadProfile, credentialKey, signingSecret, type CredentialRole } from '../harness/profile.ts';
+import { todayUtc, type Catalog, type MutationInput, type RunContext, type Waiver } from './model.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const CONTRACT_PATH = path.join(ROOT, 'fixtures/contract/openapi.json');
+export const CATALOG_PATH = path.join(ROOT, 'fixtures/requirements/requirements.json');
+export const WAIVERS_SCHEMA_PATH = path.join(ROOT, 'fixtures/report/waivers.schema.json');
+
+export function sha256File(file: string): string | null {
+  try {
+    return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  } catch {
+    return null;
+  }
+}
+
+export function harnessVersion(): string {
+  try {
+    return (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+export class WaiverError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WaiverError';
+  }
+}
+
+let waiverValidator: ReturnType<Ajv2020['compile']> | undefined;
+
+/** Reads and validates a waiver file; throws WaiverError naming the file and the offending field. */
+export function loadWaivers(file: string): Waiver[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new WaiverError(code ? `cannot read waivers ${file}: ${code}` : `waivers ${file} is not valid JSON: ${(e as Error).message}`);
+  }
+  waiverValidator ??= new Ajv2020({ strict: true, allErrors: true }).compile(JSON.parse(fs.readFileSync(WAIVERS_SCHEMA_PATH, 'utf8')));
+  if (!waiverValidator(data)) {
+    const err = waiverValidator.errors![0];
+    throw new WaiverError(`waivers ${file}: field ${err.instancePath || '(root)'} ${err.message}`);
+  }
+  const waivers = data as Waiver[];
+  for (const w of waivers) {
+    // The pattern admits 2026-02-31; a date that does not exist is a typo, not a waiver.
+    const d = new Date(`${w.expires}T00:00:00Z`);
+    if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== w.expires) throw new WaiverError(`waivers ${file}: ${w.id} expires on a date that does not exist: ${w.expires}`);
+  }
+  return waivers;
+}
+
+export function loadCatalog(file: string = CATALOG_PATH): Catalog | null {
+  try {
+    const c = JSON.parse(fs.readFileSync(file, 'utf8')) as Catalog;
+    return Array.isArray(c.requirements) ? c : null;
+  } catch {
+    return null;
+  }
+}
+
+function loadMutation(file: string): MutationInput | null | string {
+  if (!fs.existsSync(file)) return null;
+  try {
+    const m = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<MutationInput>;
+    if (typeof m.total !== 'number' || typeof m.caught !== 'number') return `${file} lacks numeric total/caught`;
+    return { total: m.total, caught: m.caught, survivors: (m.survivors ?? []).map(String), unproven: (m.unproven ?? []).map(String) };
+  } catch (e) {
+    return `${file} is not valid JSON: ${(e as Error).message}`;
+  }
+}
+
+const ROLES: CredentialRole[] = [
+  'full', 'malformed_token', 'invalid_key', 'disabled_key', 'revoked_key', 'expired_key', 'test_key',
+  'missing_scope_encounters_read', 'missing_scope_patients_read', 'missing_scope_documents_read', 'missing_scope_recordings_read',
+  'not_org_scoped', 'org_not_allowlisted', 'encounter_routes_disabled', 'document_routes_disabled',
+  'no_scopes_not_org_scoped', 'no_scopes_org_not_allowlisted',
+];
+
+export interface ContextOptions {
+  outDir: string;
+  profilePath?: string;
+  waiversPath?: string;
+  catalogPath?: string;
+  today?: string;
+}
+
+export function loadRunContext(opts: ContextOptions): RunContext {
+  const warnings: string[] = [];
+  let target: RunContext['target'] = null;
+  if (opts.profilePath) {
+    try {
+      const profile = loadProfile(opts.profilePath);
+      // Keys held in environment variables are secrets too: resolve them so they are registered.
+      for (const role of ROLES) credentialKey(profile, role);
+      signingSecret(profile);
+      target = { name: profile.name, baseUrl: profile.baseUrl };
+    } catch (e) {
+      warnings.push(`the target profile could not be read: ${(e as Error).message}`);
+    }
+  }
+  const catalogPath = opts.catalogPath ?? CATALOG_PATH;
+  let waivers: Waiver[] = [];
+  let waiverError: string | undefined;
+  if (opts.waiversPath) {
+    try {
+      waivers = loadWaivers(opts.waiversPath);
+    } catch (e) {
+      waiverError = (e as Error).message;
+    }
+  }
+  const mutation = loadMutation(path.join(opts.outDir, 'mutation.json'));
+  if (typeof mutation === 'string') warnings.push(`mutation result ignored: ${mutation}`);
+  const ctx: RunContext = {
+    harnessVersion: harnessVersion(),
+    target,
+    contractSha256: sha256File(CONTRACT_PATH),
+    catalogSha256: sha256File(catalogPath),
+    catalog: loadCatalog(catalogPath),
+    waivers,
+    mutation: typeof mutation === 'string' ? null : mutation,
+    today: opts.today ?? todayUtc(),
+    warnings,
+  };
+  if (waiverError !== undefined) ctx.waiverError = waiverError;
+  return ctx;
+}

@@ -1,0 +1,43 @@
+// Writes every report format for one run into an output folder: conformance.json, junit.xml and
+// conformance.html. Every byte written passes through `redact()` (the one redaction layer); the
+// report object itself is deep-redacted before any rendering, so no format can leak what another hid.
+import fs from 'node:fs';
+import path from 'node:path';
+import { redact, redactValue } from '../harness/redact.ts';
+import { buildReport, type ConformanceReport, type OutcomesFile, type RunContext } from './model.ts';
+import { toJunit } from './junit.ts';
+import { toHtml } from './html.ts';
+
+export const REPORT_FILES = { json: 'conformance.json', junit: 'junit.xml', html: 'conformance.html', outcomes: 'outcomes.json' } as const;
+
+function writeRedacted(file: string, text: string): void {
+  fs.writeFileSync(file, redact(text));
+}
+
+/** Builds the report from outcomes and context and writes the three formats. Returns the report. */
+export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunContext): ConformanceReport {
+  const report = redactValue(buildReport(outcomes, ctx));
+  fs.mkdirSync(outDir, { recursive: true });
+  writeRedacted(path.join(outDir, REPORT_FILES.json), `${JSON.stringify({ $schema: 'https://conformance.local/conformance-report.schema.json', ...report }, null, 2)}\n`);
+  writeRedacted(path.join(outDir, REPORT_FILES.junit), toJunit(report));
+  writeRedacted(path.join(outDir, REPORT_FILES.html), toHtml(report));
+  return report;
+}
+
+export function writeOutcomes(outDir: string, outcomes: OutcomesFile): void {
+  fs.mkdirSync(outDir, { recursive: true });
+  writeRedacted(path.join(outDir, REPORT_FILES.outcomes), `${JSON.stringify(outcomes, null, 2)}\n`);
+}
+
+export function readOutcomes(dir: string): OutcomesFile {
+  const file = path.join(dir, REPORT_FILES.outcomes);
+  let data: OutcomesFile;
+  try {
+    data = JSON.parse(fs.readFileSync(file, 'utf8')) as OutcomesFile;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new Error(code ? `cannot read ${file}: ${code}` : `${file} is not valid JSON`);
+  }
+  if (!Array.isArray(data.checks)) throw new Error(`${file} has no checks array`);
+  return data;
+}

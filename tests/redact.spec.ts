@@ -1,0 +1,134 @@
+// The redaction layer: registered secrets in every encoding, bearer tokens, signature headers and
+// signed URLs never survive `redact`/`redactValue`.
+import { test, expect } from '@playwright/test';
+import { redact, redactValue, registerSecret, registeredSecretCount, REDACTED } from '../harness/redact.ts';
+
+// Chosen so that every encoding differs from the plain text: `/`, `+`, space and `~` percent-encode,
+// and the bytes give `+` and `/` in base64 (hence a distinct base64url) and `=` padding.
+const SECRET = 'pk_live/AbC+dE f~>>>???xy';
+const forms = {
+  plain: SECRET,
+  percent: encodeURIComponent(SECRET),
+  base64: Buffer.from(SECRET).toString('base64'),
+  base64url: Buffer.from(SECRET).toString('base64url'),
+};
+
+test.beforeAll(() => {
+  registerSecret(SECRET);
+});
+
+test('the encodings of the test secret are all distinct', () => {
+  expect(new Set(Object.values(forms)).size).toBe(4);
+  expect(forms.base64).toMatch(/[+/]/);
+  expect(forms.base64).toMatch(/=$/);
+});
+
+for (const [name, form] of Object.entries(forms)) {
+  test(`a registered secret is removed in its ${name} form`, () => {
+    const out = redact(`before ${form} after`);
+    expect(out).toBe(`before ${REDACTED} after`);
+  });
+}
+
+test('a registered secret is removed as unpadded base64 and inside JSON escapes', () => {
+  const quoted = 'sec"ret\\value';
+  registerSecret(quoted);
+  expect(redact(`x=${forms.base64.replace(/=+$/, '')};`)).toBe(`x=${REDACTED};`);
+  expect(redact(JSON.stringify({ v: quoted }))).toBe(`{"v":"${REDACTED}"}`);
+});
+
+test('every occurrence is removed', () => {
+  expect(redact(`${SECRET}${SECRET} and ${forms.percent}`)).toBe(`${REDACTED}${REDACTED} and ${REDACTED}`);
+});
+
+test('short and empty values are not registered (they would shred unrelated text)', () => {
+  const before = registeredSecretCount();
+  registerSecret('abc');
+  registerSecret('');
+  registerSecret(undefined);
+  registerSecret(null);
+  expect(registeredSecretCount()).toBe(before);
+  expect(redact('abc')).toBe('abc');
+});
+
+test('an Authorization header is redacted, keeping the scheme', () => {
+  expect(redact('Authorization: Bearer x')).toBe(`Authorization: Bearer ${REDACTED}`);
+  expect(redact('authorization: Basic dXNlcjpwYXNz\r\nhost: a')).toBe(`authorization: Basic ${REDACTED}\r\nhost: a`);
+  expect(redact('{"authorization":"Bearer abc.def"}')).toBe(`{"authorization":"Bearer ${REDACTED}"}`);
+});
+
+test('a bearer token in free text is redacted', () => {
+  const out = redact('sent Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln-_~+/= to the target');
+  expect(out).toBe(`sent Bearer ${REDACTED} to the target`);
+});
+
+test('an audio_url field is redacted, other fields kept', () => {
+  const body = '{"audio_url":"https://storage.example.test/a/b.m4a?X-Goog-Signature=abc123","expires_at":"2030-01-01T00:00:00Z"}';
+  expect(redact(body)).toBe(`{"audio_url":"${REDACTED}","expires_at":"2030-01-01T00:00:00Z"}`);
+  expect(redact('{ "audio_url" : "https://x.test/y" }')).toBe(`{ "audio_url" : "${REDACTED}" }`);
+});
+
+for (const param of ['sig', 'signature', 'X-Amz-Signature', 'token', 'expires']) {
+  test(`a URL carrying ${param}= is redacted whole`, () => {
+    const url = `https://cdn.example.test/audio/1.mp3?a=1&${param}=deadbeef42`;
+    expect(redact(`see ${url} for audio`)).toBe(`see ${REDACTED} for audio`);
+  });
+}
+
+test('a URL without a signature is kept', () => {
+  const url = 'https://api.example.test/external/v1/encounters?limit=10';
+  expect(redact(url)).toBe(url);
+});
+
+test('a v1=<hex> signature is redacted; a Service-Signature header is redacted', () => {
+  const hex = 'a3f1c2d4e5b60718293a4b5c6d7e8f90a3f1c2d4e5b60718293a4b5c6d7e8f90';
+  expect(redact(`t=1700000000,v1=${hex}`)).toBe(`t=1700000000,v1=${REDACTED}`);
+  const header = redact(`Service-Signature: t=1700000000,v1=${hex}`);
+  expect(header).not.toContain(hex);
+  expect(header).toContain(REDACTED);
+  expect(redact('v1=short')).toBe('v1=short');
+});
+
+test('text without anything secret is unchanged', () => {
+  const text = '{"error":"api_key_unauthorized","reason_code":"missing_bearer","message":"Missing bearer token","field":null}';
+  expect(redact(text)).toBe(text);
+});
+
+test('redactValue redacts deeply and keeps the shape and non-string values', () => {
+  const value = {
+    n: 1,
+    ok: true,
+    none: null,
+    list: [SECRET, { deeper: [`x ${forms.base64url} y`] }],
+    request: { headers: { authorization: 'Basic dXNlcjpwYXNz', 'service-signature': 't=1,v1=00112233445566778899aabb' } },
+    response: {
+      // A body is itself JSON text inside the value.
+      body: JSON.stringify({ audio_url: 'https://s.example.test/a.m4a?expires=1&sig=abc', note: `Bearer tok.en-1`, k: forms.percent }),
+    },
+    audio_url: 'https://s.example.test/plain-unsigned.m4a',
+  };
+  const out = redactValue(value);
+  expect(out.n).toBe(1);
+  expect(out.ok).toBe(true);
+  expect(out.none).toBeNull();
+  expect(out.list[0]).toBe(REDACTED);
+  expect(out.list[1]).toEqual({ deeper: [`x ${REDACTED} y`] });
+  expect(out.request.headers.authorization).toBe(`Basic ${REDACTED}`);
+  expect(out.request.headers['service-signature']).not.toContain('00112233445566778899aabb');
+  expect(JSON.parse(out.response.body)).toEqual({ audio_url: REDACTED, note: `Bearer ${REDACTED}`, k: REDACTED });
+  expect(out.audio_url).toBe(REDACTED);
+  expect(value.list[0]).toBe(SECRET); // the input is not mutated
+});
+
+test('redactValue survives bodies whose redaction would break an escaped serialisation', () => {
+  const bodies = [
+    '{"message":"Authorization: Bearer required"}',
+    '{"audio_url":"https://s.example.test/a?sig=1","x":"\\"quoted\\""}',
+    'url https://s.example.test/a?token=abc" then \\ backslash',
+  ];
+  for (const body of bodies) {
+    const out = redactValue({ body });
+    expect(typeof out.body).toBe('string');
+    expect(out.body).toContain(REDACTED);
+  }
+});
