@@ -38,6 +38,8 @@ export class ProfileError extends Error {
   }
 }
 
+const SECRET_HEADER = /token|auth|key|secret|signature|cookie/i;
+
 const SCHEMA_PATH = path.resolve(import.meta.dirname, '../fixtures/profiles/profile.schema.json');
 let validateFn: ReturnType<Ajv2020['compile']> | undefined;
 
@@ -53,7 +55,11 @@ function validator() {
 export function validateProfile(data: unknown, source = 'profile'): Profile {
   const validate = validator();
   if (!validate(data)) {
-    const e = validate.errors![0];
+    const errors = validate.errors!;
+    // A credential that gives neither or both of key/keyEnv fails the oneOf: say that plainly.
+    const cred = errors.find((x) => x.keyword === 'oneOf' && /^\/credentials\/[^/]+$/.test(x.instancePath));
+    if (cred) throw new ProfileError(`${source}: field ${cred.instancePath} must give exactly one of "key" or "keyEnv"`);
+    const e = errors.find((x) => x.keyword !== 'required' || !/^\/credentials\//.test(x.instancePath)) ?? errors[0];
     const where = e.instancePath || '(root)';
     const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as { additionalProperty: string }).additionalProperty}'` : '';
     throw new ProfileError(`${source}: field ${where} ${e.message}${extra}`);
@@ -61,8 +67,10 @@ export function validateProfile(data: unknown, source = 'profile'): Profile {
   const profile = data as Profile;
   for (const c of Object.values(profile.credentials)) if (c && 'key' in c) registerSecret(c.key);
   if (profile.webhook?.signingSecret) registerSecret(profile.webhook.signingSecret);
-  for (const f of Object.values(profile.faults ?? {})) for (const v of Object.values(f?.headers ?? {})) registerSecret(v);
-  for (const v of Object.values(profile.requestHeaders ?? {})) registerSecret(v);
+  // Header values are secrets only when the header name says so (a switchboard token, an API key);
+  // a fault name such as `api_keys_disabled` must stay readable in every report.
+  const headerSets = [profile.requestHeaders ?? {}, ...Object.values(profile.faults ?? {}).map((f) => f?.headers ?? {})];
+  for (const h of headerSets) for (const [k, v] of Object.entries(h)) if (SECRET_HEADER.test(k)) registerSecret(v);
   return profile;
 }
 

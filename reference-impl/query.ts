@@ -37,6 +37,9 @@ export const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at']
 export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly string[], mutant: MutantName | null): void {
   const offending = pairs.find((p) => !p.keyOk || !allowed.includes(p.key));
   if (!offending) return;
+  if (mutant === 'multiple-query-errors-combined' && pairs.filter((p) => !p.keyOk || !allowed.includes(p.key)).length > 1) {
+    throw new ApiError('invalid_query', null, 'several query keys are not supported');
+  }
   let field = offending.key;
   if (mutant === 'field-unsupported-filter-wrong') field = pairs[pairs.length - 1] !== offending ? pairs[pairs.length - 1].key : 'query';
   throw new ApiError('unsupported_filter', sanitizeField(field));
@@ -78,7 +81,11 @@ export function parseDateTime(text: string, mutant: MutantName | null = null): b
     offsetMinutes = (m[8][0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
   const micros = BigInt(((m[7] ?? '.').slice(1) + '000000').slice(0, 6));
-  const baseMs = Date.UTC(y, mo - 1, d, h, mi, s) - offsetMinutes * 60_000;
+  // Not Date.UTC: it reads years 0..99 as 1900..1999.
+  const utc = new Date(0);
+  utc.setUTCFullYear(y, mo - 1, d);
+  utc.setUTCHours(h, mi, s, 0);
+  const baseMs = utc.getTime() - offsetMinutes * 60_000;
   return BigInt(baseMs) * 1000n + micros;
 }
 
@@ -87,6 +94,17 @@ export function parseDateTime(text: string, mutant: MutantName | null = null): b
  * end_at, then the start/end relation — so one request with several bad values always gives the same answer.
  */
 export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null): ListQuery {
+  if (mutant === 'multiple-query-errors-combined') {
+    const failing = LIST_KEYS.filter((k) => {
+      try {
+        validateListQuery(pairs.filter((p) => p.key === k), null);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    if (failing.length > 1) throw new ApiError('invalid_query', null, `several query parameters are invalid: ${failing.join(', ')}`);
+  }
   const seen = new Map<string, QueryPair[]>();
   for (const p of pairs) seen.set(p.key, [...(seen.get(p.key) ?? []), p]);
   const one = (key: string): QueryPair | undefined => {
@@ -122,13 +140,13 @@ export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null)
   if (start) {
     startMicros = start.valueOk ? parseDateTime(start.value, mutant) : null;
     if (startMicros === null) throw new ApiError('invalid_query', 'start_at', 'start_at must be a timezone-aware ISO 8601 date-time');
-    out.startAt = toPgTimestamp(start.value);
+    out.startAt = toPgTimestamp(startMicros);
   }
   const end = one('end_at');
   if (end) {
     endMicros = end.valueOk ? parseDateTime(end.value, mutant) : null;
     if (endMicros === null) throw new ApiError('invalid_query', 'end_at', 'end_at must be a timezone-aware ISO 8601 date-time');
-    out.endAt = toPgTimestamp(end.value);
+    out.endAt = toPgTimestamp(endMicros);
   }
   // §4.1 leaves the reason open. Our choice: 422 invalid_query with field "start_at".
   if (startMicros !== null && endMicros !== null && startMicros >= endMicros && mutant !== 'start-not-before-end-accepted') {
@@ -144,7 +162,17 @@ function reasonFor(key: string): 'invalid_limit' | 'invalid_offset' | 'invalid_s
   return 'invalid_query';
 }
 
-/** Values already validated; a timezone-less value only gets here under a mutant and is read as UTC. */
-function toPgTimestamp(text: string): string {
-  return /(Z|[+-][0-9]{2}:[0-9]{2})$/.test(text) ? text : `${text}Z`;
+/**
+ * The instant as exact UTC text for PostgreSQL. The client's text is not passed through: PostgreSQL refuses
+ * offsets beyond ±15:59 (RFC 3339 allows up to ±23:59), which ended in a 500. A timezone-less value only gets
+ * here under a mutant and was read as UTC. Years outside 1..9999 after the shift use PostgreSQL's forms.
+ */
+function toPgTimestamp(micros: bigint): string {
+  const ms = micros >= 0n ? micros / 1000n : -((-micros + 999n) / 1000n);
+  const d = new Date(Number(ms));
+  const p = (n: number | bigint, w = 2) => String(n).padStart(w, '0');
+  const y = d.getUTCFullYear();
+  const frac = `${p(d.getUTCMilliseconds(), 3)}${p(micros - ms * 1000n, 3)}`;
+  const clock = `${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}.${frac}+00`;
+  return y > 0 ? `${p(y, 4)}-${clock}` : `${p(1 - y, 4)}-${clock} BC`;
 }

@@ -49,7 +49,7 @@ export class Repo {
     const tieDir = mutant === 'sort-ignores-tiebreaker' ? (dir === 'ASC' ? 'DESC' : 'ASC') : dir;
     const orderBy = `created_at ${dir}, encounter_id ${tieDir}`;
     const where = [
-      mutant === 'cross-org-listed' ? 'TRUE' : 'organization_id = $1',
+      mutant === 'cross-org-listed' ? '$1::text IS NOT NULL' : 'organization_id = $1',
       mutant === 'demo-listed' ? 'TRUE' : 'NOT is_demo',
       `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,
       `($3::timestamptz IS NULL OR created_at ${mutant === 'end-at-inclusive' ? '<=' : '<'} $3)`,
@@ -67,6 +67,8 @@ export class Repo {
   }
 
   async getEncounter(encounterId: string): Promise<EncounterRow | undefined> {
+    // PostgreSQL text cannot hold NUL, so an id with one names nothing (and must not reach the driver: 500).
+    if (encounterId.includes('\u0000')) return undefined;
     const r = await this.pool.query<EncounterRow>(
       `SELECT ${ENCOUNTER_COLUMNS} FROM encounters e LEFT JOIN patients p ON p.patient_id = e.patient_id WHERE e.encounter_id = $1`,
       [encounterId],
@@ -87,6 +89,7 @@ export class Repo {
   }
 
   async getDocument(documentId: string): Promise<DocumentRow | undefined> {
+    if (documentId.includes('\u0000')) return undefined;
     const r = await this.pool.query<DocumentRow>(
       'SELECT d.*, e.organization_id FROM documents d JOIN encounters e ON e.encounter_id = d.encounter_id WHERE d.document_id = $1',
       [documentId],

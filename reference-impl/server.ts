@@ -80,19 +80,34 @@ function pipelineFor(mutant: MutantName | null): readonly StageName[] {
   if (mutant === 'precedence-scope-before-route') return ['authenticate', 'require_scopes', 'authorize_route', 'reject_unsupported_keys', 'validate_query', 'lookup'];
   if (mutant === 'precedence-query-before-scope') return ['authenticate', 'authorize_route', 'reject_unsupported_keys', 'validate_query', 'require_scopes', 'lookup'];
   if (mutant === 'precedence-lookup-before-query') return ['authenticate', 'authorize_route', 'require_scopes', 'lookup', 'reject_unsupported_keys', 'validate_query'];
+  if (mutant === 'precedence-validation-before-auth') return ['validate_query', 'authenticate', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'lookup'];
+  if (mutant === 'precedence-validation-before-keys') return ['authenticate', 'authorize_route', 'require_scopes', 'validate_query', 'reject_unsupported_keys', 'lookup'];
+  if (mutant === 'precedence-lookup-before-auth') return ['lookup', 'authenticate', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'validate_query', 'lookup'];
+  if (mutant === 'precedence-lookup-before-route') return ['authenticate', 'lookup', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'validate_query'];
+  if (mutant === 'precedence-lookup-before-scope') return ['authenticate', 'authorize_route', 'lookup', 'require_scopes', 'reject_unsupported_keys', 'validate_query'];
   return PIPELINE;
+}
+
+/** Mutants precedence-route-before-auth / precedence-scope-before-auth: the environment checks of step 1, run late. */
+function deferredEnvironmentChecks(ctx: Ctx): void {
+  if (ctx.faults.has('api_keys_disabled')) throw new ApiError('api_keys_disabled');
+  if (ctx.faults.has('digest_key_unavailable')) throw new ApiError('digest_key_unavailable');
 }
 
 const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = {
   // (1) API-key authentication. The environment switch comes first, before the token is even parsed.
   async authenticate(ctx, app) {
-    if (ctx.faults.has('api_keys_disabled')) throw new ApiError('api_keys_disabled');
+    const deferEnvironment = ctx.mutant === 'precedence-route-before-auth' || ctx.mutant === 'precedence-scope-before-auth';
+    if (ctx.faults.has('api_keys_disabled') && !deferEnvironment) throw new ApiError('api_keys_disabled');
     const token = bearerToken(ctx.req.headers.authorization);
     if (token === null) throw new ApiError(ctx.mutant === 'reason-missing-bearer-as-malformed' ? 'malformed_token' : 'missing_bearer');
     const parsed = parseToken(token);
     if (!parsed) throw new ApiError('malformed_token');
     if (parsed.isTest && ctx.faults.has('test_prefix_not_allowed') && ctx.mutant !== 'test-key-always-allowed') throw new ApiError('test_prefix_not_allowed');
-    if (ctx.faults.has('digest_key_unavailable')) throw new ApiError('digest_key_unavailable');
+    if (ctx.faults.has('digest_key_unavailable') && !deferEnvironment) {
+      if (ctx.mutant === 'digest-unavailable-as-500') throw new Error('digest key store unreachable');
+      throw new ApiError('digest_key_unavailable');
+    }
     let row: KeyRow | undefined;
     try {
       row = await app.repo.findKey(parsed.keyId);
@@ -121,10 +136,13 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
       throw e;
     }
     const key = ctx.key!;
-    if (key.organization_id === null) throw new ApiError('org_scope_only_required');
-    if (!key.allowlisted) throw new ApiError('organization_not_allowlisted');
-    const enabled = ctx.op.group === 'encounters' ? key.encounter_routes_enabled : key.document_routes_enabled;
+    if (key.organization_id === null && ctx.mutant !== 'org-scope-check-skipped') throw new ApiError('org_scope_only_required');
+    if (!key.allowlisted) throw new ApiError(ctx.mutant === 'reason-not-allowlisted-as-route-not-allowed' ? 'route_not_allowed' : 'organization_not_allowlisted');
+    let enabled = ctx.op.group === 'encounters' ? key.encounter_routes_enabled : key.document_routes_enabled;
+    if (ctx.mutant === 'route-group-check-skipped') enabled = true;
+    if (ctx.mutant === 'route-disabled-blocks-both-groups') enabled = Boolean(key.encounter_routes_enabled && key.document_routes_enabled);
     if (!enabled) throw new ApiError('route_not_allowed', null, `the ${ctx.op.group} routes are not enabled for the organization`);
+    if (ctx.mutant === 'precedence-route-before-auth') deferredEnvironmentChecks(ctx);
   },
 
   // (3) Required scopes: the key must hold every scope of the route.
@@ -132,12 +150,14 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
     if (!ctx.op || !ctx.key) return;
     let required = ctx.op.scopes;
     if (ctx.mutant === 'audio-missing-scope-recordings-ignored') required = required.filter((s) => s !== 'recordings:read');
+    if (ctx.mutant === 'every-route-requires-all-scopes') required = ['encounters:read', 'patients:read', 'documents:read', 'recordings:read'];
     const missing = required.filter((s) => !ctx.key!.scopes.includes(s));
     if (missing.length > 0) {
       const e = new ApiError('missing_scope', null, missing.join(', '));
       if (ctx.mutant === 'status-403-as-401') e.statusOverride = 401;
       throw e;
     }
+    if (ctx.mutant === 'precedence-scope-before-auth') deferredEnvironmentChecks(ctx);
   },
 
   // (4) Unsupported query keys: any key on item routes, anything but the five list keys on the list route.
@@ -152,14 +172,22 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
 
   // (6) Resource lookup: the encounter (and document) named by the path, seen from the caller's organization.
   async lookup(ctx, app) {
-    if (!ctx.op || ctx.op.id === 'listPublicEncounters' || !ctx.key) return;
+    if (!ctx.op || ctx.op.id === 'listPublicEncounters') return;
+    if (!ctx.key) {
+      // Mutant precedence-lookup-before-auth: the encounter is looked up before the caller is known.
+      if (ctx.mutant !== 'precedence-lookup-before-auth') return;
+      const early = await app.repo.getEncounter(ctx.params[0]);
+      if (!early) throw new ApiError('encounter_not_found');
+      if (early.is_demo) throw new ApiError('demo_training_denied');
+      return;
+    }
     const [encounterId, documentId] = ctx.params;
     const encounter = await app.repo.getEncounter(encounterId);
     if (!encounter) throw new ApiError('encounter_not_found');
     if (encounter.organization_id !== ctx.key.organization_id) {
       throw new ApiError(ctx.mutant === 'cross-org-as-not-found' ? 'encounter_not_found' : 'cross_organization_denied');
     }
-    if (encounter.is_demo) throw new ApiError('demo_training_denied');
+    if (encounter.is_demo) throw new ApiError(ctx.mutant === 'demo-as-not-found' ? 'encounter_not_found' : 'demo_training_denied');
     ctx.encounter = encounter;
     if (documentId === undefined) return;
     const document = await app.repo.getDocument(documentId);
@@ -268,7 +296,7 @@ async function respondAudio(ctx: Ctx, app: App) {
   requireAmbient(d);
   const rec = await app.repo.getRecording(d.document_id);
   if (!rec || !rec.has_audio || rec.storage_key === null) throw new ApiError('audio_not_available_for_document');
-  if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError('audio_storage_unavailable');
+  if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError(ctx.mutant === 'audio-storage-unavailable-as-404' ? 'audio_not_found' : 'audio_storage_unavailable');
   if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError('audio_not_found');
   const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-expires-in-past' ? -3600 : 0);
   return { body: { audio_url: signed.url, expires_at: signed.expiresAt }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
@@ -397,8 +425,10 @@ class App {
       return sendJson(res, 500, { error: 'public_api_internal_error', reason_code: 'internal_error', message: 'Internal error', field: null });
     }
     if (mutant === 'category-401-wrong' && toErrorBody(err).status === 401) err.categoryOverride = 'unauthorized';
+    if (mutant === 'category-403-wrong' && toErrorBody(err).status === 403) err.categoryOverride = 'forbidden';
     const { status, body } = toErrorBody(err);
     const out: Record<string, unknown> = { ...body };
+    if (mutant === 'field-403-not-null' && status === 403) out.field = 'authorization';
     if (mutant === 'extra-field-error') out.details = { hint: 'undeclared field' };
     sendJson(res, status, out, status === 405 ? { allow: 'GET' } : status === 401 ? { 'www-authenticate': 'Bearer' } : {});
   }

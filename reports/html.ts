@@ -164,7 +164,8 @@ export function toHtml(report: ConformanceReport): string {
 <body>
 <h1>Clinical Encounter Public API — conformance report</h1>
 <div id="verdict" class="${report.verdict}" data-verdict="${report.verdict}"><strong>${report.verdict === 'conformant' ? 'CONFORMANT' : 'NOT CONFORMANT'}</strong>
-<span id="counts">${s.pass} passed · ${s.fail} failed · ${s.not_verified} not verified · ${s.informational} informational · ${s.waived} waived</span></div>
+<span id="counts">${s.pass} passed · ${s.fail} failed · ${s.not_verified} not verified · ${s.informational} informational · ${s.waived} waived</span>
+<span id="verdict-coverage" style="display:block">${report.coverage.mustCovered} of ${report.coverage.mustTotal} must requirements covered by a check${report.problems.length ? ` · ${report.problems.length} problem(s)` : ''}</span></div>
 <section id="problems-section">${report.problems.length ? `<h2>Problems</h2>${list('problems', report.problems)}` : ''}${report.warnings.length ? `<h2>Warnings</h2>${list('warnings', report.warnings)}` : ''}</section>
 <h2>Run</h2>
 <dl class="meta" id="run">${meta.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join('')}</dl>

@@ -21,6 +21,10 @@ const API_KEY = 'cek_live_receiver_test_1a2b3c4d';
 const API = 'http://api.example.test';
 const NOW = 1_778_000_000;
 
+// One embedded PostgreSQL for the whole file: run its tests in order in one worker even when the
+// config is fullyParallel (each test still starts from an empty processed_events table).
+test.describe.configure({ mode: 'default' });
+
 let dataDir: string;
 let postgres: EmbeddedPostgres;
 let pool: pg.Pool;
@@ -53,6 +57,7 @@ test.beforeAll(async () => {
   await postgres.initialise();
   await postgres.start();
   pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', password: 'receiver-test', database: 'postgres', max: 12 });
+  pool.on('error', () => undefined); // idle clients are cut when the server stops at teardown
   // Only the API host is intercepted; the receiver on 127.0.0.1 and PostgreSQL stay reachable.
   nock.disableNetConnect();
   nock.enableNetConnect(host => host.startsWith('127.0.0.1') || host.startsWith('localhost'));
@@ -60,12 +65,18 @@ test.beforeAll(async () => {
 });
 
 test.afterAll(async () => {
-  await receiver?.close();
-  await pool?.end();
-  await postgres?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
   nock.cleanAll();
   nock.enableNetConnect();
+  try {
+    await receiver?.close();
+    await pool?.end();
+  } finally {
+    try {
+      await postgres?.stop();
+    } finally {
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
 });
 
 test.beforeEach(async () => {
@@ -83,21 +94,21 @@ interface ApiCall {
 function mockApi({ delayMs = 0, failFirst = false } = {}): ApiCall[] {
   const calls: ApiCall[] = [];
   let failures = failFirst ? 1 : 0;
-  const record = (uri: string, headers: Record<string, string | string[] | undefined>) => {
-    const auth = headers.authorization;
-    calls.push({ path: decodeURI(uri), authorization: Array.isArray(auth) ? auth.join(',') : auth });
+  // nock 15 hands the reply function the intercepted fetch Request.
+  const record = (request: Request) => {
+    calls.push({ path: new URL(request.url).pathname, authorization: request.headers.get('authorization') ?? undefined });
   };
   nock(API).persist()
     .get(/^\/external\/v1\/encounters\/[^/]+$/).delay(delayMs)
-    .reply(function (uri) {
-      record(uri, this.req.headers);
+    .reply((request: Request) => {
+      record(request);
       if (failures > 0) { failures--; return [500, { error: 'boom' }]; }
-      const id = decodeURIComponent(uri.split('/').pop() ?? '');
+      const id = decodeURIComponent(new URL(request.url).pathname.split('/').pop() ?? '');
       return [200, { encounter: { encounter_id: id, organization_id: 'org_alpha', created_at: '2026-05-01T00:00:00Z', updated_at: '2026-05-01T00:00:00Z' } }];
     })
     .get(/^\/external\/v1\/encounters\/[^/]+\/documents\/[^/]+$/)
-    .reply(function (uri) {
-      record(uri, this.req.headers);
+    .reply((request: Request) => {
+      record(request);
       if (failures > 0) { failures--; return [500, { error: 'boom' }]; }
       return [200, { document: { document_id: 'doc', encounter_id: 'enc', schema_type: 'ambient_transcript', created_at: '2026-05-01T00:00:00Z', updated_at: '2026-05-01T00:00:00Z' } }];
     });
@@ -143,8 +154,8 @@ test('a valid delivery answers 204 and fetches the encounter and document once, 
   const answer = await send(buildDelivery(event, SECRET, NOW));
   expect(answer).toEqual({ status: 204, body: '' });
   expect(calls).toEqual([
-    { path: '/external/v1/encounters/enc%2Fwith slash', authorization: `Bearer ${API_KEY}` },
-    { path: '/external/v1/encounters/enc%2Fwith slash/documents/doc 1', authorization: `Bearer ${API_KEY}` },
+    { path: '/external/v1/encounters/enc%2Fwith%20slash', authorization: `Bearer ${API_KEY}` },
+    { path: '/external/v1/encounters/enc%2Fwith%20slash/documents/doc%201', authorization: `Bearer ${API_KEY}` },
   ]);
   expect(await rows()).toMatchObject([{ event_id: event.id, status: 'completed', attempts: 1 }]);
 });
@@ -181,6 +192,8 @@ test('ten concurrent retries of one event id cause exactly one follow-up and all
   expect(calls).toHaveLength(2);
   expect(await rows()).toMatchObject([{ event_id: 'evt_concurrent', status: 'completed', attempts: 1 }]);
   expect(logs.filter(l => l.outcome === 'accepted')).toHaveLength(1);
+  // The in-progress branch was exercised: some retries arrived while the first was still fetching.
+  expect(logs.filter(l => l.waitedForInProgress).length).toBeGreaterThan(0);
 });
 
 test('two different events with the same delivery id are both processed (dedupe is by event id)', async () => {

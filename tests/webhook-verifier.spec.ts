@@ -1,7 +1,11 @@
 // Unit pairs for the webhook verifier (spec §6.3): for every reason a fabricated delivery that yields
 // exactly that reason, and valid deliveries (including the boundary cases) that are accepted.
+import fs from 'node:fs';
+import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { sign, verify, verifySignatureOnly, buildDelivery, VERIFY_REASONS, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
+import {
+  sign, verify, verifySignatureOnly, buildDelivery, VERIFY_REASONS, WEBHOOK_HEADERS, REASON_REQUIREMENTS, DECISION_REASONS,
+} from '../harness/webhook/signature.ts';
 import type { HeaderBag } from '../harness/webhook/signature.ts';
 import { fabricateRejections, sampleEvent, validDelivery } from '../harness/webhook/adversarial.ts';
 
@@ -13,6 +17,18 @@ const cases = fabricateRejections({ secret: SECRET, nowSeconds: NOW });
 test('VERIFY_REASONS are distinct snake_case strings', () => {
   expect(new Set(VERIFY_REASONS).size).toBe(VERIFY_REASONS.length);
   for (const reason of VERIFY_REASONS) expect(reason).toMatch(/^[a-z]+(_[a-z0-9]+)*$/);
+});
+
+test('reasons cite existing requirement ids; harness decisions cite unspecified ones', () => {
+  const catalog = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../fixtures/requirements/requirements.json'), 'utf8')) as {
+    requirements: { id: string; level: string }[];
+  };
+  const level = new Map(catalog.requirements.map(r => [r.id, r.level]));
+  for (const ids of Object.values(REASON_REQUIREMENTS)) for (const id of ids) expect(level.has(id), id).toBe(true);
+  for (const [reason, id] of Object.entries(DECISION_REASONS)) {
+    expect(level.get(id), id).toBe('unspecified');
+    expect(REASON_REQUIREMENTS[reason as keyof typeof DECISION_REASONS]).toContain(id);
+  }
 });
 
 test('every reason has at least one fabricated delivery', () => {
@@ -54,6 +70,14 @@ test.describe('accepted deliveries', () => {
     const headers: HeaderBag = Object.fromEntries(Object.entries(d.headers).map(([k, v]) => [k.toLowerCase(), [v]]));
     headers['x-unrelated'] = undefined;
     expect(verify({ headers, rawBody: d.body, secret: SECRET, nowMs: NOW_MS }).ok).toBe(true);
+  });
+
+  test('a fetch Headers object is accepted; a repeated line it joined is still rejected', () => {
+    const d = validDelivery({ secret: SECRET, nowSeconds: NOW });
+    expect(verify({ headers: new Headers(d.headers), rawBody: d.body, secret: SECRET, nowMs: NOW_MS }).ok).toBe(true);
+    const joined = new Headers(d.headers);
+    joined.append(WEBHOOK_HEADERS.timestamp, d.headers[WEBHOOK_HEADERS.timestamp]);
+    expect(verify({ headers: joined, rawBody: d.body, secret: SECRET, nowMs: NOW_MS })).toMatchObject({ reason: 'timestamp_malformed' });
   });
 
   test('a Uint8Array body and a byte-array secret are accepted', () => {

@@ -14,6 +14,8 @@ export interface ReceiverLogEntry {
   eventId?: string;
   deliveryId?: string;
   status: number;
+  /** True when this delivery found the event in progress and waited for the first one. */
+  waitedForInProgress?: boolean;
 }
 
 export interface FollowUp {
@@ -235,18 +237,19 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
     const { event, deliveryId } = verdict;
     const ids = { eventId: event.id, deliveryId };
     let state = await claim(opts.pool, event, deliveryId, staleClaimSeconds);
-    if (state === 'in_progress') {
+    const waitedForInProgress = state === 'in_progress';
+    if (waitedForInProgress) {
       // §6.4: a duplicate of an event still in progress continues idempotently: wait for the first
       // delivery's outcome rather than repeat the work; if it does not finish, ask for a retry.
       state = await waitForCompletion(opts.pool, event.id, inProgressWaitMs);
       if (state === 'failed') state = await claim(opts.pool, event, deliveryId, staleClaimSeconds);
     }
     if (state === 'completed') {
-      log({ outcome: 'duplicate_completed', ...ids, status: 204 });
+      log({ outcome: 'duplicate_completed', ...ids, status: 204, waitedForInProgress });
       return answer(res, 204);
     }
     if (state !== 'claimed') {
-      log({ outcome: 'duplicate_in_progress', ...ids, status: 409 });
+      log({ outcome: 'duplicate_in_progress', ...ids, status: 409, waitedForInProgress });
       return answer(res, 409, { error: 'event_in_progress' }, { 'retry-after': '5' });
     }
 
@@ -260,7 +263,7 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
       return answer(res, 503, { error: 'followup_failed' }, { 'retry-after': '30' });
     }
     await opts.pool.query(`UPDATE processed_events SET status = 'completed', completed_at = now() WHERE event_id = $1`, [event.id]);
-    log({ outcome: 'accepted', ...ids, status: 204 });
+    log({ outcome: 'accepted', ...ids, status: 204, waitedForInProgress });
     return answer(res, 204);
   }
 

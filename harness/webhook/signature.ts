@@ -53,6 +53,39 @@ export const VERIFY_REASONS = [
 ] as const;
 export type VerifyReason = (typeof VERIFY_REASONS)[number];
 
+/** Requirement catalog ids (fixtures/requirements) each reason enforces. */
+export const REASON_REQUIREMENTS = {
+  invalid_input: [],
+  event_id_missing: ['WEBHOOK-HEADER-EVENT-ID'], event_id_duplicate: ['WEBHOOK-HEADER-EVENT-ID'],
+  delivery_id_missing: ['WEBHOOK-HEADER-DELIVERY-ID'], delivery_id_duplicate: ['WEBHOOK-HEADER-DELIVERY-ID'],
+  timestamp_missing: ['WEBHOOK-HEADER-TIMESTAMP'], timestamp_duplicate: ['WEBHOOK-HEADER-TIMESTAMP'],
+  signature_missing: ['WEBHOOK-HEADER-SIGNATURE'], signature_duplicate: ['WEBHOOK-HEADER-SIGNATURE'],
+  webhook_version_missing: ['WEBHOOK-HEADER-VERSION'], webhook_version_duplicate: ['WEBHOOK-HEADER-VERSION'],
+  timestamp_malformed: ['WEBHOOK-SIG-TIMESTAMP-DECIMAL'],
+  timestamp_not_canonical: ['WEBHOOK-SIG-TIMESTAMP-LEADING-ZEROS'],
+  timestamp_outside_tolerance: ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-SIG-SUBSECOND-BOUNDARY'],
+  multiple_signatures: ['WEBHOOK-SIG-MULTIPLE-SIGNATURES'],
+  unsupported_signature_version: ['WEBHOOK-SIG-V1-ONLY'],
+  signature_uppercase_hex: ['WEBHOOK-SIG-UPPERCASE-HEX'],
+  malformed_signature: ['WEBHOOK-SIG-V1-ONLY', 'WEBHOOK-HEADER-SIGNATURE'],
+  signature_mismatch: ['WEBHOOK-SIG-RAW-BODY', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-SIG-CONSTANT-TIME'],
+  invalid_json: ['WEBHOOK-SIG-PARSE-AFTER-VERIFY', 'WEBHOOK-BODY-JSON'],
+  schema_violation: ['WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-SINGLE-EVENT-TYPE'],
+  event_id_mismatch: ['WEBHOOK-SIG-EVENT-ID-MATCH'],
+  webhook_version_mismatch: ['WEBHOOK-SIG-VERSION-MATCH'],
+  internal_error: [],
+} as const satisfies Record<VerifyReason, readonly string[]>;
+
+/**
+ * Reasons that rest on a harness decision where the spec leaves the outcome open (catalog level
+ * `unspecified`). Judging a partner receiver, a different outcome here is informational, not a failure.
+ */
+export const DECISION_REASONS = {
+  timestamp_not_canonical: 'WEBHOOK-SIG-TIMESTAMP-LEADING-ZEROS',
+  multiple_signatures: 'WEBHOOK-SIG-MULTIPLE-SIGNATURES',
+  signature_uppercase_hex: 'WEBHOOK-SIG-UPPERCASE-HEX',
+} as const satisfies Partial<Record<VerifyReason, string>>;
+
 export interface WebhookEvent {
   id: string;
   type: typeof WEBHOOK_EVENT_TYPE;
@@ -68,7 +101,8 @@ export type RawBody = Uint8Array;
 export type HeaderBag = Record<string, string | readonly string[] | undefined>;
 
 export interface VerifyInput {
-  headers: HeaderBag;
+  /** A plain object (case-insensitive names) or a fetch `Headers`, which joins repeats with ", ". */
+  headers: HeaderBag | Headers;
   rawBody: RawBody;
   secret: Secret;
   /** The receiver clock in milliseconds; defaults to Date.now(). */
@@ -219,7 +253,10 @@ function checkSignatureHeader(value: string): VerifyFailure | undefined {
 
 function verifySignatureUnsafe(input: VerifyInput): SignatureResult {
   if (input === null || typeof input !== 'object') return fail('invalid_input', 'verifier input must be an object');
-  const { headers, rawBody, secret } = input;
+  const { rawBody, secret } = input;
+  // A fetch Headers object has already joined repeated lines into "a, b": such values then fail
+  // the format or equality checks below rather than the duplicate check.
+  const headers: unknown = input.headers instanceof Headers ? Object.fromEntries(input.headers.entries()) : input.headers;
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) {
     return fail('invalid_input', 'headers must be a plain object of name → value');
   }
@@ -233,7 +270,7 @@ function verifySignatureUnsafe(input: VerifyInput): SignatureResult {
   // Required headers: present exactly once each (§6.2, §6.3 last paragraph).
   const single = {} as Record<HeaderKey, string>;
   for (const key of HEADER_ORDER) {
-    const values = headerValues(headers, WEBHOOK_HEADERS[key]);
+    const values = headerValues(headers as HeaderBag, WEBHOOK_HEADERS[key]);
     if (values.length === 0) return fail(HEADER_REASON[key].missing, `required header ${WEBHOOK_HEADERS[key]} is absent`);
     if (values.length > 1) return fail(HEADER_REASON[key].duplicate, `header ${WEBHOOK_HEADERS[key]} is given ${values.length} times`);
     single[key] = values[0];

@@ -46,6 +46,9 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
     authMethod: 'scram-sha-256',
     persistent: true,
     createPostgresUser: true,
+    // Sandbox cluster: commits do not wait for the WAL flush (a crash may lose the last few disclosure rows,
+    // never corrupt data). Roughly doubles request throughput, since every successful read inserts a row.
+    postgresFlags: ['-c', 'synchronous_commit=off'],
     onLog: (m: string) => { log.push(String(m)); if (log.length > 50) log.shift(); },
     onError: (m: unknown) => { log.push(String(m)); },
   });
@@ -54,6 +57,9 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
     await pg.start();
   } catch (e) {
     const tail = log.join(' ').replace(/\s+/g, ' ').slice(-300);
+    if (/Permission denied/.test(tail)) {
+      throw new Error(`embedded PostgreSQL runs as the "postgres" user when started as root and cannot reach ${dataDir}: make its parent directories traversable (chmod o+x)`);
+    }
     throw new Error(`embedded PostgreSQL did not start${e instanceof Error ? `: ${e.message}` : ''} ${tail}`.trim());
   }
   let stopped = false;

@@ -1,0 +1,386 @@
+// The `conformance` command: `run` (the main job: start the reference or reach a target, run the
+// conformance and properties projects through Playwright, decide the exit code from conformance.json),
+// `serve` (the reference as a partner sandbox) and `merge` (one report from shard outputs).
+// Exit codes: 0 conformant, 1 non-conformant (an un-waived failing check, an expired waiver, a test
+// failing outside any check), 2 usage or setup error — always ONE line `conformance: <reason>` on
+// stderr, never a stack trace. The implementation is reached only as a child process.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { loadProfile, validateProfile, ProfileError } from '../profile.ts';
+import { sendRaw, parseBaseUrl, TransportError } from '../http.ts';
+import { startReference, type ReferenceHandle } from '../reference-process.ts';
+import { redact } from '../redact.ts';
+import { loadWaivers, loadRunContext, loadCatalog, WaiverError } from '../../reports/context.ts';
+import { mergeOutcomes, summaryLine, type ConformanceReport } from '../../reports/model.ts';
+import { readOutcomes, writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
+const COVERAGE_PATH = path.join(ROOT, 'fixtures/requirements/coverage.json');
+const DB_KINDS = ['embedded', 'container', 'url'] as const;
+type DbKind = (typeof DB_KINDS)[number];
+
+/** A usage or setup error: exit 2 with one line. */
+class SetupError extends Error {}
+
+const HELP: Record<string, string> = {
+  main: `Usage: conformance <command> [options]
+
+Commands:
+  run     run the conformance suites (default target: the reference implementation on embedded PostgreSQL)
+  serve   start the reference implementation as a sandbox for partner clients
+  merge   merge shard outputs into one report
+
+Run \`conformance <command> --help\` for the options of a command.
+Exit codes: 0 conformant, 1 not conformant, 2 usage or setup error.`,
+  run: `Usage: conformance run [options]
+
+Without --profile, starts the reference implementation and runs every suite against it.
+
+Options:
+  --target URL        base URL of the target (overrides the profile's baseUrl; needs --profile)
+  --profile FILE      target profile (fixtures/profiles/profile.schema.json)
+  --out DIR           report folder (default reports/out)
+  --seed N            seed for property-based runs (replays a recorded run)
+  --grep PATTERN      run only checks whose id (= test title) matches PATTERN
+  --requirement ID    run only the checks that verify requirement ID (from fixtures/requirements/coverage.json)
+  --waivers FILE      reviewed waiver file (fixtures/report/waivers.schema.json)
+  --db KIND           database of the reference: embedded (default), container, url (DATABASE_URL)
+  --shard I/N         run shard I of N; reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
+  --workers N         parallel Playwright workers
+  -h, --help          this help
+
+Writes <out>/conformance.json, junit.xml, conformance.html and outcomes.json.
+Exit codes: 0 conformant, 1 an un-waived failing check, an expired waiver or a test failing outside a check,
+2 usage or setup error (bad option, bad profile, unreachable target, reference did not start).`,
+  serve: `Usage: conformance serve [options]
+
+Starts the reference implementation with deterministic seeded data and prints its guide. Ctrl-C stops it.
+
+Options:
+  --db KIND           embedded (default), container, url (DATABASE_URL)
+  --port N            port to listen on (default: any free port)
+  --profile-out FILE  where to write the sandbox's target profile (default: a temporary file, printed)
+  -h, --help          this help`,
+  merge: `Usage: conformance merge --out DIR [options] SHARD_DIR...
+
+Merges the outcomes.json of each shard folder into one conformance.json, junit.xml and conformance.html.
+
+Options:
+  --out DIR           folder for the merged reports (required)
+  --waivers FILE      reviewed waiver file, as for \`run\`
+  --profile FILE      target profile (to name the target and register its secrets for redaction)
+  -h, --help          this help
+
+Exit codes as for \`run\`.`,
+};
+
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(command: string, argv: string[], options: T, positionals = false) {
+  try {
+    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: positionals });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const unknown = /Unknown option '([^']+)'/.exec(err.message);
+    if (unknown) throw new SetupError(`unknown option ${unknown[1]} (see conformance ${command} --help)`);
+    const positional = /Unexpected argument '([^']+)'/.exec(err.message);
+    if (positional) throw new SetupError(`unexpected argument ${positional[1]} (see conformance ${command} --help)`);
+    throw new SetupError(`${err.message.split('. ')[0].replace(/\.$/, '')} (see conformance ${command} --help)`);
+  }
+}
+
+function oneLine(text: string): string {
+  return redact(text).replace(/\s+/g, ' ').trim().slice(0, 600);
+}
+
+function dbKind(value: string | undefined): DbKind {
+  const v = value ?? process.env.CONFORMANCE_DB ?? 'embedded';
+  if (!(DB_KINDS as readonly string[]).includes(v)) throw new SetupError(`--db must be one of ${DB_KINDS.join(', ')} (got ${v})`);
+  return v as DbKind;
+}
+
+/** The exit decision, from the report alone: 1 when any failure is un-waived, a waiver expired or a problem is listed. */
+export function exitCodeFor(report: Pick<ConformanceReport, 'summary' | 'waivers' | 'problems' | 'verdict'>): 0 | 1 {
+  return report.summary.fail > 0 || report.waivers.expired.length > 0 || report.problems.length > 0 || report.verdict !== 'conformant' ? 1 : 0;
+}
+
+function readReport(outDir: string): ConformanceReport | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(outDir, REPORT_FILES.json), 'utf8')) as ConformanceReport;
+  } catch {
+    return undefined;
+  }
+}
+
+function displayPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
+}
+
+function tellProblems(report: ConformanceReport, outDir: string): void {
+  for (const p of report.problems) process.stderr.write(`conformance: problem: ${oneLine(p)}\n`);
+  for (const w of report.warnings) process.stderr.write(`conformance: warning: ${oneLine(w)}\n`);
+  process.stderr.write(`conformance: ${report.verdict === 'conformant' ? 'CONFORMANT' : 'NOT CONFORMANT'}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+}
+
+/** Probes the base URL once: any HTTP answer means reachable; a transport failure is a setup error. */
+async function probe(baseUrl: string, headers: Record<string, string> | undefined): Promise<void> {
+  try {
+    await sendRaw({ baseUrl, timeoutMs: 5_000, maxBodyBytes: 64 * 1024 }, { target: '/', headers });
+  } catch (e) {
+    if (e instanceof TransportError && (e.kind === 'body_too_large' || e.kind === 'malformed_response')) return; // it answered; the checks judge it
+    const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
+    throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
+  }
+}
+
+function requirementGrep(id: string): string {
+  const catalog = loadCatalog();
+  if (catalog && !catalog.requirements.some((r) => r.id === id)) throw new SetupError(`--requirement ${id} is not in the requirement catalog`);
+  let coverage: { requirements?: Record<string, string[]> } = {};
+  try {
+    coverage = JSON.parse(fs.readFileSync(COVERAGE_PATH, 'utf8'));
+  } catch {
+    throw new SetupError(`--requirement needs ${path.relative(ROOT, COVERAGE_PATH)} (npm run coverage:update writes it)`);
+  }
+  const checks = coverage.requirements?.[id] ?? [];
+  if (checks.length === 0) throw new SetupError(`no check is known to verify ${id} (${path.relative(ROOT, COVERAGE_PATH)})`);
+  const escaped = checks.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // Playwright matches --grep against the whole title path ("<file> <describe> <title>"); check ids are the titles.
+  return `(?:^|\\s)(?:${escaped.join('|')})$`;
+}
+
+function clearReports(outDir: string): void {
+  for (const f of Object.values(REPORT_FILES)) fs.rmSync(path.join(outDir, f), { force: true });
+}
+
+async function run(argv: string[]): Promise<number> {
+  const { values: o } = parse('run', argv, {
+    target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
+    grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' },
+    shard: { type: 'string' }, workers: { type: 'string' },
+  });
+  if (o.help) {
+    process.stdout.write(`${HELP.run}\n`);
+    return 0;
+  }
+  if (o.seed !== undefined && !/^-?[0-9]{1,10}$/.test(o.seed)) throw new SetupError(`--seed must be an integer (got ${o.seed})`);
+  if (o.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(o.workers)) throw new SetupError(`--workers must be a positive integer (got ${o.workers})`);
+  let shard: { i: number; n: number } | undefined;
+  if (o.shard !== undefined) {
+    const m = /^([0-9]+)\/([0-9]+)$/.exec(o.shard);
+    if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new SetupError(`--shard must be I/N with 1 <= I <= N (got ${o.shard})`);
+    shard = { i: Number(m[1]), n: Number(m[2]) };
+  }
+  if (o.grep !== undefined && o.requirement !== undefined) throw new SetupError('use either --grep or --requirement, not both');
+  if (o.grep !== undefined) {
+    try {
+      new RegExp(o.grep);
+    } catch {
+      throw new SetupError(`--grep is not a valid regular expression: ${o.grep}`);
+    }
+  }
+  const grep = o.requirement !== undefined ? requirementGrep(o.requirement) : o.grep;
+  if (o.target !== undefined && o.profile === undefined) throw new SetupError('--target needs --profile FILE (the profile names the credentials and resources to use)');
+  if (o.profile !== undefined && o.db !== undefined) throw new SetupError('--db applies only when the reference is started (without --profile)');
+  const db = o.profile === undefined ? dbKind(o.db) : undefined;
+  const waiversPath = o.waivers !== undefined ? path.resolve(o.waivers) : process.env.CONFORMANCE_WAIVERS ? path.resolve(process.env.CONFORMANCE_WAIVERS) : undefined;
+  if (waiversPath) {
+    try {
+      loadWaivers(waiversPath);
+    } catch (e) {
+      throw new SetupError((e as WaiverError).message);
+    }
+  }
+  const outRoot = path.resolve(o.out ?? path.join(ROOT, 'reports/out'));
+  const outDir = shard ? path.join(outRoot, `shard-${shard.i}-of-${shard.n}`) : outRoot;
+
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanup = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  };
+  try {
+    let profilePath: string;
+    if (o.profile !== undefined) {
+      const file = path.resolve(o.profile);
+      let profile = loadProfile(file);
+      profilePath = file;
+      if (o.target !== undefined) {
+        // The override lives in a private temporary copy: a profile may hold keys inline, so it never goes near the report folder.
+        const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+        profile = validateProfile({ ...raw, baseUrl: o.target.replace(/\/+$/, '') }, `--target ${o.target}`);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-profile-'));
+        profilePath = path.join(dir, 'target.profile.json');
+        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, baseUrl: profile.baseUrl }), { mode: 0o600 });
+        cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      }
+      try {
+        parseBaseUrl(profile.baseUrl);
+      } catch (e) {
+        throw new SetupError((e as Error).message);
+      }
+      await probe(profile.baseUrl, profile.requestHeaders);
+    } else {
+      process.stderr.write(`conformance: starting the reference implementation (--db ${db})\n`);
+      let ref: ReferenceHandle;
+      try {
+        ref = await startReference({ db, timeoutMs: 180_000 });
+      } catch (e) {
+        throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
+      }
+      cleanups.push(() => ref.stop());
+      profilePath = ref.profilePath;
+      process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
+    }
+
+    fs.mkdirSync(outDir, { recursive: true });
+    clearReports(outDir);
+    const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance', '--project=properties'];
+    if (grep !== undefined) args.push(`--grep=${grep}`);
+    if (shard) args.push(`--shard=${shard.i}/${shard.n}`);
+    if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
+    const env: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_OUT: outDir };
+    delete env.CONFORMANCE_SETUP_ERROR;
+    if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
+    if (waiversPath) env.CONFORMANCE_WAIVERS = waiversPath;
+    else delete env.CONFORMANCE_WAIVERS;
+    if (o.requirement !== undefined) env.CONFORMANCE_REQUIREMENT = o.requirement;
+    const code = await runPlaywright(args, env, cleanups);
+    const report = readReport(outDir);
+    if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (see the output above)`);
+    tellProblems(report, outDir);
+    return exitCodeFor(report);
+  } finally {
+    await cleanup();
+  }
+}
+
+/**
+ * Runs Playwright as a child. Its progress (stdout) goes to our stderr, except the reporter's plain
+ * `conformance: ...` summary line, which stays on stdout for scripts.
+ */
+function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: (() => Promise<void> | void)[]): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let pending = '';
+    child.stdout.on('data', (d: Buffer) => {
+      pending += d.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) (line.startsWith('conformance: ') ? process.stdout : process.stderr).write(`${line}\n`);
+    });
+    const onSignal = (sig: NodeJS.Signals) => {
+      child.kill(sig);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    cleanups.push(() => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    });
+    child.on('error', (e) => reject(new SetupError(`cannot start playwright: ${e.message}`)));
+    child.on('close', (code, signal) => {
+      if (pending) process.stderr.write(`${pending}\n`);
+      if (signal) reject(new SetupError(`interrupted (${signal})`));
+      else resolve(code ?? 1);
+    });
+  });
+}
+
+async function serve(argv: string[]): Promise<number> {
+  const { values: o } = parse('serve', argv, { db: { type: 'string' }, port: { type: 'string' }, 'profile-out': { type: 'string' } });
+  if (o.help) {
+    process.stdout.write(`${HELP.serve}\n`);
+    return 0;
+  }
+  const db = dbKind(o.db);
+  if (o.port !== undefined && (!/^[0-9]{1,5}$/.test(o.port) || Number(o.port) > 65535)) throw new SetupError(`--port must be 0..65535 (got ${o.port})`);
+  const profilePath = o['profile-out'] !== undefined ? path.resolve(o['profile-out']) : undefined;
+  let ref: ReferenceHandle;
+  try {
+    ref = await startReference({ db, port: o.port !== undefined ? Number(o.port) : 0, profilePath, args: ['--guide'], inheritStderr: true, timeoutMs: 180_000 });
+  } catch (e) {
+    throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
+  }
+  ref.child.stdout?.on('data', (d: Buffer) => {
+    for (const line of d.toString('utf8').split('\n')) if (line && !line.startsWith('{"event":"ready"')) process.stdout.write(`${line}\n`);
+  });
+  process.stderr.write(`conformance: sandbox at ${ref.baseUrl}; profile in ${ref.profilePath}; Ctrl-C stops it\n`);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write('conformance: stopping the sandbox\n');
+      void ref.stop().then(() => resolve(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    ref.child.on('exit', (code) => {
+      if (stopping) return;
+      process.stderr.write(`conformance: the sandbox exited unexpectedly (code ${code})\n`);
+      resolve(1);
+    });
+  });
+}
+
+async function merge(argv: string[]): Promise<number> {
+  const { values: o, positionals } = parse('merge', argv, { out: { type: 'string' }, waivers: { type: 'string' }, profile: { type: 'string' } }, true);
+  if (o.help) {
+    process.stdout.write(`${HELP.merge}\n`);
+    return 0;
+  }
+  if (o.out === undefined) throw new SetupError('merge needs --out DIR (see conformance merge --help)');
+  if (positionals.length === 0) throw new SetupError('merge needs at least one shard folder (see conformance merge --help)');
+  const waiversPath = o.waivers ?? process.env.CONFORMANCE_WAIVERS;
+  if (waiversPath) {
+    try {
+      loadWaivers(path.resolve(waiversPath));
+    } catch (e) {
+      throw new SetupError((e as WaiverError).message);
+    }
+  }
+  if (o.profile !== undefined) loadProfile(path.resolve(o.profile));
+  const parts = positionals.map((dir) => {
+    try {
+      return readOutcomes(path.resolve(dir));
+    } catch (e) {
+      throw new SetupError((e as Error).message);
+    }
+  });
+  const outDir = path.resolve(o.out);
+  const merged = mergeOutcomes(parts);
+  const ctx = loadRunContext({ outDir, profilePath: o.profile !== undefined ? path.resolve(o.profile) : undefined, waiversPath: waiversPath ? path.resolve(waiversPath) : undefined });
+  if (!ctx.target && merged.target) ctx.target = merged.target;
+  writeOutcomes(outDir, merged);
+  const report = writeReports(outDir, merged, ctx);
+  process.stdout.write(`${summaryLine(report.summary)}\n`);
+  tellProblems(report, outDir);
+  return exitCodeFor(report);
+}
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge };
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined) throw new SetupError(`missing command (${Object.keys(COMMANDS).join(', ')}; see conformance --help)`);
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${HELP.main}\n`);
+    return 0;
+  }
+  const fn = COMMANDS[command];
+  if (!fn) throw new SetupError(`unknown command ${command} (commands: ${Object.keys(COMMANDS).join(', ')})`);
+  return fn(rest);
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (e) {
+  const known = e instanceof SetupError || e instanceof ProfileError || e instanceof WaiverError;
+  process.stderr.write(`conformance: ${oneLine(known ? (e as Error).message : `internal error: ${(e as Error)?.message ?? String(e)}`)}\n`);
+  process.exitCode = 2;
+}
+// Nothing we started may keep the process alive past the decision (sockets, timers of a stopped child).
+process.exit(process.exitCode);

@@ -1,0 +1,200 @@
+// §5 items 2–4, §4 scopes and §7.2 access rows: each 403 reason with its exact status, category and null
+// field on every route that lists it; scopes a route does NOT list are not demanded; a route group that
+// is disabled leaves the other group reachable; 503 audio_storage_unavailable behind its fault switch.
+// (503 digest_key_unavailable on every route is in suites/authentication.spec.ts.)
+import { test } from '../harness/fixtures.ts';
+import { expectError, expectSuccess, fail } from '../harness/assertions.ts';
+import { ROUTES, SCOPE_ROLE, type RouteRef } from '../harness/routes.ts';
+import { OWN_DOCUMENT } from '../harness/stage-faults.ts';
+import type { CheckApi } from '../harness/target.ts';
+
+const ALL_SCOPES = Object.keys(SCOPE_ROLE) as (keyof typeof SCOPE_ROLE)[];
+
+/** The per-route requirement ids: the route's error list and its scope list. */
+const ROUTE_REQ: Record<RouteRef['name'], { errors: string; scopes: string }> = {
+  list: { errors: 'LIST-ERRORS', scopes: 'SCOPES-LIST' },
+  encounter: { errors: 'ENC-ERRORS', scopes: 'SCOPES-ENCOUNTER' },
+  document: { errors: 'DOC-ERRORS', scopes: 'SCOPES-DOCUMENT' },
+  transcript: { errors: 'TRANSCRIPT-ERRORS', scopes: 'SCOPES-TRANSCRIPT' },
+  audio: { errors: 'AUDIO-ERRORS', scopes: 'SCOPES-AUDIO' },
+};
+
+const kebab = (s: string) => s.replaceAll(/[_:]/g, '-');
+const ITEM_ROUTES = ROUTES.filter((r) => r.name !== 'list');
+
+/** The route on an encounter role (encounter route) or a document role (document routes). */
+function pathOn(api: CheckApi, route: RouteRef, encounterRole: 'other_org_encounter' | 'demo_encounter', documentRole: 'other_org_document' | 'demo_document'): string {
+  if (route.name === 'encounter') return route.pathFor(api.encounter(encounterRole));
+  const d = api.document(documentRole);
+  return route.pathFor(d.encounter_id, d.document_id);
+}
+
+for (const route of ROUTES) {
+  const req = ROUTE_REQ[route.name];
+
+  // ---------------------------------------------------------------- step 2: key kind and organization approval
+
+  {
+    const id = `access-org-scope-only-required-${route.name}`;
+    test(id, async ({ check }) => {
+      await check({
+        id, requirements: ['AUTH-ORG-SCOPE-ONLY', 'COND-NOT-ORG-SCOPED', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
+        title: `${route.name}: a key that is not organization scoped answers 403 org_scope_only_required with a null field`,
+      }, async (api) => {
+        const ex = await api.get(route.path(api), { as: 'not_org_scoped' });
+        expectError(ex, { reason: 'org_scope_only_required', field: null });
+      });
+    });
+  }
+  {
+    const id = `access-organization-not-allowlisted-${route.name}`;
+    test(id, async ({ check }) => {
+      await check({
+        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
+        title: `${route.name}: a key of an organization that is not approved answers 403 organization_not_allowlisted with a null field`,
+      }, async (api) => {
+        const ex = await api.get(route.path(api), { as: 'org_not_allowlisted' });
+        expectError(ex, { reason: 'organization_not_allowlisted', field: null });
+      });
+    });
+  }
+  {
+    const role = route.routeGroup === 'encounters' ? 'encounter_routes_disabled' : 'document_routes_disabled';
+    const id = `access-route-not-allowed-${kebab(role)}-${route.name}`;
+    test(id, async ({ check }) => {
+      await check({
+        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'ERR-403-CATEGORY', req.errors],
+        title: `${route.name}: a key of an organization not enabled for the ${route.routeGroup} routes answers 403 route_not_allowed with a null field`,
+      }, async (api) => {
+        const ex = await api.get(route.path(api), { as: role });
+        expectError(ex, { reason: 'route_not_allowed', field: null });
+      });
+    });
+  }
+
+  // ---------------------------------------------------------------- step 3: scopes, required and not required
+
+  for (const scope of ALL_SCOPES) {
+    const requiredHere = route.scopes.includes(scope);
+    const role = SCOPE_ROLE[scope];
+    if (requiredHere) {
+      const id = `access-missing-scope-${kebab(scope)}-${route.name}`;
+      const requirements = ['AUTH-SCOPES-REQUIRED', 'COND-MISSING-SCOPE', 'ERR-403-CATEGORY', req.scopes, req.errors];
+      if (route.name === 'audio') requirements.push('AUDIO-THREE-SCOPES');
+      test(id, async ({ check }) => {
+        await check({ id, requirements, title: `${route.name}: a key without ${scope} answers 403 missing_scope with a null field` }, async (api) => {
+          const ex = await api.get(route.path(api), { as: role });
+          expectError(ex, { reason: 'missing_scope', field: null });
+        });
+      });
+    } else {
+      // The route does not list this scope: a key lacking only it must be served (no over-demanding).
+      const id = `access-scope-not-required-${kebab(scope)}-${route.name}`;
+      const requirements = ['AUTH-SCOPES-REQUIRED', req.scopes];
+      if (scope === 'recordings:read') requirements.push('AUTH-RECEIVER-RECORDINGS-SCOPE');
+      test(id, async ({ check }) => {
+        await check({ id, requirements, title: `${route.name}: ${scope} is not required; a key lacking only it is answered 200` }, async (api) => {
+          const ex = await api.get(route.path(api), { as: role });
+          expectSuccess(ex, route.operationId);
+        });
+      });
+    }
+  }
+}
+
+// ---------------------------------------------------------------- a disabled route group leaves the other one open
+
+{
+  const id = 'access-encounter-routes-open-when-document-routes-disabled-list';
+  test(id, async ({ check }) => {
+    await check({
+      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-LIST', 'LIST-RESPONSE-SHAPE'],
+      title: 'list: an organization whose document routes are disabled still lists its encounters (200)',
+    }, async (api) => {
+      const ex = await api.get(ROUTES[0].pathFor(''), { as: 'document_routes_disabled' });
+      expectSuccess(ex, 'listPublicEncounters');
+    });
+  });
+}
+{
+  const id = 'access-encounter-routes-open-when-document-routes-disabled-encounter';
+  test(id, async ({ check }) => {
+    await check({
+      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-ENCOUNTER', 'ENC-RESPONSE-SHAPE'],
+      title: 'encounter: an organization whose document routes are disabled still reads one of its encounters (200); the encounter is taken from its own list',
+    }, async (api, scope) => {
+      // The profile names no encounter of that organization, so the check finds one through the list route.
+      const list = expectSuccess<{ items: { encounter_id: string }[] }>(await api.get(`${ROUTES[0].pathFor('')}?limit=1`, { as: 'document_routes_disabled' }), 'listPublicEncounters');
+      const first = scope.need(list.items[0], 'an encounter listed for the document_routes_disabled organization');
+      const route = ROUTES.find((r) => r.name === 'encounter')!;
+      const ex = await api.get(route.pathFor(first.encounter_id), { as: 'document_routes_disabled' });
+      const body = expectSuccess<{ encounter: { encounter_id: string } }>(ex, 'getPublicEncounter');
+      if (body.encounter.encounter_id !== first.encounter_id) fail('Encounter detail names another encounter', `asked ${first.encounter_id}, got ${body.encounter.encounter_id}`);
+    });
+  });
+}
+for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
+  // The profile offers documents of the full key's organization only; the encounter_routes_disabled key
+  // belongs to another (approved) organization, so passing steps 2–3 shows as cross_organization_denied at
+  // lookup, never route_not_allowed.
+  const id = `access-document-routes-open-when-encounter-routes-disabled-${route.name}`;
+  test(id, async ({ check }) => {
+    await check({
+      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-CROSS-ORGANIZATION', ROUTE_REQ[route.name].errors],
+      title: `${route.name}: an organization whose encounter routes are disabled passes route approval on the document routes (answers cross_organization_denied for another organization's document, not route_not_allowed)`,
+    }, async (api) => {
+      const ex = await api.get(route.path(api), { as: 'encounter_routes_disabled' });
+      expectError(ex, { reason: 'cross_organization_denied', field: null });
+    });
+  });
+}
+
+// ---------------------------------------------------------------- step 6: other organization, demo data
+
+for (const route of ITEM_ROUTES) {
+  const req = ROUTE_REQ[route.name];
+  const belongs = route.name === 'encounter' ? 'ENC-OTHER-ORG-NOT-RETURNED' : 'DOC-BELONGS-TO-ENCOUNTER';
+  {
+    const id = `access-cross-organization-denied-${route.name}`;
+    test(id, async ({ check }) => {
+      await check({
+        id, requirements: ['COND-CROSS-ORGANIZATION', 'CONTRACT-ORG-SCOPED-RESULTS', belongs, 'ERR-403-CATEGORY', req.errors],
+        title: `${route.name}: ${route.name === 'encounter' ? 'an encounter' : 'a document of an encounter'} of another organization answers 403 cross_organization_denied with a null field`,
+      }, async (api) => {
+        const ex = await api.get(pathOn(api, route, 'other_org_encounter', 'other_org_document'));
+        expectError(ex, { reason: 'cross_organization_denied', field: null });
+      });
+    });
+  }
+  {
+    const id = `access-demo-training-denied-${route.name}`;
+    const requirements = ['COND-DEMO-TRAINING', 'ERR-403-CATEGORY', req.errors];
+    if (route.name === 'encounter') requirements.push('ENC-DEMO-NOT-RETURNED');
+    test(id, async ({ check }) => {
+      await check({
+        id, requirements,
+        title: `${route.name}: ${route.name === 'encounter' ? 'a demo/training encounter' : 'a document of a demo/training encounter'} answers 403 demo_training_denied with a null field`,
+      }, async (api) => {
+        const ex = await api.get(pathOn(api, route, 'demo_encounter', 'demo_document'));
+        expectError(ex, { reason: 'demo_training_denied', field: null });
+      });
+    });
+  }
+}
+
+// ---------------------------------------------------------------- 503 audio_storage_unavailable
+
+{
+  const route = ROUTES.find((r) => r.name === 'audio')!;
+  const id = 'access-audio-storage-unavailable-audio';
+  test(id, async ({ check }) => {
+    await check({
+      id, requirements: ['AUDIO-STORAGE-UNAVAILABLE', 'COND-AUDIO-STORAGE-UNAVAILABLE', 'ERR-503-CATEGORY', 'AUDIO-ERRORS'],
+      title: 'audio: while audio storage is unavailable, the audio of a document with audio answers 503 audio_storage_unavailable with a null field',
+    }, async (api) => {
+      const d = api.document(OWN_DOCUMENT.audio);
+      const ex = await api.get(route.pathFor(d.encounter_id, d.document_id), { faults: ['audio_storage_unavailable'] });
+      expectError(ex, { reason: 'audio_storage_unavailable', field: null });
+    });
+  });
+}

@@ -1,0 +1,264 @@
+// §4.1 list semantics on the target's own data: ordering by created_at in both directions and by
+// default, the encounter_id tie-breaker, start_at inclusive / end_at exclusive on a boundary taken from
+// the listed encounters, date-time validation, the start/end relation, total against the pages, each
+// encounter exactly once, and organization scoping of the items. Every page passes expectSuccess, so
+// each item is also checked against the closed PublicEncounterSummary.
+import { test } from '../harness/fixtures.ts';
+import { describe, expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
+import { NotVerified } from '../harness/checks.ts';
+import type { CheckApi } from '../harness/target.ts';
+import {
+  createdAt, createdAtViolations, ID_ORDERS, listTarget, sample, strictlyOrdered, tieGroups, walkList,
+  type EncounterSummary, type Walk,
+} from '../harness/list-walk.ts';
+
+const ids = (items: EncounterSummary[]) => items.map((i) => i.encounter_id);
+
+/** The first position where two id sequences differ, described; undefined when they are equal. */
+function firstDifference(a: string[], b: string[]): string | undefined {
+  const n = Math.max(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a[i] !== b[i]) return `position ${i}: ${a[i] ?? '(end)'} then ${b[i] ?? '(end)'} (lengths ${a.length} and ${b.length})`;
+  }
+  return undefined;
+}
+
+/** The caller's organization, read from the detail of the profile's own encounter. */
+async function callerOrganization(api: CheckApi): Promise<string> {
+  const ex = await api.get(`/external/v1/encounters/${encodeURIComponent(api.encounter('own_encounter'))}`);
+  return expectSuccess<{ encounter: EncounterSummary }>(ex, 'getPublicEncounter').encounter.organization_id;
+}
+
+function needTies(walk: Walk, what: string): { start: number; items: EncounterSummary[] }[] {
+  const groups = tieGroups(walk.items);
+  if (groups.length === 0) throw new NotVerified(`no two listed encounters share a created_at, so ${what} cannot be observed`);
+  return groups;
+}
+
+// ---------------------------------------------------------------- ordering
+
+for (const dir of ['asc', 'desc'] as const) {
+  const id = `list-sort-${dir}-by-created-at`;
+  test(id, async ({ check }) => {
+    await check({ id, requirements: ['LIST-ORDERING-CREATED-AT', 'LIST-SORT-ORDER-ENUM'], title: `sort_order=${dir} walks every page in ${dir === 'asc' ? 'non-decreasing' : 'non-increasing'} created_at order` }, async (api) => {
+      const walk = await walkList(api, { sort_order: dir });
+      const bad = createdAtViolations(walk.items, dir);
+      if (bad.length > 0) fail(`sort_order=${dir} is not ordered by created_at ${dir === 'asc' ? 'ascending' : 'descending'}`, bad.join('; '));
+    });
+  });
+}
+
+test('list-sort-default-desc', async ({ check }) => {
+  await check({ id: 'list-sort-default-desc', requirements: ['LIST-SORT-DEFAULT-DESC', 'LIST-ORDERING-CREATED-AT'], title: 'without sort_order the list is ordered as with sort_order=desc' }, async (api) => {
+    const byDefault = await walkList(api);
+    const bad = createdAtViolations(byDefault.items, 'desc');
+    if (bad.length > 0) fail('the default order is not created_at descending', bad.join('; '));
+    const desc = await walkList(api, { sort_order: 'desc' });
+    const diff = firstDifference(ids(byDefault.items), ids(desc.items));
+    if (diff) fail('the default order differs from sort_order=desc', diff);
+  });
+});
+
+// Both readings the spec leaves open for the tie-breaker ("follows sort_order" and "always ascending")
+// order ties ascending when sort_order=asc, so that direction is required; for desc it is recorded.
+test('list-tie-breaker-asc-encounter-id-ascending', async ({ check }) => {
+  await check({ id: 'list-tie-breaker-asc-encounter-id-ascending', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=asc, encounters with equal created_at are ordered by encounter_id ascending' }, async (api) => {
+    const walk = await walkList(api, { sort_order: 'asc' });
+    const groups = needTies(walk, 'the tie-breaker');
+    const order = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, 'asc')));
+    if (!order) {
+      const bad = groups.filter((g) => !ID_ORDERS.some((o) => strictlyOrdered(ids(g.items), o.compare, 'asc')));
+      fail('ties on created_at are not ordered by encounter_id ascending', bad.map((g) => `at ${g.start} (${g.items[0].created_at}): ${ids(g.items).join(', ')}`).join('; '));
+    }
+  });
+});
+
+test('list-tie-breaker-desc-consistent', async ({ check }) => {
+  await check({ id: 'list-tie-breaker-desc-consistent', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=desc, ties on created_at follow one consistent encounter_id order (direction recorded)' }, async (api, scope) => {
+    const walk = await walkList(api, { sort_order: 'desc' });
+    const groups = needTies(walk, 'the tie-breaker');
+    for (const dir of ['desc', 'asc'] as const) {
+      const order = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, dir)));
+      if (order) {
+        scope.observe(`with sort_order=desc, ${groups.length} tie group(s) are ordered by encounter_id ${dir === 'desc' ? 'descending (the tie-breaker follows sort_order)' : 'ascending (the tie-breaker is always ascending)'} in ${order.name}`);
+        return;
+      }
+    }
+    fail('ties on created_at are not in one consistent encounter_id order', groups.map((g) => `at ${g.start} (${g.items[0].created_at}): ${ids(g.items).join(', ')}`).join('; '));
+  });
+});
+
+test('list-order-deterministic', async ({ check }) => {
+  await check({ id: 'list-order-deterministic', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT'], title: 'the same list query walked twice gives the same order, in both directions' }, async (api) => {
+    for (const dir of ['asc', 'desc'] as const) {
+      const first = await walkList(api, { sort_order: dir });
+      const second = await walkList(api, { sort_order: dir });
+      const diff = firstDifference(ids(first.items), ids(second.items));
+      if (diff) fail(`two identical sort_order=${dir} walks disagree`, diff);
+    }
+  });
+});
+
+// ---------------------------------------------------------------- start_at / end_at on the target's own data
+
+/** The middle encounter of the ascending walk: there is data on both sides of its created_at. */
+function boundary(walk: Walk): EncounterSummary {
+  if (walk.items.length < 2) throw new NotVerified('fewer than two listable encounters: no boundary with data on both sides');
+  return walk.items[Math.floor(walk.items.length / 2)];
+}
+
+test('list-start-at-inclusive', async ({ check }) => {
+  await check({ id: 'list-start-at-inclusive', requirements: ['LIST-START-AT-INCLUSIVE'], title: 'start_at=T lists exactly the encounters created at or after T, including one created at T' }, async (api) => {
+    const all = await walkList(api, { sort_order: 'asc' });
+    const b = boundary(all);
+    const t = createdAt(b);
+    const latest = createdAt(all.items[all.items.length - 1]);
+    const bounded = await walkList(api, { sort_order: 'asc', start_at: b.created_at });
+    const got = new Set(ids(bounded.items));
+    if (!got.has(b.encounter_id)) fail('start_at is not inclusive', `${b.encounter_id} (created_at ${b.created_at}) is missing with start_at=${b.created_at}`);
+    const missing = ids(all.items.filter((i) => createdAt(i) >= t)).filter((x) => !got.has(x));
+    // Encounters created after the unbounded walk may appear; earlier ones may not.
+    const outside = bounded.items.filter((i) => createdAt(i) < t).map((i) => `${i.encounter_id} ${i.created_at}`);
+    const unknown = bounded.items.filter((i) => createdAt(i) <= latest && !all.items.some((a) => a.encounter_id === i.encounter_id)).map((i) => i.encounter_id);
+    if (missing.length > 0) fail(`start_at=${b.created_at} leaves out encounters created at or after it`, sample(missing));
+    if (outside.length > 0) fail(`start_at=${b.created_at} lists encounters created before it`, sample(outside));
+    if (unknown.length > 0) fail(`start_at=${b.created_at} lists encounters the unbounded list does not`, sample(unknown));
+  });
+});
+
+test('list-end-at-exclusive', async ({ check }) => {
+  await check({ id: 'list-end-at-exclusive', requirements: ['LIST-END-AT-EXCLUSIVE'], title: 'end_at=T lists exactly the encounters created before T, excluding one created at T' }, async (api) => {
+    const all = await walkList(api, { sort_order: 'asc' });
+    const b = boundary(all);
+    const t = createdAt(b);
+    const bounded = await walkList(api, { sort_order: 'asc', end_at: b.created_at });
+    const got = new Set(ids(bounded.items));
+    if (got.has(b.encounter_id)) fail('end_at is not exclusive', `${b.encounter_id} (created_at ${b.created_at}) is listed with end_at=${b.created_at}`);
+    const missing = ids(all.items.filter((i) => createdAt(i) < t)).filter((x) => !got.has(x));
+    const outside = bounded.items.filter((i) => createdAt(i) >= t).map((i) => `${i.encounter_id} ${i.created_at}`);
+    const unknown = bounded.items.filter((i) => !all.items.some((a) => a.encounter_id === i.encounter_id)).map((i) => i.encounter_id);
+    if (outside.length > 0) fail(`end_at=${b.created_at} lists encounters created at or after it`, sample(outside));
+    if (missing.length > 0) fail(`end_at=${b.created_at} leaves out encounters created before it`, sample(missing));
+    if (unknown.length > 0) fail(`end_at=${b.created_at} lists encounters the unbounded list does not`, sample(unknown));
+  });
+});
+
+// ---------------------------------------------------------------- date-time validation
+
+// Date-only carries no time and no offset, so it is not a timezone-aware date-time (§4.1, §7.2).
+const BAD_DATES: { name: string; value: string; what: string }[] = [
+  { name: 'timezone-less', value: '2026-01-01T00:00:00', what: 'a date-time without a timezone' },
+  { name: 'word', value: 'yesterday', what: 'a word' },
+  { name: 'month-13', value: '2026-13-01T00:00:00Z', what: 'month 13' },
+  { name: 'date-only', value: '2026-01-01', what: 'a date without time or timezone' },
+];
+
+for (const param of ['start_at', 'end_at'] as const) {
+  for (const bad of BAD_DATES) {
+    const id = `list-${param.replace('_', '-')}-${bad.name}-rejected`;
+    test(id, async ({ check }) => {
+      await check({ id, requirements: ['LIST-DATETIME-TZ-AWARE', 'COND-INVALID-QUERY-DATE'], title: `${param} as ${bad.what} is rejected with 422 invalid_query naming ${param}` }, async (api) => {
+        expectError(await api.get(listTarget({ [param]: bad.value })), { reason: 'invalid_query', field: param });
+      });
+    });
+  }
+}
+
+// ---------------------------------------------------------------- start_at must be earlier than end_at
+
+const RELATIONS: { name: string; start: string; end: string; what: string }[] = [
+  { name: 'equal', start: '2025-01-15T00:00:00Z', end: '2025-01-15T00:00:00Z', what: 'equal to' },
+  { name: 'after', start: '2025-01-16T00:00:00Z', end: '2025-01-15T00:00:00Z', what: 'after' },
+];
+
+for (const rel of RELATIONS) {
+  const id = `list-start-at-${rel.name}-end-at-rejected`;
+  test(id, async ({ check }) => {
+    await check({ id, requirements: ['LIST-START-BEFORE-END', 'LIST-START-BEFORE-END-REASON'], title: `start_at ${rel.what} end_at is rejected with a documented 4xx error (reason recorded)` }, async (api, scope) => {
+      const ex = await api.get(listTarget({ start_at: rel.start, end_at: rel.end }));
+      const body = expectDocumented(ex, 'listPublicEncounters');
+      const status = ex.response!.status;
+      if (status === 200) fail(`start_at ${rel.what} end_at was accepted`, `200 with ${(body as { items: unknown[] }).items.length} item(s)`);
+      if (status < 400 || status > 499) fail(`start_at ${rel.what} end_at did not get a 4xx`, describe(ex));
+      const e = body as ErrorBody;
+      scope.observe(`start_at ${rel.what} end_at answered ${status} ${e.reason_code} with field ${JSON.stringify(e.field)} (reason not shown in §4.1; 422 invalid_query is the closest reading)`);
+    });
+  });
+}
+
+// ---------------------------------------------------------------- total and pagination
+
+test('list-total-same-on-every-page', async ({ check }) => {
+  await check({ id: 'list-total-same-on-every-page', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED'], title: 'total is the same on every page of one query' }, async (api) => {
+    let walk = await walkList(api);
+    if (walk.pages.length < 2) {
+      // Too few encounters for two pages of 100: walk again with smaller pages.
+      const n = walk.items.length;
+      if (n < 2) throw new NotVerified('fewer than two listable encounters: no second page');
+      walk = await walkList(api, {}, Math.ceil(n / 3));
+    }
+    const totals = walk.pages.map((p) => p.body.total);
+    if (new Set(totals).size !== 1) fail('total changes from page to page', walk.pages.map((p) => `offset ${p.offset}: total ${p.body.total}`).join(', '));
+  });
+});
+
+test('list-total-equals-items-walked', async ({ check }) => {
+  await check({ id: 'list-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED'], title: 'total equals the number of items found by walking every page with limit 100' }, async (api) => {
+    const walk = await walkList(api);
+    const bad = walk.pages.filter((p) => p.body.total !== walk.items.length);
+    if (bad.length > 0) fail('total differs from the number of items on all pages', `${walk.items.length} item(s) on ${walk.pages.length} page(s); ${bad.map((p) => `offset ${p.offset} says total ${p.body.total}`).join(', ')}`);
+  });
+});
+
+test('list-walk-yields-each-encounter-once', async ({ check }) => {
+  await check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINATION-OFFSET-BASED', 'LIST-TIE-BREAKER-ENCOUNTER-ID'], title: 'walking every page lists each encounter exactly once' }, async (api) => {
+    for (const dir of ['desc', 'asc'] as const) {
+      const walk = await walkList(api, { sort_order: dir });
+      const seen = new Map<string, number>();
+      const repeated: string[] = [];
+      walk.items.forEach((item, i) => {
+        const before = seen.get(item.encounter_id);
+        if (before !== undefined) repeated.push(`${item.encounter_id} at ${before} and ${i}`);
+        else seen.set(item.encounter_id, i);
+      });
+      if (repeated.length > 0) fail(`sort_order=${dir}: an encounter appears more than once across the pages`, sample(repeated));
+    }
+  });
+});
+
+test('list-total-at-least-profile-minimum', async ({ check }) => {
+  await check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TOTAL'], title: 'total counts every matching encounter, not just the page (at least the profile\'s list_min_total)' }, async (api, scope) => {
+    const min = scope.need(api.target.profile.resources?.list_min_total, 'resources.list_min_total');
+    const body = expectSuccess<{ total: number; items: unknown[] }>(await api.get(listTarget()), 'listPublicEncounters');
+    if (body.total < min) fail('total is below the number of listable encounters', `total ${body.total} with ${body.items.length} item(s) on the page; the profile says at least ${min}`);
+  });
+});
+
+// ---------------------------------------------------------------- organization scoping
+
+test('list-items-own-organization', async ({ check }) => {
+  await check({ id: 'list-items-own-organization', requirements: ['LIST-ORG-SCOPED', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'every listed encounter belongs to the caller\'s organization' }, async (api) => {
+    const org = await callerOrganization(api);
+    const walk = await walkList(api);
+    const foreign = walk.items.filter((i) => i.organization_id !== org).map((i) => `${i.encounter_id} (${i.organization_id})`);
+    if (foreign.length > 0) fail('the list contains encounters of another organization', `caller organization ${org}: ${sample(foreign)}`);
+  });
+});
+
+test('list-excludes-other-org-encounter', async ({ check }) => {
+  await check({ id: 'list-excludes-other-org-encounter', requirements: ['LIST-ORG-SCOPED', 'ENC-OTHER-ORG-NOT-RETURNED'], title: 'the encounter of another organization is never listed' }, async (api) => {
+    const foreign = api.encounter('other_org_encounter');
+    const walk = await walkList(api);
+    if (walk.items.some((i) => i.encounter_id === foreign)) fail('the list contains the other organization\'s encounter', foreign);
+  });
+});
+
+// §4.2 states "Demo/training encounters ... are not returned"; the list discloses encounter summaries
+// too, so listing the demo encounter returns what the detail route must refuse (demo_training_denied).
+test('list-excludes-demo-encounter', async ({ check }) => {
+  await check({ id: 'list-excludes-demo-encounter', requirements: ['LIST-DEMO-TRAINING', 'ENC-DEMO-NOT-RETURNED'], title: 'the demo/training encounter is never listed' }, async (api) => {
+    const demo = api.encounter('demo_encounter');
+    const walk = await walkList(api);
+    if (walk.items.some((i) => i.encounter_id === demo)) fail('the list contains the demo/training encounter', demo);
+  });
+});

@@ -1,0 +1,240 @@
+// The `conformance` CLI seen from outside, through child processes (async spawn: a synchronous one would
+// starve the in-process fake target): usage and setup errors exit 2 with ONE line, a non-conformant
+// target exits 1, the main job (reference started, every suite run) writes a schema-valid report, and
+// `merge` joins shard outputs.
+import { test, expect } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { check, outcomes, waiver } from './helpers/report-data.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SHIM = path.join(ROOT, 'harness/cli/conformance.mjs');
+
+interface Result { code: number | null; stdout: string; stderr: string; ms: number }
+
+function cli(args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env, ...opts.env };
+    delete env.CONFORMANCE_PROFILE;
+    delete env.CONFORMANCE_WAIVERS;
+    const child = spawn(process.execPath, [SHIM, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`conformance ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30_000} ms\n${stderr}`));
+    }, opts.timeoutMs ?? 30_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+function tmp(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'cec-cli-'));
+}
+
+function writeJson(dir: string, name: string, data: unknown): string {
+  const f = path.join(dir, name);
+  fs.writeFileSync(f, typeof data === 'string' ? data : JSON.stringify(data));
+  return f;
+}
+
+/** A port with nothing listening: bind port 0, note it, close. */
+async function deadPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+function expectOneLine(r: Result, pattern: RegExp): void {
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^conformance: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+}
+
+test.describe('usage and setup errors exit 2 with one line', () => {
+  test('unknown option', async () => {
+    const r = await cli(['run', '--bogus']);
+    expect(r.code).toBe(2);
+    expectOneLine(r, /unknown option --bogus/);
+  });
+
+  test('unknown command and missing command', async () => {
+    const r = await cli(['frobnicate']);
+    expect(r.code).toBe(2);
+    expectOneLine(r, /unknown command frobnicate/);
+    const none = await cli([]);
+    expect(none.code).toBe(2);
+    expectOneLine(none, /missing command/);
+  });
+
+  test('missing profile file names the file', async () => {
+    const file = path.join(tmp(), 'absent.profile.json');
+    const r = await cli(['run', '--profile', file]);
+    expect(r.code).toBe(2);
+    expectOneLine(r, new RegExp(`cannot read profile ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOENT`));
+  });
+
+  test('malformed profile names the field', async () => {
+    const dir = tmp();
+    const bad = writeJson(dir, 'bad.json', { name: 'x', baseUrl: 'http://127.0.0.1:1', credentials: { full: { key: 'k_live_abcdef' } }, colour: 'blue' });
+    const r = await cli(['run', '--profile', bad]);
+    expect(r.code).toBe(2);
+    expectOneLine(r, /field \(root\) must NOT have additional properties 'colour'/);
+    const badUrl = writeJson(dir, 'bad-url.json', { name: 'x', baseUrl: 'ftp://h', credentials: {} });
+    const r2 = await cli(['run', '--profile', badUrl]);
+    expect(r2.code).toBe(2);
+    expectOneLine(r2, /field \/baseUrl/);
+    const notJson = writeJson(dir, 'not-json.json', '{"name": ');
+    const r3 = await cli(['run', '--profile', notJson]);
+    expect(r3.code).toBe(2);
+    expectOneLine(r3, /is not valid JSON/);
+  });
+
+  test('unreachable target exits 2 within a few seconds', async () => {
+    const port = await deadPort();
+    const profile = writeJson(tmp(), 'p.json', { name: 'dead', baseUrl: `http://127.0.0.1:${port}`, credentials: {} });
+    const r = await cli(['run', '--profile', profile]);
+    expect(r.code).toBe(2);
+    expectOneLine(r, new RegExp(`target http://127\\.0\\.0\\.1:${port} is unreachable: connection_refused$`));
+    expect(r.ms).toBeLessThan(8_000);
+  });
+
+  test('--target overrides the profile base URL', async () => {
+    const port = await deadPort();
+    const profile = writeJson(tmp(), 'p.json', { name: 'x', baseUrl: 'http://127.0.0.1:1', credentials: {} });
+    const r = await cli(['run', '--target', `http://127.0.0.1:${port}/`, '--profile', profile]);
+    expect(r.code).toBe(2);
+    expectOneLine(r, new RegExp(`target http://127\\.0\\.0\\.1:${port} is unreachable`));
+  });
+
+  test('--target without --profile, bad --shard, bad --seed, bad --db', async () => {
+    for (const [args, re] of [
+      [['run', '--target', 'http://127.0.0.1:1'], /--target needs --profile/],
+      [['run', '--shard', '3/2'], /--shard must be I\/N/],
+      [['run', '--seed', 'abc'], /--seed must be an integer/],
+      [['run', '--db', 'sqlite'], /--db must be one of embedded, container, url/],
+      [['run', '--grep', '('], /--grep is not a valid regular expression/],
+    ] as [string[], RegExp][]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expectOneLine(r, re);
+    }
+  });
+
+  test('an invalid waiver file is a setup error naming the field', async () => {
+    const dir = tmp();
+    const w = writeJson(dir, 'w.json', [{ id: 'X', reason: 'r', owner: 'o', expires: 'soon' }]);
+    const r = await cli(['run', '--waivers', w, '--profile', writeJson(dir, 'p.json', { name: 'x', baseUrl: 'http://127.0.0.1:1', credentials: {} })]);
+    expect(r.code).toBe(2);
+    expectOneLine(r, /waivers .*w\.json: field \/0\/expires must match pattern/);
+  });
+
+  test('--help for each command exits 0 on stdout', async () => {
+    for (const args of [['--help'], ['run', '--help'], ['serve', '--help'], ['merge', '--help']]) {
+      const r = await cli(args);
+      expect(r.code, args.join(' ')).toBe(0);
+      expect(r.stdout).toMatch(/^Usage: conformance/);
+      expect(r.stderr).toBe('');
+    }
+  });
+});
+
+test.describe('merge', () => {
+  test('joins two shard outcome files into one report; exit follows the merged verdict', async () => {
+    const dir = tmp();
+    const s1 = path.join(dir, 'shard-1-of-2');
+    const s2 = path.join(dir, 'shard-2-of-2');
+    fs.mkdirSync(s1);
+    fs.mkdirSync(s2);
+    writeJson(s1, 'outcomes.json', outcomes([check('auth-missing-bearer-list', 'pass', ['AUTH-401-MISSING-BEARER']), check('list-limit-default', 'pass', ['LIST-LIMIT-DEFAULT'])], { shard: '1/2', runStatus: 'passed' }));
+    writeJson(s2, 'outcomes.json', outcomes([check('list-limit-rejects-plus-sign', 'fail', ['LIST-LIMIT-CANONICAL'], { detail: 'expected 400, got 200' }), check('list-order-of-ties', 'informational', ['LIST-ORDER-TIES'])], { shard: '2/2', runStatus: 'failed' }));
+    const out = path.join(dir, 'merged');
+    const r = await cli(['merge', '--out', out, s1, s2]);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout.trim()).toBe('conformance: 2 passed, 1 failed, 0 not verified, 1 informational');
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8'));
+    expect(report.run.shards).toEqual(['1/2', '2/2']);
+    expect(report.checks.map((c: { id: string }) => c.id)).toEqual(['auth-missing-bearer-list', 'list-limit-default', 'list-limit-rejects-plus-sign', 'list-order-of-ties']);
+    expect(fs.readFileSync(path.join(out, 'junit.xml'), 'utf8')).toContain('name="list-limit-rejects-plus-sign"');
+    expect(fs.readFileSync(path.join(out, 'conformance.html'), 'utf8')).toContain('NOT CONFORMANT');
+
+    const waivers = writeJson(dir, 'waivers.json', [waiver('list-limit-rejects-plus-sign')]);
+    const w = await cli(['merge', '--out', path.join(dir, 'merged-waived'), '--waivers', waivers, s1, s2]);
+    expect(w.code, w.stderr).toBe(0);
+    expect(w.stdout.trim()).toBe('conformance: 2 passed, 0 failed, 0 not verified, 1 informational, 1 waived');
+
+    const expired = writeJson(dir, 'expired.json', [waiver('list-limit-rejects-plus-sign', '2020-01-01')]);
+    const x = await cli(['merge', '--out', path.join(dir, 'merged-expired'), '--waivers', expired, s1, s2]);
+    expect(x.code).toBe(1);
+    expect(x.stderr).toContain('conformance: problem: waiver list-limit-rejects-plus-sign (owner api-team) expired on 2020-01-01');
+  });
+
+  test('a shard folder without outcomes.json is a setup error', async () => {
+    const dir = tmp();
+    const r = await cli(['merge', '--out', path.join(dir, 'm'), dir]);
+    expect(r.code).toBe(2);
+    expectOneLine(r, /cannot read .*outcomes\.json: ENOENT/);
+  });
+});
+
+test.describe('run against a target', () => {
+  test.describe.configure({ timeout: 300_000 });
+
+  test('a target that answers 200 to everything is not conformant: exit 1, reports written', async () => {
+    const server = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{}');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      const dir = tmp();
+      const profile = writeJson(dir, 'p.json', { name: 'always-200', baseUrl: `http://127.0.0.1:${port}`, credentials: { full: { key: 'k_live_cli_test_0123456789' } } });
+      const out = path.join(dir, 'out');
+      const r = await cli(['run', '--profile', profile, '--out', out, '--grep', 'auth-missing-bearer-list$', '--workers', '1'], { timeoutMs: 240_000 });
+      expect(r.code, r.stderr.slice(-2000)).toBe(1);
+      expect(r.stdout).toMatch(/^conformance: \d+ passed, [1-9]\d* failed, \d+ not verified, \d+ informational/m);
+      const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8'));
+      expect(report.verdict).toBe('not_conformant');
+      expect(report.run.target).toEqual({ name: 'always-200', baseUrl: `http://127.0.0.1:${port}` });
+      for (const f of ['junit.xml', 'conformance.html', 'outcomes.json']) expect(fs.existsSync(path.join(out, f)), f).toBe(true);
+      for (const f of fs.readdirSync(out).filter((x) => x !== 'test-results')) expect(fs.readFileSync(path.join(out, f), 'utf8')).not.toContain('k_live_cli_test_0123456789');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  test('the main job: no target starts the reference, runs every suite, writes a schema-valid report', async () => {
+    test.skip(!fs.existsSync(path.join(ROOT, 'reference-impl/main.ts')), 'reference-impl/main.ts is not there yet');
+    const out = path.join(tmp(), 'out');
+    const r = await cli(['run', '--out', out], { timeoutMs: 280_000 });
+    expect([0, 1], r.stderr.slice(-3000)).toContain(r.code);
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8'));
+    const ajv = new Ajv2020({ strict: true, allErrors: true });
+    addFormats(ajv);
+    const validate = ajv.compile(JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/report/conformance-report.schema.json'), 'utf8')));
+    expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
+    expect(report.run.target.name).toMatch(/^reference-impl/);
+    expect(report.checks.length).toBeGreaterThan(0);
+    // The exit code is the report's verdict, nothing else.
+    expect(r.code).toBe(report.verdict === 'conformant' ? 0 : 1);
+    expect(r.stdout).toMatch(/^conformance: \d+ passed, \d+ failed, \d+ not verified, \d+ informational/m);
+  });
+});

@@ -1,0 +1,230 @@
+// The contract validators compiled from fixtures/contract/openapi.json: closed schemas reject extra
+// properties, enums and discriminators hold, formats are checked, and the operation table is read
+// from the document.
+import { test, expect } from '@playwright/test';
+import { validateAgainst, schemaValidator, responseSchemaName, operations, operation, reasonCodeEnum, formatErrors, type OperationId } from '../harness/contract.ts';
+import { REASONS_BY_STATUS } from '../harness/assertions.ts';
+
+const TS = '2025-03-04T05:06:07Z';
+
+function errorBody(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { error: 'api_key_validation_failed', reason_code: 'invalid_limit', message: 'limit must be an integer between 1 and 100', field: 'limit', ...over };
+}
+
+function clinical(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { document_id: 'd1', encounter_id: 'e1', schema_type: 'document', content: { format: 'markdown', text: '# Note' }, created_at: TS, updated_at: TS, title: 'SOAP note', status: null, workflow_variant: null, ...over };
+}
+
+function ambient(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return { document_id: 'd2', encounter_id: 'e1', schema_type: 'ambient_transcript', created_at: TS, updated_at: TS, title: null, status: 'final', workflow_variant: 'ambient', audio_duration_seconds: 312.5, ...over };
+}
+
+function encounter(over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    encounter_id: 'e1',
+    organization_id: 'o1',
+    created_at: TS,
+    updated_at: TS,
+    date_of_service: null,
+    encounter_type: 'ambient',
+    status: 'completed',
+    patient: { patient_id: 'p1', first_name: 'Ada', last_name: null, date_of_birth: '1980-02-29' },
+    documents: [{ document_id: 'd1', schema_type: 'document', title: 'Note', status: null, workflow_variant: null, audio_duration_seconds: null }],
+    ...over,
+  };
+}
+
+test.describe('PublicApiErrorResponse', () => {
+  test('a valid error body is accepted, with field a string or null', () => {
+    expect(validateAgainst('PublicApiErrorResponse', errorBody())).toBeUndefined();
+    expect(validateAgainst('PublicApiErrorResponse', errorBody({ field: null }))).toBeUndefined();
+  });
+
+  test('an extra property is rejected and named', () => {
+    expect(validateAgainst('PublicApiErrorResponse', errorBody({ details: [] }))).toBe("(root) must NOT have additional properties 'details'");
+  });
+
+  test('the reason_code enum is exactly the 27 codes of the spec', () => {
+    expect(reasonCodeEnum()).toHaveLength(27);
+    expect(new Set(reasonCodeEnum()).size).toBe(27);
+    expect([...reasonCodeEnum()].sort()).toEqual(Object.values(REASONS_BY_STATUS).flat().sort());
+  });
+
+  for (const bad of ['not_a_reason', 'INVALID_LIMIT', '']) {
+    test(`a reason_code outside the enum is rejected: ${JSON.stringify(bad)}`, () => {
+      expect(validateAgainst('PublicApiErrorResponse', errorBody({ reason_code: bad }))).toMatch(/^\/reason_code must be equal to one of the allowed values/);
+    });
+  }
+
+  test('a missing field property is rejected (it is required, even when null)', () => {
+    const body = errorBody();
+    delete body.field;
+    expect(validateAgainst('PublicApiErrorResponse', body)).toBe("(root) must have required property 'field'");
+  });
+
+  test('wrong types are rejected', () => {
+    expect(validateAgainst('PublicApiErrorResponse', errorBody({ field: 1 }))).toMatch(/\/field must be string,null/);
+    expect(validateAgainst('PublicApiErrorResponse', errorBody({ message: null }))).toMatch(/\/message must be string/);
+    expect(validateAgainst('PublicApiErrorResponse', [])).toMatch(/must be object/);
+  });
+});
+
+test.describe('PublicDocumentDetailResponse', () => {
+  test('a valid clinical document is accepted (content.format may be omitted)', () => {
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: clinical() })).toBeUndefined();
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: clinical({ content: { text: null } }) })).toBeUndefined();
+  });
+
+  test('a valid ambient transcript document is accepted', () => {
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: ambient() })).toBeUndefined();
+  });
+
+  test('a wrong discriminator is rejected', () => {
+    const out = validateAgainst('PublicDocumentDetailResponse', { document: { ...ambient(), schema_type: 'billing' } });
+    expect(out).toMatch(/\/document .*schema_type/);
+  });
+
+  test('a missing discriminator is rejected', () => {
+    const doc = ambient();
+    delete doc.schema_type;
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: doc })).toBeDefined();
+  });
+
+  test('a clinical document with a non-null status is rejected', () => {
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: clinical({ status: 'final' }) })).toMatch(/\/document\/status must be null/);
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: clinical({ workflow_variant: 'ambient' }) })).toMatch(/\/document\/workflow_variant must be null/);
+  });
+
+  test('a clinical document without content is rejected; ambient-only fields on it are rejected', () => {
+    const doc = clinical();
+    delete doc.content;
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: doc })).toMatch(/required property 'content'/);
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: clinical({ audio_duration_seconds: 3 }) })).toMatch(/additional properties 'audio_duration_seconds'/);
+  });
+
+  test('an ambient document carrying content (transcript turns belong elsewhere) is rejected', () => {
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: ambient({ content: { text: 'x' } }) })).toMatch(/additional properties 'content'/);
+  });
+
+  test('an extra property on the wrapper is rejected', () => {
+    expect(validateAgainst('PublicDocumentDetailResponse', { document: ambient(), encounter: {} })).toMatch(/additional properties 'encounter'/);
+  });
+});
+
+test.describe('PublicEncounterSummary and friends', () => {
+  test('a valid summary is accepted, including a minimal one', () => {
+    expect(validateAgainst('PublicEncounterSummary', encounter())).toBeUndefined();
+    expect(validateAgainst('PublicEncounterSummary', { encounter_id: 'e', organization_id: 'o', created_at: TS, updated_at: TS })).toBeUndefined();
+  });
+
+  test('an extra field is rejected and named', () => {
+    expect(validateAgainst('PublicEncounterSummary', encounter({ internal_notes: 'x' }))).toBe("(root) must NOT have additional properties 'internal_notes'");
+  });
+
+  test('an extra field nested in the patient is rejected', () => {
+    const e = encounter();
+    (e.patient as Record<string, unknown>).ssn = '000-00-0000';
+    expect(validateAgainst('PublicEncounterSummary', e)).toMatch(/\/patient must NOT have additional properties 'ssn'/);
+  });
+
+  for (const dob of ['01/02/1990', '1990-1-2', '1990-02-30', '1990-02-03T00:00:00Z', '19900203']) {
+    test(`date_of_birth not YYYY-MM-DD is rejected: ${dob}`, () => {
+      expect(validateAgainst('PublicPatientSummary', { patient_id: 'p', date_of_birth: dob })).toBe('/date_of_birth must match format "date"');
+    });
+  }
+
+  test('date_of_birth null or a real date is accepted', () => {
+    expect(validateAgainst('PublicPatientSummary', { patient_id: 'p', date_of_birth: null })).toBeUndefined();
+    expect(validateAgainst('PublicPatientSummary', { patient_id: 'p', date_of_birth: '2000-02-29' })).toBeUndefined();
+  });
+
+  test('created_at must be a date-time; encounter_type must be in its enum', () => {
+    expect(validateAgainst('PublicEncounterSummary', encounter({ created_at: '2025-03-04' }))).toMatch(/\/created_at must match format "date-time"/);
+    expect(validateAgainst('PublicEncounterSummary', encounter({ encounter_type: 'telehealth' }))).toMatch(/\/encounter_type must be equal to one of the allowed values/);
+    expect(validateAgainst('PublicEncounterSummary', encounter({ encounter_type: null }))).toBeUndefined();
+  });
+
+  test('a clinical document summary must carry null status (if/then)', () => {
+    const e = encounter({ documents: [{ document_id: 'd', schema_type: 'document', status: 'final' }] });
+    expect(validateAgainst('PublicEncounterSummary', e)).toMatch(/\/documents\/0\/status must be null/);
+    const ok = encounter({ documents: [{ document_id: 'd', schema_type: 'ambient_transcript', status: 'final', workflow_variant: 'phone_call' }] });
+    expect(validateAgainst('PublicEncounterSummary', ok)).toBeUndefined();
+  });
+
+  test('the list response is closed and requires total', () => {
+    expect(validateAgainst('PublicEncounterListResponse', { items: [encounter()], limit: 50, offset: 0, total: 1 })).toBeUndefined();
+    expect(validateAgainst('PublicEncounterListResponse', { items: [], limit: 50, offset: 0 })).toBe("(root) must have required property 'total'");
+    expect(validateAgainst('PublicEncounterListResponse', { items: [], limit: 50, offset: 0, total: 0, next: null })).toMatch(/additional properties 'next'/);
+  });
+});
+
+test('an unknown schema name throws', () => {
+  expect(() => schemaValidator('NoSuchSchema')).toThrow(/NoSuchSchema is not in the contract/);
+});
+
+test.describe('responseSchemaName', () => {
+  const documentedErrors: [OperationId, number][] = [
+    ['listPublicEncounters', 400], ['listPublicEncounters', 401], ['listPublicEncounters', 403], ['listPublicEncounters', 422], ['listPublicEncounters', 503],
+    ['getPublicEncounter', 404], ['getPublicEncounterDocumentAudio', 400], ['getPublicEncounterDocumentAudio', 503],
+  ];
+  for (const [op, status] of documentedErrors) {
+    test(`${op} ${status} → PublicApiErrorResponse`, () => {
+      expect(responseSchemaName(op, status)).toBe('PublicApiErrorResponse');
+    });
+  }
+
+  test('the success schemas', () => {
+    expect(responseSchemaName('listPublicEncounters', 200)).toBe('PublicEncounterListResponse');
+    expect(responseSchemaName('getPublicEncounter', 200)).toBe('PublicEncounterDetailResponse');
+    expect(responseSchemaName('getPublicEncounterDocument', 200)).toBe('PublicDocumentDetailResponse');
+    expect(responseSchemaName('getPublicEncounterDocumentTranscript', 200)).toBe('PublicDocumentTranscriptResponse');
+    expect(responseSchemaName('getPublicEncounterDocumentAudio', 200)).toBe('PublicDocumentAudioResponse');
+  });
+
+  test('an undocumented status → undefined', () => {
+    expect(responseSchemaName('listPublicEncounters', 418)).toBeUndefined();
+    expect(responseSchemaName('listPublicEncounters', 404)).toBeUndefined(); // the list route documents no 404
+    expect(responseSchemaName('getPublicEncounter', 422)).toBeUndefined();
+    expect(responseSchemaName('getPublicEncounter', 500)).toBeUndefined();
+    expect(responseSchemaName('getPublicEncounter', 201)).toBeUndefined();
+  });
+});
+
+test('operations() lists the five operations with their paths, scopes and route groups', () => {
+  const ops = operations().map((o) => [o.operationId, o.path, o.scopes, o.routeGroup]);
+  expect(ops).toEqual([
+    ['listPublicEncounters', '/external/v1/encounters', ['encounters:read', 'patients:read', 'documents:read'], 'encounters'],
+    ['getPublicEncounter', '/external/v1/encounters/{encounter_id}', ['encounters:read', 'patients:read', 'documents:read'], 'encounters'],
+    ['getPublicEncounterDocument', '/external/v1/encounters/{encounter_id}/documents/{document_id}', ['encounters:read', 'documents:read'], 'documents'],
+    ['getPublicEncounterDocumentTranscript', '/external/v1/encounters/{encounter_id}/documents/{document_id}/transcript', ['encounters:read', 'documents:read'], 'documents'],
+    ['getPublicEncounterDocumentAudio', '/external/v1/encounters/{encounter_id}/documents/{document_id}/audio', ['encounters:read', 'documents:read', 'recordings:read'], 'documents'],
+  ]);
+  expect(operation('listPublicEncounters').queryParams).toEqual(['limit', 'offset', 'sort_order', 'start_at', 'end_at']);
+  expect(operation('getPublicEncounter').queryParams).toEqual([]);
+  expect(() => operation('nope' as OperationId)).toThrow(/not in the contract/);
+});
+
+test('every reason the contract lists under a status is in the oracle table for that status', () => {
+  for (const op of operations()) {
+    for (const [status, reasons] of Object.entries(op.reasons)) {
+      for (const r of reasons) expect(REASONS_BY_STATUS[Number(status)], `${op.operationId} ${status} ${r}`).toContain(r);
+      expect(responseSchemaName(op.operationId, Number(status)), `${op.operationId} ${status}`).toBe('PublicApiErrorResponse');
+    }
+  }
+});
+
+test('validators are compiled once: the same function object on every call', () => {
+  const a = schemaValidator('PublicEncounterSummary');
+  validateAgainst('PublicEncounterSummary', encounter());
+  expect(schemaValidator('PublicEncounterSummary')).toBe(a);
+  expect(schemaValidator('PublicApiErrorResponse')).not.toBe(a);
+});
+
+test('formatErrors is empty for no errors and joins several', () => {
+  expect(formatErrors(null)).toBe('');
+  const v = schemaValidator('PublicApiErrorResponse');
+  expect(v({ error: 1, reason_code: 'x', message: 'm', field: null, extra: 1 })).toBe(false);
+  const text = formatErrors(v.errors);
+  expect(text.split('; ').length).toBeGreaterThanOrEqual(3);
+  expect(text).toContain("'extra'");
+});

@@ -1,0 +1,214 @@
+// Self-tests of the report writers (reports/model.ts, junit.ts, write.ts): requirement statuses, waivers,
+// coverage, the summary line, JUnit structure, and a written conformance.json validated against its
+// JSON Schema (ajv 2020, strict). Fabricated inputs only; the real catalog is used when it exists.
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { buildReport, summaryLine, mergeOutcomes } from '../reports/model.ts';
+import { toJunit } from '../reports/junit.ts';
+import { writeReports } from '../reports/write.ts';
+import { loadCatalog, loadWaivers, WaiverError } from '../reports/context.ts';
+import { CATALOG, check, context, outcomes, waiver } from './helpers/report-data.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SCHEMA = JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/report/conformance-report.schema.json'), 'utf8'));
+
+function validator() {
+  const ajv = new Ajv2020({ strict: true, allErrors: true });
+  addFormats(ajv);
+  return ajv.compile(SCHEMA);
+}
+
+function tmp(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'cec-report-'));
+}
+
+test.describe('requirement status', () => {
+  test('follows the checks that name it, and not_covered without any', () => {
+    const r = buildReport(outcomes(), context());
+    const status = Object.fromEntries(r.requirements.map((x) => [x.id, x.status]));
+    expect(status).toEqual({
+      'AUTH-401-MISSING-BEARER': 'pass', 'AUTH-401-INVALID-KEY': 'not_verified', 'LIST-LIMIT-DEFAULT': 'pass',
+      'LIST-LIMIT-CANONICAL': 'fail', 'AUDIO-URL-SHORT-LIVED': 'not_covered', 'LIST-ORDER-TIES': 'informational', 'VERSION-HEADER': 'not_covered',
+    });
+    expect(r.requirements.find((x) => x.id === 'LIST-LIMIT-CANONICAL')!.checks).toEqual(['list-limit-rejects-plus-sign']);
+  });
+
+  test('a failure outweighs passes and not_verified outweighs passes', () => {
+    const r = buildReport(outcomes([
+      check('a-pass', 'pass', ['LIST-LIMIT-DEFAULT']), check('a-fail', 'fail', ['LIST-LIMIT-DEFAULT']),
+      check('b-pass', 'pass', ['VERSION-HEADER']), check('b-nv', 'not_verified', ['VERSION-HEADER']),
+      check('c-pass', 'pass', ['AUDIO-URL-SHORT-LIVED']), check('c-info', 'informational', ['AUDIO-URL-SHORT-LIVED']),
+    ]), context());
+    const status = Object.fromEntries(r.requirements.map((x) => [x.id, x.status]));
+    expect(status['LIST-LIMIT-DEFAULT']).toBe('fail');
+    expect(status['VERSION-HEADER']).toBe('not_verified');
+    expect(status['AUDIO-URL-SHORT-LIVED']).toBe('pass');
+  });
+
+  test('coverage counts must requirements only and lists the uncovered ids', () => {
+    const r = buildReport(outcomes(), context());
+    expect(r.coverage).toEqual({ mustTotal: 6, mustCovered: 4, uncovered: ['AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'] });
+  });
+
+  test('summary, verdict and the plain summary line', () => {
+    const r = buildReport(outcomes(), context());
+    expect(r.summary).toEqual({ pass: 2, fail: 1, not_verified: 1, informational: 1, waived: 0 });
+    expect(r.verdict).toBe('not_conformant');
+    expect(summaryLine(r.summary)).toBe('conformance: 2 passed, 1 failed, 1 not verified, 1 informational');
+    expect(summaryLine({ ...r.summary, fail: 0, waived: 1 })).toBe('conformance: 2 passed, 0 failed, 1 not verified, 1 informational, 1 waived');
+    expect(r.run.seeds).toEqual(['42']);
+  });
+
+  test('a check naming a requirement the catalog lacks is a warning', () => {
+    const r = buildReport(outcomes([check('x', 'pass', ['NO-SUCH-REQ'])]), context());
+    expect(r.warnings.join('\n')).toContain('NO-SUCH-REQ (check x)');
+  });
+
+  test('a test failing outside any check, an interrupted run, or no check at all is a problem', () => {
+    const r = buildReport(outcomes([check('a', 'pass', ['VERSION-HEADER'])], {
+      testFailures: [{ project: 'properties', file: 'properties/x.spec.ts', test: 'prop', error: 'Property failed after 3 tests' }], runStatus: 'interrupted',
+    }), context());
+    expect(r.problems).toHaveLength(2);
+    expect(r.verdict).toBe('not_conformant');
+    expect(buildReport(outcomes([]), context()).problems).toContain('no check ran');
+  });
+
+  test('without a catalog the report still lists the checks and says so', () => {
+    const r = buildReport(outcomes(), context({ catalog: null, catalogSha256: null }));
+    expect(r.requirements).toEqual([]);
+    expect(r.checks).toHaveLength(5);
+    expect(r.warnings.join('\n')).toContain('catalog was not found');
+  });
+
+  test('the mutation result becomes a score', () => {
+    const r = buildReport(outcomes(), context({ mutation: { total: 8, caught: 6, survivors: ['omit-total', 'limit-off-by-one'], unproven: ['list-order-of-ties'] } }));
+    expect(r.mutation).toEqual({ score: 0.75, caught: 6, total: 8, survivors: ['omit-total', 'limit-off-by-one'], unproven: ['list-order-of-ties'] });
+    expect(buildReport(outcomes(), context()).mutation).toBeNull();
+  });
+});
+
+test.describe('waivers', () => {
+  test('a waiver by check id turns the failure into waived, keeps it listed with its evidence, and the verdict passes', () => {
+    const r = buildReport(outcomes(), context({ waivers: [waiver('list-limit-rejects-plus-sign')] }));
+    const c = r.checks.find((x) => x.id === 'list-limit-rejects-plus-sign')!;
+    expect(c).toMatchObject({ outcome: 'waived', recorded: 'fail', waiver: { id: 'list-limit-rejects-plus-sign' } });
+    expect(c.evidence).toBeTruthy();
+    expect(r.summary.fail).toBe(0);
+    expect(r.summary.waived).toBe(1);
+    expect(r.requirements.find((x) => x.id === 'LIST-LIMIT-CANONICAL')!.status).toBe('waived');
+    expect(r.verdict).toBe('conformant');
+    expect(r.waivers.applied).toEqual([{ ...waiver('list-limit-rejects-plus-sign'), checks: ['list-limit-rejects-plus-sign'] }]);
+  });
+
+  test('a waiver by requirement id waives the failing checks that name it', () => {
+    const r = buildReport(outcomes(), context({ waivers: [waiver('LIST-LIMIT-CANONICAL')] }));
+    expect(r.checks.find((x) => x.id === 'list-limit-rejects-plus-sign')!.outcome).toBe('waived');
+  });
+
+  test('the waiver applies through its expiry day and not after', () => {
+    expect(buildReport(outcomes(), context({ today: '2026-03-01', waivers: [waiver('LIST-LIMIT-CANONICAL', '2026-03-01')] })).verdict).toBe('conformant');
+    const r = buildReport(outcomes(), context({ today: '2026-03-02', waivers: [waiver('LIST-LIMIT-CANONICAL', '2026-03-01')] }));
+    expect(r.verdict).toBe('not_conformant');
+    expect(r.summary.fail).toBe(1);
+    expect(r.waivers.expired).toEqual([waiver('LIST-LIMIT-CANONICAL', '2026-03-01')]);
+    expect(r.problems.join('\n')).toContain('waiver LIST-LIMIT-CANONICAL (owner api-team) expired on 2026-03-01');
+  });
+
+  test('an expired waiver fails the run even when nothing fails', () => {
+    const r = buildReport(outcomes([check('a', 'pass', ['VERSION-HEADER'])]), context({ waivers: [waiver('VERSION-HEADER', '2025-01-01')] }));
+    expect(r.verdict).toBe('not_conformant');
+  });
+
+  test('a waiver that matches nothing is a warning, not a failure', () => {
+    const r = buildReport(outcomes([check('a', 'pass', ['VERSION-HEADER'])]), context({ waivers: [waiver('NOPE-1'), waiver('a')] }));
+    expect(r.verdict).toBe('conformant');
+    expect(r.waivers.unmatched.map((w) => [w.id, w.why])).toEqual([
+      ['NOPE-1', 'names no requirement of the catalog and no check of this run'],
+      ['a', 'no failing check to waive (fixed, or not run)'],
+    ]);
+    expect(r.warnings).toHaveLength(2);
+  });
+
+  test('the waiver file is validated against its schema, naming the field', () => {
+    const dir = tmp();
+    const write = (name: string, data: unknown) => {
+      const f = path.join(dir, name);
+      fs.writeFileSync(f, typeof data === 'string' ? data : JSON.stringify(data));
+      return f;
+    };
+    expect(loadWaivers(write('ok.json', [waiver('X')]))).toEqual([waiver('X')]);
+    expect(() => loadWaivers(write('no-owner.json', [{ id: 'X', reason: 'r', expires: '2026-01-01' }]))).toThrow(/field \/0 must have required property 'owner'/);
+    expect(() => loadWaivers(write('bad-date.json', [{ ...waiver('X'), expires: '2026-13-01' }]))).toThrow(/field \/0\/expires/);
+    expect(() => loadWaivers(write('feb31.json', [{ ...waiver('X'), expires: '2026-02-31' }]))).toThrow(/does not exist/);
+    expect(() => loadWaivers(write('broken.json', '[{'))).toThrow(WaiverError);
+    expect(() => loadWaivers(path.join(dir, 'missing.json'))).toThrow(/ENOENT/);
+  });
+});
+
+test.describe('JUnit', () => {
+  test('one testcase per check with its requirement properties, failure, skipped and informational notes', () => {
+    const xml = toJunit(buildReport(outcomes(), context({ waivers: [waiver('NOPE-1')] })));
+    expect(xml.match(/<testcase classname="§/g)).toHaveLength(5);
+    expect(xml).toContain('<testsuites name="conformance" tests="6" failures="1" errors="0" skipped="1">');
+    expect(xml).toContain('<testcase classname="§4.1" name="list-limit-rejects-plus-sign"');
+    expect(xml).toContain('<property name="requirement" value="LIST-LIMIT-CANONICAL"/>');
+    expect(xml).toMatch(/<failure message="limit=\+1 answers 400 invalid_query_parameter" type="non_conformance">Undocumented success: expected 400, got 200<\/failure>/);
+    expect(xml).toContain('<skipped message="not verified: profile lacks credential invalid_key"/>');
+    expect(xml).toContain('<system-out>informational (unspecified behaviour, recorded as observed): ties ordered by id ascending</system-out>');
+    expect(xml).toContain('warning: waiver NOPE-1 matches nothing');
+  });
+
+  test('a waived failure is skipped naming its waiver; problems are failing testcases', () => {
+    const xml = toJunit(buildReport(outcomes(), context({ waivers: [waiver('LIST-LIMIT-CANONICAL'), waiver('VERSION-HEADER', '2020-01-01')] })));
+    expect(xml).toContain('<skipped message="waived (LIST-LIMIT-CANONICAL, owner api-team, until 2026-12-31): tracked in TICKET-1"/>');
+    expect(xml).toContain('<testcase classname="conformance.problems" name="problem-1">');
+    expect(xml).not.toContain('type="non_conformance"');
+  });
+
+  test('escapes markup and drops characters XML cannot carry', () => {
+    const xml = toJunit(buildReport(outcomes([check('x', 'fail', ['VERSION-HEADER'], { detail: 'got <b>&"\'\u0001' })]), context()));
+    expect(xml).toContain('got &lt;b&gt;&amp;&quot;&apos;\uFFFD');
+  });
+});
+
+test.describe('conformance.json', () => {
+  test('a written report validates against fixtures/report/conformance-report.schema.json', () => {
+    const validate = validator();
+    const dir = tmp();
+    const ctx = context({ waivers: [waiver('LIST-LIMIT-CANONICAL'), waiver('NOPE-1'), waiver('VERSION-HEADER', '2020-01-01')], mutation: { total: 2, caught: 1, survivors: ['m'], unproven: [] } });
+    writeReports(dir, outcomes(undefined, { seed: '7', shard: '1/2' }), ctx);
+    const report = JSON.parse(fs.readFileSync(path.join(dir, 'conformance.json'), 'utf8'));
+    expect(validate(report), JSON.stringify(validate.errors)).toBe(true);
+    for (const f of ['junit.xml', 'conformance.html']) expect(fs.existsSync(path.join(dir, f))).toBe(true);
+    // The schema is closed: an unknown field is rejected.
+    expect(validate({ ...report, extra: 1 })).toBe(false);
+  });
+
+  test('a report over the real catalog validates too (when the catalog exists)', () => {
+    const catalog = loadCatalog();
+    test.skip(!catalog, 'fixtures/requirements/requirements.json is not there yet');
+    const validate = validator();
+    const id = catalog!.requirements[0].id;
+    const r = buildReport(outcomes([check('real-catalog-check', 'pass', [id])]), context({ catalog }));
+    expect(validate(JSON.parse(JSON.stringify(r))), JSON.stringify(validate.errors)).toBe(true);
+    expect(r.requirements).toHaveLength(catalog!.requirements.length);
+  });
+
+  test('merging shards concatenates checks, keeps the earliest start and the worst status', () => {
+    const a = outcomes([check('a', 'pass', ['VERSION-HEADER'])], { shard: '1/2', startedAt: '2026-01-02T03:00:00.000Z', finishedAt: '2026-01-02T03:10:00.000Z', runStatus: 'passed', seed: '5' });
+    const b = outcomes([check('b', 'fail', ['LIST-LIMIT-DEFAULT'])], { shard: '2/2', startedAt: '2026-01-02T03:01:00.000Z', finishedAt: '2026-01-02T03:20:00.000Z', runStatus: 'failed', seed: '5' });
+    const m = mergeOutcomes([a, b]);
+    expect(m).toMatchObject({ startedAt: '2026-01-02T03:00:00.000Z', finishedAt: '2026-01-02T03:20:00.000Z', runStatus: 'failed', seed: '5', shard: '1/2,2/2' });
+    expect(m.checks.map((c) => c.id)).toEqual(['a', 'b']);
+    expect(buildReport(m, context()).run.shards).toEqual(['1/2', '2/2']);
+  });
+
+  test('the fabricated catalog is internally consistent', () => {
+    expect(new Set(CATALOG.requirements.map((r) => r.id)).size).toBe(CATALOG.requirements.length);
+  });
+});
