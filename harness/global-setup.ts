@@ -13,6 +13,8 @@ export default async function globalSetup(config: FullConfig): Promise<(() => Pr
     const ref = await startReference({ db: (process.env.CONFORMANCE_DB as 'embedded' | undefined) ?? 'embedded' });
     process.env.CONFORMANCE_PROFILE = ref.profilePath;
     process.env.CONFORMANCE_REFERENCE_PID = String(ref.child.pid);
+    // The mutant meta-suite reuses this sandbox: it switches mutants per request with this token.
+    process.env.CONFORMANCE_SWITCHBOARD_TOKEN = ref.switchboardToken;
     return async () => {
       await ref.stop();
     };

@@ -29,6 +29,9 @@ export interface ListBody {
 }
 
 export interface Walk {
+  /** The query walked (without limit and offset) and the page size. */
+  params: Record<string, string | undefined>;
+  limit: number;
   /** Every page in the order fetched, with the offset the walk asked for. */
   pages: { offset: number; body: ListBody; exchange: Exchange }[];
   /** The items of all pages, concatenated. */
@@ -59,7 +62,7 @@ export function listTarget(params: Record<string, string | number | undefined> =
  * limit. A result larger than the offset range allows cannot be walked: the check is not_verified.
  */
 export async function walkList(api: CheckApi, params: Record<string, string | undefined> = {}, limit = WALK_LIMIT): Promise<Walk> {
-  const walk: Walk = { pages: [], items: [] };
+  const walk: Walk = { params, limit, pages: [], items: [] };
   for (let offset = 0; ; offset += limit) {
     if (offset > OFFSET_MAX) {
       throw new NotVerified(`the query matches more than ${OFFSET_MAX + limit} encounters, more than offset pagination can reach`);
@@ -70,6 +73,12 @@ export async function walkList(api: CheckApi, params: Record<string, string | un
     walk.items.push(...body.items);
     if (body.items.length < limit) return walk;
   }
+}
+
+/** Whether a second walk of the same query gave the same items in the same order and the same totals. */
+export function sameWalk(a: Walk, b: Walk): boolean {
+  const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
+  return a.items.length === b.items.length && a.items.every((x, i) => x.encounter_id === b.items[i].encounter_id) && totals(a) === totals(b);
 }
 
 const DATE_TIME = /^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?([Zz]|([+-])([0-9]{2}):([0-9]{2}))$/;

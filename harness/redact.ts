@@ -34,10 +34,50 @@ const PATTERNS: [RegExp, string][] = [
 ];
 
 export function redact(text: string): string {
+  return redactAt(text, 0);
+}
+
+function redactAt(text: string, depth: number): string {
   let out = text;
   for (const s of secrets) for (const f of forms(s)) if (f) out = out.split(f).join(REDACTED);
   for (const [re, rep] of PATTERNS) out = out.replace(re, rep);
-  return out;
+  return depth < 2 ? redactEncoded(out, depth) : out;
+}
+
+// Encoded runs: a signed URL or a bearer header that was never registered is only recognisable by its
+// shape, which percent-encoding or base64 hides. Each run is decoded and redacted as text; a run whose
+// decoded text carries anything redactable is replaced whole, any other run is kept byte for byte (so
+// `limit=%2B1` and ordinary ids survive). Both run patterns are linear: no nested quantifiers.
+const URL_RUN = /[A-Za-z0-9._~%+-]{6,}/g;
+const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+const TEXT = /^[\t\n\r\x20-\x7e\u00a0-\ufffc]+$/;
+
+function leaks(decoded: string, depth: number): boolean {
+  return redactAt(decoded, depth + 1) !== decoded;
+}
+
+function redactEncoded(text: string, depth: number): string {
+  const out = text.replace(URL_RUN, (run) => {
+    if (!/%[0-9A-Fa-f]{2}/.test(run)) return run;
+    for (const candidate of [run, run.replace(/\+/g, ' ')]) {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(candidate);
+      } catch {
+        continue;
+      }
+      if (decoded !== run && leaks(decoded, depth)) return REDACTED;
+    }
+    return run;
+  });
+  return out.replace(BASE64_RUN, (run) => {
+    // The run may start inside a neighbouring token (`\nQmVh...` in escaped text): try each alignment.
+    for (let skip = 0; skip < 4 && run.length - skip >= 16; skip++) {
+      const decoded = Buffer.from(run.slice(skip).replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8');
+      if (TEXT.test(decoded) && leaks(decoded, depth)) return skip === 0 ? REDACTED : `${run.slice(0, skip)}${REDACTED}`;
+    }
+    return run;
+  });
 }
 
 const KEYED = /^(authorization|service-signature)$/i;

@@ -26,7 +26,7 @@ export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunCon
 
 export function writeOutcomes(outDir: string, outcomes: OutcomesFile): void {
   fs.mkdirSync(outDir, { recursive: true });
-  writeRedacted(path.join(outDir, REPORT_FILES.outcomes), `${JSON.stringify(outcomes, null, 2)}\n`);
+  writeRedacted(path.join(outDir, REPORT_FILES.outcomes), `${JSON.stringify(redactValue(outcomes), null, 2)}\n`);
 }
 
 export function readOutcomes(dir: string): OutcomesFile {

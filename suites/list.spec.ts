@@ -5,10 +5,10 @@
 // each item is also checked against the closed PublicEncounterSummary.
 import { test } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import { NotVerified } from '../harness/checks.ts';
+import { NotVerified, type CheckScope } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
 import {
-  createdAt, createdAtViolations, ID_ORDERS, listTarget, sample, strictlyOrdered, tieGroups, walkList,
+  createdAt, createdAtViolations, ID_ORDERS, listTarget, sameWalk, sample, strictlyOrdered, tieGroups, walkList,
   type EncounterSummary, type Walk,
 } from '../harness/list-walk.ts';
 
@@ -27,6 +27,27 @@ function firstDifference(a: string[], b: string[]): string | undefined {
 async function callerOrganization(api: CheckApi): Promise<string> {
   const ex = await api.get(`/external/v1/encounters/${encodeURIComponent(api.encounter('own_encounter'))}`);
   return expectSuccess<{ encounter: EncounterSummary }>(ex, 'getPublicEncounter').encounter.organization_id;
+}
+
+interface Problem {
+  title: string;
+  detail: string;
+}
+
+/**
+ * Offset pages carry no snapshot guarantee (LIST-OFFSET-NO-SNAPSHOT): a problem seen across pages or
+ * queries fails only when the data is static, i.e. walking each query again gives the same pages. When
+ * the data moved in between, the problem is recorded, not judged.
+ */
+async function judge(api: CheckApi, scope: CheckScope, problem: Problem | undefined, walks: Walk[]): Promise<void> {
+  if (!problem) return;
+  for (const w of walks) {
+    if (!sameWalk(w, await walkList(api, w.params, w.limit))) {
+      scope.observe(`the listed data changed between walks, so this was not judged: ${problem.title}: ${problem.detail}`);
+      return;
+    }
+  }
+  fail(problem.title, problem.detail);
 }
 
 function needTies(walk: Walk, what: string): { start: number; items: EncounterSummary[] }[] {
@@ -89,12 +110,16 @@ test('list-tie-breaker-desc-consistent', async ({ check }) => {
 });
 
 test('list-order-deterministic', async ({ check }) => {
-  await check({ id: 'list-order-deterministic', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT'], title: 'the same list query walked twice gives the same order, in both directions' }, async (api) => {
+  await check({ id: 'list-order-deterministic', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'the same list query walked twice gives the same order, in both directions' }, async (api, scope) => {
     for (const dir of ['asc', 'desc'] as const) {
       const first = await walkList(api, { sort_order: dir });
       const second = await walkList(api, { sort_order: dir });
       const diff = firstDifference(ids(first.items), ids(second.items));
-      if (diff) fail(`two identical sort_order=${dir} walks disagree`, diff);
+      if (!diff) continue;
+      // A changed total means the data moved (no snapshot guarantee); the same total and another order does not.
+      const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
+      if (totals(first) !== totals(second)) scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
+      else fail(`two identical sort_order=${dir} walks disagree`, diff);
     }
   });
 });
@@ -108,38 +133,42 @@ function boundary(walk: Walk): EncounterSummary {
 }
 
 test('list-start-at-inclusive', async ({ check }) => {
-  await check({ id: 'list-start-at-inclusive', requirements: ['LIST-START-AT-INCLUSIVE'], title: 'start_at=T lists exactly the encounters created at or after T, including one created at T' }, async (api) => {
+  await check({ id: 'list-start-at-inclusive', requirements: ['LIST-START-AT-INCLUSIVE', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'start_at=T lists exactly the encounters created at or after T, including one created at T' }, async (api, scope) => {
     const all = await walkList(api, { sort_order: 'asc' });
     const b = boundary(all);
     const t = createdAt(b);
-    const latest = createdAt(all.items[all.items.length - 1]);
     const bounded = await walkList(api, { sort_order: 'asc', start_at: b.created_at });
     const got = new Set(ids(bounded.items));
-    if (!got.has(b.encounter_id)) fail('start_at is not inclusive', `${b.encounter_id} (created_at ${b.created_at}) is missing with start_at=${b.created_at}`);
+    const known = new Set(ids(all.items));
     const missing = ids(all.items.filter((i) => createdAt(i) >= t)).filter((x) => !got.has(x));
-    // Encounters created after the unbounded walk may appear; earlier ones may not.
     const outside = bounded.items.filter((i) => createdAt(i) < t).map((i) => `${i.encounter_id} ${i.created_at}`);
-    const unknown = bounded.items.filter((i) => createdAt(i) <= latest && !all.items.some((a) => a.encounter_id === i.encounter_id)).map((i) => i.encounter_id);
-    if (missing.length > 0) fail(`start_at=${b.created_at} leaves out encounters created at or after it`, sample(missing));
-    if (outside.length > 0) fail(`start_at=${b.created_at} lists encounters created before it`, sample(outside));
-    if (unknown.length > 0) fail(`start_at=${b.created_at} lists encounters the unbounded list does not`, sample(unknown));
+    const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
+    let problem: Problem | undefined;
+    if (!got.has(b.encounter_id)) problem = { title: 'start_at is not inclusive', detail: `${b.encounter_id} (created_at ${b.created_at}) is missing with start_at=${b.created_at}` };
+    else if (missing.length > 0) problem = { title: `start_at=${b.created_at} leaves out encounters created at or after it`, detail: sample(missing) };
+    else if (outside.length > 0) problem = { title: `start_at=${b.created_at} lists encounters created before it`, detail: sample(outside) };
+    else if (unknown.length > 0) problem = { title: `start_at=${b.created_at} lists encounters the unbounded list does not`, detail: sample(unknown) };
+    await judge(api, scope, problem, [all, bounded]);
   });
 });
 
 test('list-end-at-exclusive', async ({ check }) => {
-  await check({ id: 'list-end-at-exclusive', requirements: ['LIST-END-AT-EXCLUSIVE'], title: 'end_at=T lists exactly the encounters created before T, excluding one created at T' }, async (api) => {
+  await check({ id: 'list-end-at-exclusive', requirements: ['LIST-END-AT-EXCLUSIVE', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'end_at=T lists exactly the encounters created before T, excluding one created at T' }, async (api, scope) => {
     const all = await walkList(api, { sort_order: 'asc' });
     const b = boundary(all);
     const t = createdAt(b);
     const bounded = await walkList(api, { sort_order: 'asc', end_at: b.created_at });
     const got = new Set(ids(bounded.items));
-    if (got.has(b.encounter_id)) fail('end_at is not exclusive', `${b.encounter_id} (created_at ${b.created_at}) is listed with end_at=${b.created_at}`);
+    const known = new Set(ids(all.items));
     const missing = ids(all.items.filter((i) => createdAt(i) < t)).filter((x) => !got.has(x));
     const outside = bounded.items.filter((i) => createdAt(i) >= t).map((i) => `${i.encounter_id} ${i.created_at}`);
-    const unknown = bounded.items.filter((i) => !all.items.some((a) => a.encounter_id === i.encounter_id)).map((i) => i.encounter_id);
-    if (outside.length > 0) fail(`end_at=${b.created_at} lists encounters created at or after it`, sample(outside));
-    if (missing.length > 0) fail(`end_at=${b.created_at} leaves out encounters created before it`, sample(missing));
-    if (unknown.length > 0) fail(`end_at=${b.created_at} lists encounters the unbounded list does not`, sample(unknown));
+    const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
+    let problem: Problem | undefined;
+    if (got.has(b.encounter_id)) problem = { title: 'end_at is not exclusive', detail: `${b.encounter_id} (created_at ${b.created_at}) is listed with end_at=${b.created_at}` };
+    else if (outside.length > 0) problem = { title: `end_at=${b.created_at} lists encounters created at or after it`, detail: sample(outside) };
+    else if (missing.length > 0) problem = { title: `end_at=${b.created_at} leaves out encounters created before it`, detail: sample(missing) };
+    else if (unknown.length > 0) problem = { title: `end_at=${b.created_at} lists encounters the unbounded list does not`, detail: sample(unknown) };
+    await judge(api, scope, problem, [all, bounded]);
   });
 });
 
@@ -189,7 +218,7 @@ for (const rel of RELATIONS) {
 // ---------------------------------------------------------------- total and pagination
 
 test('list-total-same-on-every-page', async ({ check }) => {
-  await check({ id: 'list-total-same-on-every-page', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED'], title: 'total is the same on every page of one query' }, async (api) => {
+  await check({ id: 'list-total-same-on-every-page', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total is the same on every page of one query' }, async (api, scope) => {
     let walk = await walkList(api);
     if (walk.pages.length < 2) {
       // Too few encounters for two pages of 100: walk again with smaller pages.
@@ -198,20 +227,22 @@ test('list-total-same-on-every-page', async ({ check }) => {
       walk = await walkList(api, {}, Math.ceil(n / 3));
     }
     const totals = walk.pages.map((p) => p.body.total);
-    if (new Set(totals).size !== 1) fail('total changes from page to page', walk.pages.map((p) => `offset ${p.offset}: total ${p.body.total}`).join(', '));
+    const problem = new Set(totals).size === 1 ? undefined : { title: 'total changes from page to page', detail: walk.pages.map((p) => `offset ${p.offset}: total ${p.body.total}`).join(', ') };
+    await judge(api, scope, problem, [walk]);
   });
 });
 
 test('list-total-equals-items-walked', async ({ check }) => {
-  await check({ id: 'list-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED'], title: 'total equals the number of items found by walking every page with limit 100' }, async (api) => {
+  await check({ id: 'list-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total equals the number of items found by walking every page with limit 100' }, async (api, scope) => {
     const walk = await walkList(api);
     const bad = walk.pages.filter((p) => p.body.total !== walk.items.length);
-    if (bad.length > 0) fail('total differs from the number of items on all pages', `${walk.items.length} item(s) on ${walk.pages.length} page(s); ${bad.map((p) => `offset ${p.offset} says total ${p.body.total}`).join(', ')}`);
+    const problem = bad.length === 0 ? undefined : { title: 'total differs from the number of items on all pages', detail: `${walk.items.length} item(s) on ${walk.pages.length} page(s); ${bad.map((p) => `offset ${p.offset} says total ${p.body.total}`).join(', ')}` };
+    await judge(api, scope, problem, [walk]);
   });
 });
 
 test('list-walk-yields-each-encounter-once', async ({ check }) => {
-  await check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINATION-OFFSET-BASED', 'LIST-TIE-BREAKER-ENCOUNTER-ID'], title: 'walking every page lists each encounter exactly once' }, async (api) => {
+  await check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINATION-OFFSET-BASED', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'walking every page lists each encounter exactly once' }, async (api, scope) => {
     for (const dir of ['desc', 'asc'] as const) {
       const walk = await walkList(api, { sort_order: dir });
       const seen = new Map<string, number>();
@@ -221,7 +252,8 @@ test('list-walk-yields-each-encounter-once', async ({ check }) => {
         if (before !== undefined) repeated.push(`${item.encounter_id} at ${before} and ${i}`);
         else seen.set(item.encounter_id, i);
       });
-      if (repeated.length > 0) fail(`sort_order=${dir}: an encounter appears more than once across the pages`, sample(repeated));
+      const problem = repeated.length === 0 ? undefined : { title: `sort_order=${dir}: an encounter appears more than once across the pages`, detail: sample(repeated) };
+      await judge(api, scope, problem, [walk]);
     }
   });
 });

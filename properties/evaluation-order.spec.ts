@@ -1,0 +1,143 @@
+// §4 order of evaluation as a property against the target: draw a route and at most one fault per stage
+// (each from what the profile can produce), send the one request that carries them all, and require the
+// reason of the EARLIEST faulty stage — or 200 when no stage is faulty. One check wraps the whole property;
+// runs are sent unrecorded and only the shrunk counterexample is replayed as evidence. Fixed examples
+// cover every pair of stages first, so the property is never luckier than its seed.
+import fc from 'fast-check';
+import { test } from '../harness/fixtures.ts';
+import { expectError, expectSuccess } from '../harness/assertions.ts';
+import { CheckFailure, NotVerified, type Exchange } from '../harness/checks.ts';
+import { ROUTES, type RouteRef } from '../harness/routes.ts';
+import { numRuns, recordSeed, runSeed } from '../harness/seed.ts';
+import type { CheckApi } from '../harness/target.ts';
+import {
+  AUTH_CREDENTIAL_FAULTS, AUTH_ENV_FAULTS, DEMO, NOT_ORG_SCOPED, ORG_NOT_ALLOWLISTED, OTHER_ORG, QUERY_FAULTS, STAGES, UNKNOWN_ENCOUNTER,
+  authFaultNamed, describeCombination, distinctiveScopeFault, earliest, expressible, lookupFaults, queryFaultNamed, requestFor, routeFaults,
+  scopeFaults, stageApplies, unsupportedKeyFault, unsupportedKeyFaults, type Combination, type Stage, type StageFault,
+} from '../harness/stage-faults.ts';
+
+const ID = 'order-property-earliest-faulty-stage-wins';
+
+interface Case { route: RouteRef; c: Combination }
+
+const route = (name: RouteRef['name']): RouteRef => ROUTES.find((r) => r.name === name)!;
+
+/** Whether the profile has every role the combination needs (CheckApi ends the check otherwise). */
+function buildable(api: CheckApi, { route: r, c }: Case): boolean {
+  if (!expressible(c, r)) return false;
+  try {
+    requestFor(api, r, c);
+    return true;
+  } catch (e) {
+    if (e instanceof NotVerified) return false;
+    throw e;
+  }
+}
+
+/** The faults of one stage on one route that the profile can produce on their own. */
+function optionsFor(api: CheckApi, stage: Stage, r: RouteRef): StageFault[] {
+  if (!stageApplies(stage, r)) return [];
+  const all: Record<Stage, StageFault[]> = {
+    1: [...AUTH_CREDENTIAL_FAULTS, ...AUTH_ENV_FAULTS],
+    2: routeFaults(r),
+    3: scopeFaults(r),
+    4: unsupportedKeyFaults(r),
+    5: QUERY_FAULTS,
+    6: lookupFaults(r),
+  };
+  return all[stage].filter((f) => buildable(api, { route: r, c: { [stage]: f } }));
+}
+
+/** Presence weight per stage (stage 1 masks everything after it, so it is drawn less often). */
+const PRESENT: Record<Stage, number> = { 1: 1, 2: 1, 3: 2, 4: 2, 5: 2, 6: 2 };
+
+function caseArbitrary(api: CheckApi): fc.Arbitrary<Case> {
+  const perRoute = ROUTES.map((r) => {
+    const stages = STAGES.map((s) => {
+      const opts = optionsFor(api, s, r);
+      return opts.length === 0
+        ? fc.constant(undefined)
+        : fc.oneof({ arbitrary: fc.constant(undefined), weight: 2 }, { arbitrary: fc.constantFrom(...opts), weight: PRESENT[s] });
+    });
+    return fc.tuple(...stages).map((faults): Case => {
+      const c: Combination = {};
+      faults.forEach((f, i) => {
+        if (f) c[STAGES[i]] = f;
+      });
+      return { route: r, c };
+    });
+  });
+  return fc.oneof(...perRoute).filter((x) => buildable(api, x));
+}
+
+/** Every pair of stages at least once (and all six at once), before the random runs. */
+function examples(): Case[] {
+  const list = route('list');
+  const enc = route('encounter');
+  const doc = route('document');
+  const transcript = route('transcript');
+  const audio = route('audio');
+  return [
+    { route: list, c: { 1: authFaultNamed('api-keys-disabled'), 2: NOT_ORG_SCOPED } },
+    { route: doc, c: { 1: authFaultNamed('digest-key-unavailable'), 2: ORG_NOT_ALLOWLISTED } },
+    { route: list, c: { 1: authFaultNamed('api-keys-disabled'), 3: distinctiveScopeFault(list) } },
+    { route: enc, c: { 1: authFaultNamed('invalid-key'), 4: unsupportedKeyFault(enc) } },
+    { route: list, c: { 1: authFaultNamed('revoked-key'), 5: queryFaultNamed('limit-0') } },
+    { route: doc, c: { 1: authFaultNamed('no-authorization'), 6: UNKNOWN_ENCOUNTER } },
+    { route: transcript, c: { 2: NOT_ORG_SCOPED, 3: distinctiveScopeFault(transcript) } },
+    { route: list, c: { 2: routeFaults(list)[2], 4: unsupportedKeyFault(list) } },
+    { route: list, c: { 2: ORG_NOT_ALLOWLISTED, 5: queryFaultNamed('sort-uppercase') } },
+    { route: enc, c: { 2: ORG_NOT_ALLOWLISTED, 6: UNKNOWN_ENCOUNTER } },
+    { route: list, c: { 3: distinctiveScopeFault(list), 4: unsupportedKeyFault(list), 5: queryFaultNamed('offset-negative') } },
+    { route: audio, c: { 3: distinctiveScopeFault(audio), 6: OTHER_ORG } },
+    { route: list, c: { 4: unsupportedKeyFault(list), 5: queryFaultNamed('start-at-not-a-date') } },
+    { route: doc, c: { 4: unsupportedKeyFault(doc), 6: DEMO } },
+    { route: audio, c: { 1: authFaultNamed('api-keys-disabled'), 2: ORG_NOT_ALLOWLISTED, 3: distinctiveScopeFault(audio), 4: unsupportedKeyFault(audio), 6: UNKNOWN_ENCOUNTER } },
+    ...ROUTES.map((r) => ({ route: r, c: {} })),
+  ];
+}
+
+/** Sends the case and judges the answer; throws CheckFailure when the earliest faulty stage did not answer. */
+async function judge(api: CheckApi, { route: r, c }: Case, record: boolean): Promise<Exchange> {
+  const req = requestFor(api, r, c);
+  const opts = { as: req.as, faults: req.faults };
+  const ex = record ? await api.get(req.target, opts) : await api.target.send(req.target, opts);
+  const want = earliest(c);
+  if (want) expectError(ex, { reason: want.reason, field: want.field });
+  else expectSuccess(ex, r.operationId);
+  return ex;
+}
+
+test(ID, async ({ check }, testInfo) => {
+  test.setTimeout(180_000);
+  const seed = runSeed();
+  const runs = numRuns(100);
+  recordSeed(testInfo, seed, runs);
+  await check({
+    id: ID,
+    requirements: ['ORDER-1-AUTH', 'ORDER-2-ROUTE-ORG', 'ORDER-3-SCOPES', 'ORDER-4-UNSUPPORTED-KEYS', 'ORDER-5-QUERY-VALIDATION', 'ORDER-6-LOOKUP', 'ORDER-AUTH-BEFORE-QUERY', 'ORDER-AUTH-OVER-QUERY-VALIDATION', 'ORDER-QUERY-BEFORE-LOOKUP'],
+    title: 'any combination of at most one fault per stage answers the reason of the earliest faulty stage (200 when none)',
+  }, async (api) => {
+    api.key('full');
+    const byStage = new Map<string, number>();
+    const fixed = examples().filter((x) => buildable(api, x));
+    const prop = fc.asyncProperty(caseArbitrary(api), async (x) => {
+      const key = earliest(x.c) ? `stage ${earliest(x.c)!.stage}` : 'none';
+      byStage.set(key, (byStage.get(key) ?? 0) + 1);
+      await judge(api, x, false);
+    });
+    const out = await fc.check(prop, { seed, numRuns: runs, examples: fixed.map((x) => [x] as [Case]) });
+    testInfo.annotations.push({ type: 'distribution', description: [...byStage].sort().map(([k, n]) => `${k}: ${n}`).join(', ') });
+    if (!out.failed) return;
+    if (out.errorInstance instanceof NotVerified) throw out.errorInstance;
+    const cx = out.counterexample![0];
+    const where = `${cx.route.name} with ${describeCombination(cx.c)} (seed ${seed}, path ${out.counterexamplePath}, ${out.numShrinks} shrinks)`;
+    try {
+      await judge(api, cx, true); // replayed once more, recorded as evidence
+    } catch (e) {
+      if (e instanceof CheckFailure) throw new CheckFailure(`Earliest faulty stage did not answer: ${e.title}`, `${where}: ${e.detail}`);
+      throw e;
+    }
+    throw new CheckFailure('Earliest faulty stage did not answer (not reproduced on replay)', `${where}: ${String(out.errorInstance)}`);
+  });
+});
