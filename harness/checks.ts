@@ -47,7 +47,8 @@ export class NotVerified extends Error {
 }
 
 export interface Exchange {
-  request: { method: string; target: string; headers: Record<string, string> };
+  /** `body`: a request body worth showing (webhook deliveries); never a secret. */
+  request: { method: string; target: string; headers: Record<string, string>; body?: string };
   response?: { status: number; headers: Record<string, string>; body: string; bodyBytes: number; durationMs: number };
   error?: { kind: string; message: string };
 }
@@ -89,8 +90,8 @@ export function evidenceOf(exchanges: Exchange[]): string {
   return JSON.stringify(redactValue(trimmed), null, 2);
 }
 
-function annotate(testInfo: TestInfo, rec: CheckRecord): void {
-  testInfo.annotations.push({ type: `check:${rec.outcome}`, description: redact(JSON.stringify({ id: rec.id, requirements: rec.requirements, title: rec.title, detail: rec.detail })) });
+function annotate(testInfo: TestInfo, rec: CheckRecord, mutant?: string): void {
+  testInfo.annotations.push({ type: `check:${rec.outcome}`, description: redact(JSON.stringify({ id: rec.id, requirements: rec.requirements, title: rec.title, detail: rec.detail, mutant })) });
 }
 
 /**
@@ -98,7 +99,7 @@ function annotate(testInfo: TestInfo, rec: CheckRecord): void {
  * a harness defect or a hostile target) records `fail` and is re-thrown so the test fails; NotVerified
  * records `not_verified` and skips the test; `observe` makes the outcome informational.
  */
-export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<CheckRecord> {
+export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: { mutant?: string } = {}): Promise<CheckRecord> {
   defineCheck(def);
   const exchanges: Exchange[] = [];
   let observed: string | undefined;
@@ -128,10 +129,11 @@ export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: 
       rethrow = e instanceof CheckFailure ? new Error(redact(`${def.id}: ${e.message}`)) : e;
     }
   }
-  annotate(testInfo, rec);
-  if (exchanges.length > 0) {
+  annotate(testInfo, rec, tag.mutant);
+  if (exchanges.length > 0 && !tag.mutant) {
     await testInfo.attach(`evidence:${def.id}`, { body: evidenceOf(exchanges), contentType: 'application/json' });
   }
+  if (tag.mutant) return rec; // the meta-suite reads outcomes; a mutant's expected failure is not a test failure
   if (rethrow) throw rethrow;
   if (rec.outcome === 'not_verified') testInfo.skip(true, `not_verified: ${rec.detail}`);
   return rec;

@@ -1,7 +1,11 @@
 // Playwright fixtures for the conformance suites: the target (worker-scoped, from the profile named
 // by CONFORMANCE_PROFILE) and `check`, which runs one named check against it and records its outcome.
-// The worker option `mutant` (used only by the mutant meta-suite, against the reference sandbox) adds
-// the switchboard headers that turn one deliberate non-conformance on for every request.
+//
+// Mutant mode (used only by the meta-suite against the reference sandbox): when
+// CONFORMANCE_MUTANTS_MATRIX names a matrix file, `check` runs the check once per mutant whose
+// patterns name it, each time with the switchboard headers that switch that mutant on, and records
+// every outcome tagged with the mutant. One test, one worker, many mutants.
+import fs from 'node:fs';
 import { test as base } from '@playwright/test';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
@@ -10,27 +14,50 @@ import { registerSecret } from './redact.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
 
-export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Promise<CheckRecord> }, { target: Target; mutant: string | undefined }>({
-  mutant: [undefined, { scope: 'worker', option: true }],
+/** A matrix pattern names a check id exactly, or every id with a prefix when it ends in `*`. */
+export function matchesPattern(pattern: string, checkId: string): boolean {
+  return pattern.endsWith('*') ? checkId.startsWith(pattern.slice(0, -1)) : pattern === checkId;
+}
+
+function mutantsFor(id: string, matrix: Record<string, string[]>): string[] {
+  return Object.entries(matrix).filter(([, ps]) => ps.some((p) => matchesPattern(p, id))).map(([m]) => m);
+}
+
+export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Promise<CheckRecord> }, { target: Target; mutantMatrix: Record<string, string[]> | undefined }>({
+  mutantMatrix: [
+    async ({}, use) => {
+      const file = process.env.CONFORMANCE_MUTANTS_MATRIX;
+      await use(file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string[]>) : undefined);
+    },
+    { scope: 'worker' },
+  ],
   target: [
-    async ({ mutant }, use) => {
+    async ({}, use) => {
       const file = process.env.CONFORMANCE_PROFILE;
       if (!file) {
         throw new Error(process.env.CONFORMANCE_SETUP_ERROR ?? 'CONFORMANCE_PROFILE is not set: run through `conformance run` or `npm test`');
       }
-      const profile = loadProfile(file);
-      if (mutant) {
-        const token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
-        if (!token) throw new Error('mutant runs need CONFORMANCE_SWITCHBOARD_TOKEN');
-        registerSecret(token);
-        profile.requestHeaders = { ...profile.requestHeaders, 'x-switchboard-token': token, 'x-switchboard-mutant': mutant };
-      }
-      await use(new Target(profile));
+      await use(new Target(loadProfile(file)));
     },
     { scope: 'worker' },
   ],
-  check: async ({ target }, use, testInfo) => {
-    await use((def, body) => runCheck(testInfo, def, (scope) => body(new CheckApi(target, scope), scope)));
+  check: async ({ target, mutantMatrix }, use, testInfo) => {
+    if (!mutantMatrix) {
+      await use((def, body) => runCheck(testInfo, def, (scope) => body(new CheckApi(target, scope), scope)));
+      return;
+    }
+    const token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
+    if (!token) throw new Error('mutant mode needs CONFORMANCE_SWITCHBOARD_TOKEN');
+    registerSecret(token);
+    await use(async (def, body) => {
+      let last: CheckRecord | undefined;
+      for (const mutant of mutantsFor(def.id, mutantMatrix)) {
+        const headers = { ...target.profile.requestHeaders, 'x-switchboard-token': token, 'x-switchboard-mutant': mutant };
+        const mutated = new Target({ ...target.profile, requestHeaders: headers });
+        last = await runCheck(testInfo, def, (scope) => body(new CheckApi(mutated, scope), scope), { mutant });
+      }
+      return last ?? { ...def, outcome: 'not_verified', detail: 'no mutant names this check' };
+    });
   },
 });
 

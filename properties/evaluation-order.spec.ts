@@ -48,8 +48,9 @@ function optionsFor(api: CheckApi, stage: Stage, r: RouteRef): StageFault[] {
   return all[stage].filter((f) => buildable(api, { route: r, c: { [stage]: f } }));
 }
 
-/** Presence weight per stage (stage 1 masks everything after it, so it is drawn less often). */
-const PRESENT: Record<Stage, number> = { 1: 1, 2: 1, 3: 2, 4: 2, 5: 2, 6: 2 };
+/** Presence weight per stage against an absence weight of 3: an early fault masks every later one, so the
+ * early stages are drawn less often (1 in 4) than the last two (1 in 2). */
+const PRESENT: Record<Stage, number> = { 1: 1, 2: 1, 3: 1, 4: 1, 5: 3, 6: 3 };
 
 function caseArbitrary(api: CheckApi): fc.Arbitrary<Case> {
   const perRoute = ROUTES.map((r) => {
@@ -57,7 +58,7 @@ function caseArbitrary(api: CheckApi): fc.Arbitrary<Case> {
       const opts = optionsFor(api, s, r);
       return opts.length === 0
         ? fc.constant(undefined)
-        : fc.oneof({ arbitrary: fc.constant(undefined), weight: 2 }, { arbitrary: fc.constantFrom(...opts), weight: PRESENT[s] });
+        : fc.oneof({ arbitrary: fc.constant(undefined), weight: 3 }, { arbitrary: fc.constantFrom(...opts), weight: PRESENT[s] });
     });
     return fc.tuple(...stages).map((faults): Case => {
       const c: Combination = {};

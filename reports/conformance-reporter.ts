@@ -46,7 +46,7 @@ export default class ConformanceReporter implements Reporter {
     for (const a of result.annotations) {
       const m = /^check:(pass|fail|not_verified|informational)$/.exec(a.type);
       if (!m || !a.description) continue;
-      let d: { id: string; requirements: string[]; title: string; detail?: string };
+      let d: { id: string; requirements: string[]; title: string; detail?: string; mutant?: string };
       try {
         d = JSON.parse(a.description);
       } catch {
@@ -63,9 +63,10 @@ export default class ConformanceReporter implements Reporter {
         }
       }
       // A retried test replaces its earlier record; the last attempt is the verdict.
-      this.checks.set(`${project}:${d.id}:${test.id}`, {
+      // In mutant mode one test records the check once per mutant; each is its own record.
+      this.checks.set(`${project}:${d.id}:${test.id}:${d.mutant ?? ''}`, {
         id: d.id, requirements: d.requirements, title: d.title, outcome: m[1] as CollectedCheck['outcome'], detail: d.detail,
-        project, file, test: test.title, evidence, seed,
+        project, file, test: test.title, evidence, seed, ...(d.mutant ? { mutant: d.mutant } : {}),
       });
     }
     const bad = result.status === 'failed' || result.status === 'timedOut' || result.status === 'interrupted';

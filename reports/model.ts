@@ -22,6 +22,8 @@ export interface CollectedCheck {
   test: string;
   evidence?: unknown;
   seed?: string;
+  /** Set only in the mutant meta-suite: the mutant that was on when this outcome was recorded. */
+  mutant?: string;
 }
 
 /** A test that failed without recording a failing check (a crash, a property without checks, a setup error). */

@@ -1,6 +1,8 @@
 // Writes every report format for one run into an output folder: conformance.json, junit.xml and
-// conformance.html. Every byte written passes through `redact()` (the one redaction layer); the
-// report object itself is deep-redacted before any rendering, so no format can leak what another hid.
+// conformance.html. Everything written passes through the one redaction layer: the report object is
+// deep-redacted string by string (`redactValue`) before any rendering, so no format can leak what
+// another hid; the rendered XML and HTML then pass through `redact()` once more as text. JSON is not
+// redacted again as text: a pattern run over escaped JSON can eat an escape and break the file.
 import fs from 'node:fs';
 import path from 'node:path';
 import { redact, redactValue } from '../harness/redact.ts';
@@ -14,11 +16,15 @@ function writeRedacted(file: string, text: string): void {
   fs.writeFileSync(file, redact(text));
 }
 
+function writeJson(file: string, value: unknown): void {
+  fs.writeFileSync(file, `${JSON.stringify(redactValue(value), null, 2)}\n`);
+}
+
 /** Builds the report from outcomes and context and writes the three formats. Returns the report. */
 export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunContext): ConformanceReport {
   const report = redactValue(buildReport(outcomes, ctx));
   fs.mkdirSync(outDir, { recursive: true });
-  writeRedacted(path.join(outDir, REPORT_FILES.json), `${JSON.stringify({ $schema: 'https://conformance.local/conformance-report.schema.json', ...report }, null, 2)}\n`);
+  writeJson(path.join(outDir, REPORT_FILES.json), { $schema: 'https://conformance.local/conformance-report.schema.json', ...report });
   writeRedacted(path.join(outDir, REPORT_FILES.junit), toJunit(report));
   writeRedacted(path.join(outDir, REPORT_FILES.html), toHtml(report));
   return report;
@@ -26,7 +32,7 @@ export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunCon
 
 export function writeOutcomes(outDir: string, outcomes: OutcomesFile): void {
   fs.mkdirSync(outDir, { recursive: true });
-  writeRedacted(path.join(outDir, REPORT_FILES.outcomes), `${JSON.stringify(redactValue(outcomes), null, 2)}\n`);
+  writeJson(path.join(outDir, REPORT_FILES.outcomes), outcomes);
 }
 
 export function readOutcomes(dir: string): OutcomesFile {

@@ -14,7 +14,7 @@ const root = path.resolve(import.meta.dirname, '..');
 const playwrightCli = path.join(root, 'node_modules/@playwright/test/cli.js');
 const outDir = process.env.CONFORMANCE_OUT ?? path.join(root, 'reports/out');
 
-interface Collected { id: string; outcome: string; project: string; detail?: string }
+interface Collected { id: string; outcome: string; mutant?: string; detail?: string }
 
 const matrix: Matrix = await loadMatrix();
 
@@ -74,7 +74,7 @@ test.afterAll(async () => {
 
 for (const [mutant, patterns] of Object.entries(matrix)) {
   test(`mutant ${mutant} is caught by the checks it names`, async () => {
-    const mine = outcomes.filter((o) => o.project === `mutant:${mutant}`);
+    const mine = outcomes.filter((o) => o.mutant === mutant);
     for (const p of patterns) {
       const hit = mine.filter((o) => matches(p, o.id));
       expect(hit.length, `no check matching ${p} ran against mutant ${mutant}\n${childLog}`).toBeGreaterThan(0);
@@ -92,7 +92,7 @@ test('every conformance check is shown to fail against at least one mutant; muta
   expect(ids.length).toBeGreaterThan(0);
   const named = Object.values(matrix).flat();
   const unproven = ids.filter((id) => !named.some((p) => matches(p, id)));
-  const caught = Object.keys(matrix).filter((m) => outcomes.some((o) => o.project === `mutant:${m}` && o.outcome === 'fail'));
+  const caught = Object.keys(matrix).filter((m) => outcomes.some((o) => o.mutant === m && o.outcome === 'fail'));
   const survivors = Object.keys(MUTANTS).filter((m) => !caught.includes(m));
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'mutation.json'), JSON.stringify({ total: Object.keys(MUTANTS).length, caught: caught.length, score: caught.length / Math.max(1, Object.keys(MUTANTS).length), survivors, unproven }, null, 2));

@@ -1,4 +1,7 @@
-// Mutants that the authentication suite (suites/authentication.spec.ts) must catch.
+// Mutants that the authentication suite (suites/authentication.spec.ts) must catch. Every check of the
+// suite is named by at least one mutant: each 401 reason by its own reason mutant or by the wrong 401
+// category, digest_key_unavailable by the 500 mutant. `auth-missing-bearer-*` includes the
+// `basic-scheme` variant: the reference's missing-bearer mutant sits where any non-Bearer header lands.
 import type { Matrix } from '../matrix.ts';
 
 export const MATRIX: Matrix = {
@@ -6,5 +9,9 @@ export const MATRIX: Matrix = {
   'reason-expired-as-disabled': ['auth-expired-key-*'],
   'reason-missing-bearer-as-malformed': ['auth-missing-bearer-*'],
   'test-key-always-allowed': ['auth-test-prefix-not-allowed-*'],
-  'category-401-wrong': ['auth-malformed-token-*', 'auth-invalid-key-*', 'auth-disabled-key-*', 'auth-api-keys-disabled-*'],
+  'category-401-wrong': [
+    'auth-missing-bearer-*', 'auth-api-keys-disabled-*', 'auth-test-prefix-not-allowed-*', 'auth-malformed-token-*',
+    'auth-invalid-key-*', 'auth-disabled-key-*', 'auth-revoked-key-*', 'auth-expired-key-*',
+  ],
+  'digest-unavailable-as-500': ['auth-digest-key-unavailable-*'],
 };
