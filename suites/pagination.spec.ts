@@ -9,18 +9,9 @@
 // form decoding; "+1" and " 1" are both non-canonical, so either reading must be rejected.
 import { test } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectError, expectJson, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import type { Exchange } from '../harness/checks.ts';
 import { validateAgainst } from '../harness/contract.ts';
+import { expectPage, LIST_PATH as LIST, type ListPage as ListBody } from '../harness/pagination.ts';
 import type { CheckApi } from '../harness/target.ts';
-
-const LIST = '/external/v1/encounters';
-
-interface ListBody {
-  items: { encounter_id: string }[];
-  limit: number;
-  offset: number;
-  total: number;
-}
 
 type Param = 'limit' | 'offset';
 const REASON: Record<Param, 'invalid_limit' | 'invalid_offset'> = { limit: 'invalid_limit', offset: 'invalid_offset' };
@@ -29,22 +20,6 @@ const REQ: Record<Param, string[]> = {
   offset: ['COND-INVALID-OFFSET', 'LIST-OFFSET-RANGE', 'LIMIT-OFFSET', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD'],
 };
 const CANONICAL_REQ = ['LIST-CANONICAL-INTEGERS', 'LIMIT-CANONICAL-INTEGERS'];
-
-/**
- * Requires a 200 list page that honours the parameters: limit and offset echoed, at most `limit` items,
- * and exactly min(limit, total − offset) of them (total is counted in the same evaluation as the page).
- */
-function expectPage(ex: Exchange, want: { limit: number; offset: number }): ListBody {
-  const body = expectSuccess<ListBody>(ex, 'listPublicEncounters');
-  if (body.limit !== want.limit) fail(`limit echoed as ${body.limit}, not ${want.limit}`, ex.request.target);
-  if (body.offset !== want.offset) fail(`offset echoed as ${body.offset}, not ${want.offset}`, ex.request.target);
-  if (body.items.length > want.limit) fail(`page holds ${body.items.length} items, more than limit ${want.limit}`, ex.request.target);
-  const expected = Math.max(0, Math.min(want.limit, body.total - want.offset));
-  if (body.items.length !== expected) {
-    fail('page size does not match limit, offset and total', `${body.items.length} item(s) with limit ${want.limit}, offset ${want.offset}, total ${body.total} (expected ${expected})`);
-  }
-  return body;
-}
 
 const get = (api: CheckApi, query: string) => api.get(query === '' ? LIST : `${LIST}?${query}`);
 

@@ -156,6 +156,31 @@ test.describe('usage and setup errors exit 2 with one line', () => {
   });
 });
 
+test.describe('serve', () => {
+  test('starts the sandbox, writes its profile, and stops cleanly on SIGINT', async () => {
+    test.skip(!fs.existsSync(path.join(ROOT, 'reference-impl/main.ts')), 'reference-impl/main.ts is not there yet');
+    test.setTimeout(240_000);
+    const profileOut = path.join(tmp(), 'sandbox.profile.json');
+    const env = { ...process.env };
+    delete env.CONFORMANCE_PROFILE;
+    const child = spawn(process.execPath, [SHIM, 'serve', '--profile-out', profileOut], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    const ready = new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (d: Buffer) => {
+        stderr += d;
+        if (/conformance: sandbox at http:\/\/\S+; profile in /.test(stderr)) resolve();
+      });
+      child.on('close', (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)));
+    });
+    await ready;
+    expect(JSON.parse(fs.readFileSync(profileOut, 'utf8')).baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.kill('SIGINT');
+    expect(await closed).toBe(0);
+    expect(stderr).toContain('conformance: stopping the sandbox');
+  });
+});
+
 test.describe('merge', () => {
   test('joins two shard outcome files into one report; exit follows the merged verdict', async () => {
     const dir = tmp();

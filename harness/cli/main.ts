@@ -249,7 +249,7 @@ async function run(argv: string[]): Promise<number> {
     if (o.requirement !== undefined) env.CONFORMANCE_REQUIREMENT = o.requirement;
     const code = await runPlaywright(args, env, cleanups);
     const report = readReport(outDir);
-    if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (see the output above)`);
+    if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
     tellProblems(report, outDir);
     return exitCodeFor(report);
   } finally {

@@ -1,0 +1,12 @@
+import { startReceiverSandbox } from '/work/main/harness/webhook/receiver-sandbox.ts';
+import { runReceiverSuite, RECEIVER_CASES } from '/work/main/harness/webhook/receiver-suite.ts';
+const t0 = performance.now();
+const sb = await startReceiverSandbox();
+console.log('sandbox up', Math.round(performance.now() - t0));
+const t1 = performance.now();
+const res = await runReceiverSuite({ url: sb.url, secret: sb.secret, followUpProbe: () => sb.api.count(), followUpSettleMs: 30 });
+console.log('suite', Math.round(performance.now() - t1), 'ms', RECEIVER_CASES.length, 'cases');
+for (const r of res) if (r.outcome !== 'pass') console.log(r.outcome, r.id, r.detail);
+console.log('api calls', sb.api.count());
+console.log(res.find(r=>r.id==='webhook-receiver-rejects-signature-other-secret')!.evidence.slice(0,1500));
+await sb.close();

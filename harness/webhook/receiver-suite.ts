@@ -1,0 +1,487 @@
+// Receiver conformance: the harness plays the service and posts signed deliveries to a partner's
+// webhook receiver (any URL): the valid one, tolerance boundaries, replays and retries, and the
+// adversarial battery of adversarial.ts plus a few more, each signed so that ONLY its one defect
+// differs (§6.2, §6.3, §6.4, §8). Each case is one check with a permanent id `webhook-receiver-…`.
+// The case table is static (test titles are known before any option is); the cases run against a
+// ReceiverContext built from the options. The oracle is the spec, never a receiver implementation.
+//
+// Judging a rejection (one place, `judgeRejection`):
+//   - a follow-up REST fetch after an invalid delivery is a failure (§6.3 "must not fetch"), when a
+//     followUpProbe lets the harness see the receiver's fetches;
+//   - a 2xx is a failure: the receiver treated a forged or broken delivery as delivered;
+//   - a 5xx, 408, 409, 425, 429, a timeout or a dropped connection is a failure: §6.4 makes them
+//     retryable, so the service would keep re-sending forged junk;
+//   - any other non-2xx (4xx, 3xx) passes.
+// Where the spec leaves the outcome open (catalog level `unspecified`: uppercase hex, several
+// signatures, leading zeros, the sub-second boundary) a different answer is informational, recorded
+// as observed; a retryable answer or a follow-up after a rejection still fails.
+import crypto from 'node:crypto';
+import { sendRaw, TransportError } from '../http.ts';
+import type { TransportErrorKind } from '../http.ts';
+import { CheckFailure, NotVerified } from '../checks.ts';
+import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
+import { registerSecret } from '../redact.ts';
+import { buildDelivery, REASON_REQUIREMENTS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE } from './signature.ts';
+import type { HeaderBag, VerifyReason, WebhookEvent } from './signature.ts';
+import { fabricateRejections } from './adversarial.ts';
+import { runStandalone } from './standalone-check.ts';
+import type { StandaloneRecord } from './standalone-check.ts';
+
+const H = WEBHOOK_HEADERS;
+
+/** Cumulative number of follow-up REST fetches the receiver has made so far (monotonic). */
+export type FollowUpProbe = () => number | Promise<number>;
+
+export interface ReceiverSuiteOptions {
+  /** The receiver endpoint, e.g. https://partner.example/webhooks/transcripts. */
+  url: string;
+  /** The endpoint signing secret; registered with the redaction layer. */
+  secret: string;
+  /** The harness clock in ms (default Date.now); deliveries are signed at floor(clock/1000). */
+  clock?: () => number;
+  /** Lets the suite see follow-up fetches (a counting fake REST API, nock); absent for a partner receiver. */
+  followUpProbe?: FollowUpProbe;
+  /** How long to wait for an answer to one delivery (default 10 s); a receiver that takes longer times out. */
+  timeoutMs?: number;
+  /** Wait after an answer before reading the probe, for receivers that work after answering (default 150 ms). */
+  followUpSettleMs?: number;
+  /** Real identifiers for the receiver's follow-up fetches (a partner receiver fetches them from the service). */
+  organizationId?: string;
+  resources?: { encounter_id: string; document_id: string };
+}
+
+/** What a receiver did with one delivery. */
+export interface Answer {
+  status?: number;
+  error?: TransportErrorKind | 'other';
+  message?: string;
+  ms: number;
+}
+
+type Wire = { headers: HeaderBag; body: Buffer };
+
+export class ReceiverContext {
+  readonly opts: ReceiverSuiteOptions;
+  readonly runId = crypto.randomBytes(5).toString('hex');
+  private seq = 0;
+  constructor(opts: ReceiverSuiteOptions) {
+    if (!opts.secret) throw new Error('receiver suite: the signing secret is empty');
+    registerSecret(opts.secret);
+    this.opts = opts;
+  }
+
+  nowMs(): number {
+    return (this.opts.clock ?? Date.now)();
+  }
+
+  nowSeconds(): number {
+    return Math.floor(this.nowMs() / 1000);
+  }
+
+  /** A fresh event per delivery scenario, so no case is answered from another case's state. */
+  freshEvent(): WebhookEvent {
+    this.seq += 1;
+    return {
+      id: `evt_conf_${this.runId}_${String(this.seq).padStart(3, '0')}`,
+      type: WEBHOOK_EVENT_TYPE,
+      api_version: WEBHOOK_API_VERSION,
+      occurred_at: new Date(this.nowSeconds() * 1000).toISOString(),
+      organization_id: this.opts.organizationId ?? 'org_conformance',
+      resources: { ...(this.opts.resources ?? { encounter_id: 'enc_conformance', document_id: 'doc_conformance' }) },
+    };
+  }
+
+  /**
+   * With the real clock, waits until early in a second so that a boundary case (299/300/301 s) is not
+   * pushed across a second boundary on its way to the receiver.
+   */
+  async alignToSecond(): Promise<void> {
+    if (this.opts.clock) return;
+    const ms = Date.now() % 1000;
+    if (ms > 500) await sleep(1000 - ms + 15);
+  }
+
+  async followUps(): Promise<number | undefined> {
+    return this.opts.followUpProbe ? await this.opts.followUpProbe() : undefined;
+  }
+
+  async settle(): Promise<void> {
+    if (this.opts.followUpProbe) await sleep(this.opts.followUpSettleMs ?? 150);
+  }
+
+  /** Posts one delivery exactly as built (repeated headers become repeated lines) and records it. */
+  async send(scope: CheckScope, wire: Wire): Promise<Answer> {
+    const u = new URL(this.opts.url);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(wire.headers)) {
+      if (value === undefined) continue;
+      const values = Array.isArray(value) ? value : [value as string];
+      // sendRaw takes a record: spell each repeat differently (HTTP names are case-insensitive).
+      values.forEach((v, i) => {
+        headers[i === 0 ? name : i === 1 ? name.toLowerCase() : name.toUpperCase()] = String(v);
+      });
+    }
+    const target = `${u.pathname}${u.search}`;
+    const ex: Exchange = { request: { method: 'POST', target: `${u.origin}${target}`, headers, body: previewBody(wire.body) } };
+    let answer: Answer;
+    try {
+      const res = await sendRaw({ baseUrl: u.origin, timeoutMs: this.opts.timeoutMs ?? 10_000, maxBodyBytes: 64 * 1024 }, { method: 'POST', target, headers, body: wire.body });
+      ex.response = { status: res.status, headers: res.headers, body: res.body.toString('utf8'), bodyBytes: res.body.length, durationMs: Math.round(res.durationMs) };
+      answer = { status: res.status, ms: Math.round(res.durationMs) };
+    } catch (e) {
+      const kind = e instanceof TransportError ? e.kind : 'other';
+      const message = e instanceof Error ? e.message : String(e);
+      ex.error = { kind, message };
+      answer = { error: kind, message, ms: 0 };
+    }
+    scope.record(ex);
+    return answer;
+  }
+
+  /** Sends and returns the answer with the follow-up fetches it caused (undefined without a probe). */
+  async sendObserved(scope: CheckScope, wire: Wire): Promise<{ answer: Answer; followUps: number | undefined }> {
+    const before = await this.followUps();
+    const answer = await this.send(scope, wire);
+    await this.settle();
+    const after = await this.followUps();
+    return { answer, followUps: before === undefined || after === undefined ? undefined : after - before };
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function previewBody(body: Buffer): string {
+  const text = body.toString('utf8');
+  return text.length > 2048 ? `${text.slice(0, 2048)}…[${body.length} bytes]` : text;
+}
+
+export function describeAnswer(a: Answer): string {
+  if (a.status !== undefined) return `answered ${a.status}`;
+  if (a.error === 'timeout') return `gave no answer (${a.message ?? 'timeout'})`;
+  return `failed at the transport level (${a.error}: ${a.message ?? ''})`;
+}
+
+const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
+
+/** §6.4: would the service retry after this answer? */
+export function isRetryableAnswer(a: Answer): boolean {
+  return a.status === undefined || a.status >= 500 || RETRYABLE_4XX.has(a.status);
+}
+
+const is2xx = (a: Answer) => a.status !== undefined && a.status >= 200 && a.status < 300;
+
+// ---------------------------------------------------------------------------------------------
+// Judging
+
+type Expectation =
+  /** A §6.3 check fails or a required header is missing: must be rejected, terminally, without follow-up. */
+  | 'reject'
+  /** The harness decision is "reject", but the spec leaves it open: acceptance is informational. */
+  | 'decision'
+  /** Validly signed and matching headers, but the body is off the closed schema: receiver policy. */
+  | 'payload-policy'
+  /** §6.4 unsupported event type: ignore (2xx) or reject (non-2xx), never fetch its resources. */
+  | 'unsupported-type';
+
+function judgeRejection(kind: Expectation, scope: CheckScope, answer: Answer, followUps: number | undefined, what: string): void {
+  const said = describeAnswer(answer);
+  if (followUps !== undefined && followUps > 0) {
+    const accepted = is2xx(answer);
+    if (kind === 'reject' || kind === 'unsupported-type' || !accepted) {
+      throw new CheckFailure('Follow-up fetch after a delivery that must not be acted on', `${what}: the receiver ${said} and made ${followUps} follow-up REST fetch(es)`);
+    }
+  }
+  if (isRetryableAnswer(answer)) {
+    throw new CheckFailure('Invalid delivery answered as a retryable failure', `${what}: the receiver ${said}; §6.4 makes that retryable, so the service would re-send it`);
+  }
+  if (!is2xx(answer)) return;
+  if (kind === 'reject') throw new CheckFailure('Invalid delivery accepted', `${what}: the receiver ${said}; §6.3 requires rejecting it (non-2xx, no follow-up)`);
+  if (kind === 'decision') {
+    scope.observe(`${what}: the receiver ${said} (accepted; the spec leaves this open, the harness decision is to reject)${followUps === undefined ? '' : `; ${followUps} follow-up fetch(es)`}`);
+  } else if (kind === 'payload-policy') {
+    scope.observe(`${what}: the receiver ${said} (accepted a validly signed body that is off the closed event schema)${followUps === undefined ? '' : `; ${followUps} follow-up fetch(es)`}`);
+  }
+  // unsupported-type: 2xx without follow-up is "ignore", which §6.4 allows.
+}
+
+function requireAccepted(answer: Answer, what: string): void {
+  if (!is2xx(answer)) throw new CheckFailure('Valid delivery not acknowledged with 2xx', `${what}: the receiver ${describeAnswer(answer)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The case table
+
+export interface ReceiverCase {
+  def: CheckDef;
+  expectation: Expectation | 'accept' | 'boundary' | 'scenario';
+  run(ctx: ReceiverContext, scope: CheckScope): Promise<void>;
+}
+
+const NO_FOLLOWUP = 'WEBHOOK-SIG-FAIL-NO-FOLLOWUP';
+const uniq = (xs: readonly string[]) => [...new Set(xs)];
+
+/** adversarial.ts cases sent over HTTP, and how a receiver must treat each. */
+const ADVERSARIAL: Record<string, { expectation: Expectation; title: string; extra?: string[] }> = {
+  'service-event-id-absent': { expectation: 'reject', title: 'a delivery without Service-Event-Id is rejected' },
+  'service-event-id-repeated': { expectation: 'reject', title: 'a delivery with Service-Event-Id given twice is rejected' },
+  'service-delivery-id-absent': { expectation: 'reject', title: 'a delivery without Service-Delivery-Id is rejected' },
+  // The spec does not say whether a repeated delivery-id header (metadata only) invalidates a delivery.
+  'service-delivery-id-repeated': { expectation: 'decision', title: 'a delivery with Service-Delivery-Id given twice is rejected (harness decision)' },
+  'service-timestamp-absent': { expectation: 'reject', title: 'a delivery without Service-Timestamp is rejected' },
+  'service-timestamp-repeated': { expectation: 'reject', title: 'a delivery with two Service-Timestamp headers is rejected' },
+  'service-signature-absent': { expectation: 'reject', title: 'a delivery without Service-Signature is rejected' },
+  'service-signature-repeated': { expectation: 'decision', title: 'a delivery with two Service-Signature headers is rejected (harness decision: one signature)', extra: ['WEBHOOK-SIG-MULTIPLE-SIGNATURES'] },
+  'service-webhook-version-absent': { expectation: 'reject', title: 'a delivery without Service-Webhook-Version is rejected' },
+  'service-webhook-version-repeated': { expectation: 'reject', title: 'a delivery with Service-Webhook-Version given twice is rejected' },
+  'timestamp-plus-sign': { expectation: 'reject', title: 'a timestamp with a plus sign (+T) is rejected' },
+  'timestamp-fraction': { expectation: 'reject', title: 'a timestamp with a fraction (T.0) is rejected' },
+  'timestamp-exponent': { expectation: 'reject', title: 'a timestamp in exponent form (1.7…e9) is rejected' },
+  'timestamp-milliseconds-iso': { expectation: 'reject', title: 'an ISO date-time timestamp is rejected' },
+  'timestamp-empty': { expectation: 'reject', title: 'an empty timestamp is rejected' },
+  'timestamp-negative': { expectation: 'reject', title: 'a negative timestamp is rejected' },
+  'timestamp-leading-zero': { expectation: 'decision', title: 'a timestamp with a leading zero is rejected (harness decision)' },
+  'timestamp-301-s-old': { expectation: 'reject', title: 'a timestamp 301 s in the past is rejected' },
+  'timestamp-301-s-ahead': { expectation: 'reject', title: 'a timestamp 301 s in the future is rejected' },
+  'signature-two-v1-comma': { expectation: 'decision', title: 'a signature header with two v1= digests is rejected (harness decision)' },
+  'signature-two-versions-space': { expectation: 'decision', title: 'a signature header with v1= and v0= digests is rejected (harness decision)' },
+  'signature-version-v0': { expectation: 'reject', title: 'a v0= signature is rejected' },
+  'signature-version-v2': { expectation: 'reject', title: 'a v2= signature is rejected' },
+  'signature-uppercase-hex': { expectation: 'decision', title: 'a v1= signature in uppercase hex is rejected (harness decision)' },
+  'signature-no-prefix': { expectation: 'reject', title: 'a bare digest without v1= is rejected' },
+  'signature-sha256-prefix': { expectation: 'reject', title: 'a sha256= signature is rejected' },
+  'signature-truncated': { expectation: 'reject', title: 'a truncated v1= digest (63 hex) is rejected' },
+  'signature-base64': { expectation: 'reject', title: 'a base64 v1= digest is rejected' },
+  'signature-other-secret': { expectation: 'reject', title: 'a signature made with another secret is rejected' },
+  'body-one-bit-flipped': { expectation: 'reject', title: 'a body changed by one bit after signing is rejected' },
+  'body-reserialised-pretty': { expectation: 'reject', title: 'a body re-serialised (pretty-printed) after signing is rejected' },
+  'body-trailing-newline': { expectation: 'reject', title: 'a body with a newline appended after signing is rejected' },
+  'timestamp-changed-after-signing': { expectation: 'reject', title: 'a timestamp header changed after signing is rejected' },
+  'body-truncated-json': { expectation: 'reject', title: 'a validly signed body that is not JSON (truncated) is rejected' },
+  'body-with-bom': { expectation: 'reject', title: 'a validly signed body with a byte-order mark is rejected' },
+  'body-empty': { expectation: 'reject', title: 'a validly signed empty body is rejected' },
+  'body-invalid-utf8': { expectation: 'reject', title: 'a validly signed body that is not UTF-8 is rejected' },
+  'payload-extra-field': { expectation: 'payload-policy', title: 'a validly signed event with an undeclared field is rejected' },
+  'payload-extra-resource-field': { expectation: 'payload-policy', title: 'a validly signed event with an undeclared resources field is rejected' },
+  'payload-missing-document-id': { expectation: 'payload-policy', title: 'a validly signed event without resources.document_id is rejected' },
+  'payload-occurred-at-not-datetime': { expectation: 'payload-policy', title: 'a validly signed event whose occurred_at is not a date-time is rejected' },
+  'payload-other-event-type': { expectation: 'unsupported-type', title: 'an event of an unsupported type is ignored or rejected, never followed up', extra: ['WEBHOOK-UNSUPPORTED-EVENT-TYPE'] },
+  // Body id '' / an array: the event-id header then differs from the body id (§6.3 step 9).
+  'payload-empty-id': { expectation: 'reject', title: 'a validly signed event with an empty id (header differs) is rejected', extra: ['WEBHOOK-SIG-EVENT-ID-MATCH'] },
+  'payload-array': { expectation: 'reject', title: 'a validly signed JSON array body is rejected', extra: ['WEBHOOK-SIG-EVENT-ID-MATCH'] },
+  'event-id-header-differs': { expectation: 'reject', title: 'an event-id header that differs from body id is rejected' },
+  'version-header-differs': { expectation: 'reject', title: 'a version header that differs from body api_version is rejected' },
+};
+
+/** Names of adversarial.ts cases the table covers (a unit test keeps the two in step). */
+export const COVERED_ADVERSARIAL_CASES: readonly string[] = Object.keys(ADVERSARIAL);
+
+function adversarialWire(ctx: ReceiverContext, name: string): { wire: Wire; reason: VerifyReason } {
+  const all = fabricateRejections({ secret: ctx.opts.secret, nowSeconds: ctx.nowSeconds(), event: ctx.freshEvent() });
+  const c = all.find((x) => x.name === name);
+  if (!c) throw new Error(`adversarial case ${name} no longer exists`);
+  return { wire: { headers: c.headers, body: Buffer.isBuffer(c.body) ? c.body : Buffer.from(c.body) }, reason: c.expectedReason };
+}
+
+// Expected reasons of the adversarial cases, for the requirement ids (static: computed once with a dummy secret).
+const ADVERSARIAL_REASONS: Record<string, VerifyReason> = Object.fromEntries(
+  fabricateRejections({ secret: 'requirement-id-lookup', nowSeconds: 1_800_000_000 }).map((c) => [c.name, c.expectedReason]),
+);
+
+/** Extra invalid deliveries beyond adversarial.ts, built from a fresh valid one with one defect. */
+interface ExtraCase { name: string; reason: VerifyReason; title: string; build(ctx: ReceiverContext): Wire }
+
+function signedAt(ctx: ReceiverContext, event: WebhookEvent, timestamp: string, rawBody?: Buffer | string): Wire {
+  return buildDelivery(event, ctx.opts.secret, ctx.nowSeconds(), { timestamp, rawBody });
+}
+
+function withSignature(ctx: ReceiverContext, value: (digest: string) => string): Wire {
+  const d = buildDelivery(ctx.freshEvent(), ctx.opts.secret, ctx.nowSeconds());
+  return { headers: { ...d.headers, [H.signature]: value(d.headers[H.signature].slice(3)) }, body: d.body };
+}
+
+const EXTRA: ExtraCase[] = [
+  { name: 'timestamp-hex', reason: 'timestamp_malformed', title: 'a hexadecimal timestamp (0x…) is rejected', build: (ctx) => signedAt(ctx, ctx.freshEvent(), `0x${ctx.nowSeconds().toString(16)}`) },
+  { name: 'timestamp-one-day-old', reason: 'timestamp_outside_tolerance', title: 'a timestamp one day in the past is rejected', build: (ctx) => signedAt(ctx, ctx.freshEvent(), String(ctx.nowSeconds() - 86_400)) },
+  { name: 'timestamp-one-day-ahead', reason: 'timestamp_outside_tolerance', title: 'a timestamp one day in the future is rejected', build: (ctx) => signedAt(ctx, ctx.freshEvent(), String(ctx.nowSeconds() + 86_400)) },
+  { name: 'timestamp-epoch-zero', reason: 'timestamp_outside_tolerance', title: 'the timestamp 0 (1970) is rejected', build: (ctx) => signedAt(ctx, ctx.freshEvent(), '0') },
+  { name: 'timestamp-twenty-digits', reason: 'timestamp_outside_tolerance', title: 'a 20-digit timestamp (beyond 64-bit seconds) is rejected', build: (ctx) => signedAt(ctx, ctx.freshEvent(), '99999999999999999999') },
+  { name: 'signature-over-long', reason: 'malformed_signature', title: 'a v1= digest with extra hex digits (66) is rejected', build: (ctx) => withSignature(ctx, (d) => `v1=${d}00`) },
+  { name: 'signature-non-hex', reason: 'malformed_signature', title: 'a v1= digest with non-hex characters is rejected', build: (ctx) => withSignature(ctx, (d) => `v1=zz${d.slice(2)}`) },
+  { name: 'signature-v1-empty', reason: 'malformed_signature', title: 'an empty v1= digest is rejected', build: (ctx) => withSignature(ctx, () => 'v1=') },
+  {
+    name: 'signature-over-reserialised-body',
+    reason: 'signature_mismatch',
+    title: 'a signature over the re-serialised body instead of the raw bytes is rejected',
+    build: (ctx) => {
+      // The body goes out with spaces after the colons; the digest covers JSON.stringify(JSON.parse(body)).
+      // Only a receiver that re-serialises before computing the HMAC would find them equal.
+      const event = ctx.freshEvent();
+      const compact = JSON.stringify(event);
+      const spaced = compact.replace(/":/g, '": ').replace(/,"/g, ', "');
+      const d = buildDelivery(event, ctx.opts.secret, ctx.nowSeconds(), { rawBody: compact });
+      return { headers: d.headers, body: Buffer.from(spaced) };
+    },
+  },
+];
+
+function rejectionCase(id: string, title: string, expectation: Expectation, requirements: string[], build: (ctx: ReceiverContext) => Wire, what: string): ReceiverCase {
+  return {
+    def: { id, requirements: uniq(requirements), title },
+    expectation,
+    async run(ctx, scope) {
+      if (/^timestamp-[0-9]{3}-s-/.test(what)) await ctx.alignToSecond();
+      const { answer, followUps } = await ctx.sendObserved(scope, build(ctx));
+      judgeRejection(expectation, scope, answer, followUps, what);
+    },
+  };
+}
+
+function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverCase {
+  const id = `webhook-receiver-accepts-timestamp-${seconds}-s-${direction}`;
+  return {
+    def: {
+      id,
+      requirements: seconds === 300 ? ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-SIG-SUBSECOND-BOUNDARY', 'WEBHOOK-RECEIVER-2XX-SUCCESS'] : ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-RECEIVER-2XX-SUCCESS'],
+      title: `a valid delivery signed ${seconds} s ${direction === 'old' ? 'in the past' : 'in the future'} is accepted`,
+    },
+    expectation: seconds === 300 ? 'boundary' : 'accept',
+    async run(ctx, scope) {
+      await ctx.alignToSecond();
+      const now = ctx.nowSeconds();
+      const ts = String(direction === 'old' ? now - seconds : now + seconds);
+      const answer = await ctx.send(scope, buildDelivery(ctx.freshEvent(), ctx.opts.secret, now, { timestamp: ts }));
+      if (seconds === 300 && !is2xx(answer)) {
+        if (isRetryableAnswer(answer)) throw new CheckFailure('Delivery at the tolerance boundary answered as a retryable failure', `timestamp ${seconds} s ${direction}: the receiver ${describeAnswer(answer)}`);
+        // WEBHOOK-SIG-SUBSECOND-BOUNDARY: a receiver comparing milliseconds may see 300.x s.
+        scope.observe(`timestamp exactly 300 s ${direction}: the receiver ${describeAnswer(answer)} (the harness judges whole seconds and accepts; the spec leaves the sub-second boundary open)`);
+        return;
+      }
+      requireAccepted(answer, `timestamp ${seconds} s ${direction}`);
+    },
+  };
+}
+
+/** Sends a fresh valid event and returns it with the follow-ups it caused; fails unless acknowledged. */
+async function deliverFirst(ctx: ReceiverContext, scope: CheckScope, deliveryId?: string) {
+  const event = ctx.freshEvent();
+  const now = ctx.nowSeconds();
+  const first = buildDelivery(event, ctx.opts.secret, now, deliveryId ? { deliveryId } : {});
+  const { answer, followUps } = await ctx.sendObserved(scope, first);
+  requireAccepted(answer, 'first delivery of the event');
+  return { event, first, now, followUps };
+}
+
+const SCENARIOS: ReceiverCase[] = [
+  {
+    def: { id: 'webhook-receiver-accepts-valid-delivery', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256'], title: 'a correctly signed delivery is acknowledged with 2xx' },
+    expectation: 'accept',
+    async run(ctx, scope) {
+      await deliverFirst(ctx, scope);
+    },
+  },
+  boundaryCase(299, 'old'),
+  boundaryCase(299, 'ahead'),
+  boundaryCase(300, 'old'),
+  boundaryCase(300, 'ahead'),
+  {
+    def: { id: 'webhook-receiver-accepts-exact-replay', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-DEDUPE-BY-EVENT-ID'], title: 'an exact replay of a processed delivery inside the window is acknowledged with 2xx and not processed again' },
+    expectation: 'scenario',
+    async run(ctx, scope) {
+      const { first } = await deliverFirst(ctx, scope);
+      const { answer, followUps } = await ctx.sendObserved(scope, first);
+      requireAccepted(answer, 'exact replay of a completed delivery');
+      if (followUps !== undefined && followUps > 0) {
+        throw new CheckFailure('Duplicate event processed again', `the replay caused ${followUps} more follow-up fetch(es); business work is deduplicated by event id`);
+      }
+    },
+  },
+  {
+    def: { id: 'webhook-receiver-accepts-retry-with-new-delivery-id', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a retry of a processed event with a new delivery id and timestamp is acknowledged with 2xx and not processed again' },
+    expectation: 'scenario',
+    async run(ctx, scope) {
+      const { event, now } = await deliverFirst(ctx, scope);
+      const retry = buildDelivery(event, ctx.opts.secret, now, { deliveryId: `dlv_retry_${ctx.runId}_${crypto.randomBytes(4).toString('hex')}`, timestamp: String(now - 7) });
+      const { answer, followUps } = await ctx.sendObserved(scope, retry);
+      requireAccepted(answer, 'retry of the event with a new delivery id');
+      if (followUps !== undefined && followUps > 0) {
+        throw new CheckFailure('Duplicate event processed again', `the retry with a new delivery id caused ${followUps} more follow-up fetch(es); deduplication must key on the event id, never the delivery id`);
+      }
+    },
+  },
+  {
+    def: { id: 'webhook-receiver-processes-events-sharing-a-delivery-id', requirements: ['WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-RECEIVER-2XX-SUCCESS'], title: 'two different events that carry the same delivery id are both processed' },
+    expectation: 'scenario',
+    async run(ctx, scope) {
+      const shared = `dlv_shared_${ctx.runId}_${crypto.randomBytes(4).toString('hex')}`;
+      const a = await deliverFirst(ctx, scope, shared);
+      const b = buildDelivery(ctx.freshEvent(), ctx.opts.secret, ctx.nowSeconds(), { deliveryId: shared });
+      const { answer, followUps } = await ctx.sendObserved(scope, b);
+      requireAccepted(answer, 'second event with the same delivery id');
+      if (followUps === undefined || a.followUps === undefined) return;
+      if (a.followUps === 0) {
+        scope.observe('the receiver made no follow-up fetch for the first event, so whether it deduplicates by delivery id could not be observed');
+        return;
+      }
+      if (followUps === 0) {
+        throw new CheckFailure('Event skipped as a duplicate of another event', `the first event caused ${a.followUps} follow-up fetch(es), the second (another event id, same delivery id) none: deduplication keyed on the delivery id`);
+      }
+    },
+  },
+];
+
+function adversarialCases(): ReceiverCase[] {
+  return Object.entries(ADVERSARIAL).map(([name, spec]) => {
+    const reason = ADVERSARIAL_REASONS[name];
+    if (!reason) throw new Error(`adversarial case ${name} no longer exists`);
+    const reqs = [...REASON_REQUIREMENTS[reason], ...(spec.extra ?? []), NO_FOLLOWUP];
+    return rejectionCase(`webhook-receiver-rejects-${name}`, spec.title, spec.expectation, reqs, (ctx) => adversarialWire(ctx, name).wire, name);
+  });
+}
+
+function extraCases(): ReceiverCase[] {
+  return EXTRA.map((x) => rejectionCase(`webhook-receiver-rejects-${x.name}`, x.title, 'reject', [...REASON_REQUIREMENTS[x.reason], NO_FOLLOWUP], x.build, x.name));
+}
+
+/** All invalid deliveries once more, in one go: the total follow-up count must not move. */
+const NO_FOLLOWUP_SWEEP: ReceiverCase = {
+  def: { id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: [NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' },
+  expectation: 'scenario',
+  async run(ctx, scope) {
+    if (!ctx.opts.followUpProbe) throw new NotVerified('a way to observe follow-up fetches (followUpProbe): not available for a partner receiver reached by URL');
+    const before = (await ctx.followUps())!;
+    const sent: string[] = [];
+    for (const c of [...adversarialCases(), ...extraCases()]) {
+      if (c.expectation !== 'reject' && c.expectation !== 'unsupported-type') continue;
+      const name = c.def.id.replace('webhook-receiver-rejects-', '');
+      const wire = ADVERSARIAL[name] ? adversarialWire(ctx, name).wire : EXTRA.find((x) => x.name === name)!.build(ctx);
+      await ctx.send(scope, wire);
+      sent.push(name);
+    }
+    await sleep(Math.max(300, ctx.opts.followUpSettleMs ?? 150));
+    const moved = (await ctx.followUps())! - before;
+    if (moved > 0) throw new CheckFailure('Follow-up fetch after an invalid delivery', `${moved} follow-up REST fetch(es) across ${sent.length} invalid deliveries`);
+  },
+};
+
+/** Every receiver check, in the order they run. */
+export const RECEIVER_CASES: readonly ReceiverCase[] = [...SCENARIOS, ...adversarialCases(), ...extraCases(), NO_FOLLOWUP_SWEEP];
+
+/** Check ids whose informational outcome is legitimate (the spec leaves the outcome open). */
+export const RECEIVER_OPEN_CASE_IDS: readonly string[] = RECEIVER_CASES.filter((c) => c.expectation === 'decision' || c.expectation === 'boundary' || c.expectation === 'payload-policy').map((c) => c.def.id);
+
+export type ReceiverCheckResult = StandaloneRecord;
+
+/** Plays the service against a receiver: every case in order, one CheckRecord each (redacted evidence). */
+export async function runReceiverSuite(opts: ReceiverSuiteOptions, onResult?: (r: ReceiverCheckResult) => void): Promise<ReceiverCheckResult[]> {
+  const ctx = new ReceiverContext(opts);
+  const out: ReceiverCheckResult[] = [];
+  for (const c of RECEIVER_CASES) {
+    const r = await runStandalone(c.def, (scope) => c.run(ctx, scope));
+    out.push(r);
+    onResult?.(r);
+  }
+  return out;
+}
+

@@ -1,0 +1,234 @@
+// §2 and §4.2–4.5 resources read through the routes: the encounter detail equals its list item, the
+// document detail per schema_type (markdown content for `document`, metadata only for
+// `ambient_transcript`, 400 for summary-only types), a document addressed under another encounter,
+// transcript turns in chronological order, identifiers echoed from the path, and the audio URL
+// response. The audio URL is registered with the redaction layer the moment it is read and is never
+// put in a title, a detail or an observation.
+import { isDeepStrictEqual } from 'node:util';
+import { test } from '../harness/fixtures.ts';
+import { expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
+import { NotVerified } from '../harness/checks.ts';
+import { registerSecret } from '../harness/redact.ts';
+import type { CheckApi } from '../harness/target.ts';
+import type { DocumentRole } from '../harness/profile.ts';
+import { instantNs, listTarget, sample, type EncounterSummary, type ListBody } from '../harness/list-walk.ts';
+
+const seg = encodeURIComponent;
+const encounterPath = (e: string) => `/external/v1/encounters/${seg(e)}`;
+const documentPath = (e: string, d: string) => `${encounterPath(e)}/documents/${seg(d)}`;
+
+type Json = Record<string, unknown>;
+
+async function encounterDetail(api: CheckApi, encounterId: string): Promise<EncounterSummary> {
+  return expectSuccess<{ encounter: EncounterSummary }>(await api.get(encounterPath(encounterId)), 'getPublicEncounter').encounter;
+}
+
+async function documentDetail(api: CheckApi, role: DocumentRole): Promise<{ doc: Json; path: { encounter_id: string; document_id: string } }> {
+  const d = api.document(role);
+  const body = expectSuccess<{ document: Json }>(await api.get(documentPath(d.encounter_id, d.document_id)), 'getPublicEncounterDocument');
+  return { doc: body.document, path: d };
+}
+
+/**
+ * Differences between a list item and the detail of the same encounter. Documents are compared as a
+ * set keyed by document_id (their order is not specified). `documentsAbsent` reports a detail without
+ * `documents` next to a list item that has them (ENC-DETAIL-DOCUMENTS-PRESENT leaves that open).
+ */
+function summaryDifferences(item: EncounterSummary, detail: EncounterSummary): { diffs: string[]; documentsAbsent: boolean } {
+  const diffs: string[] = [];
+  const keys = new Set([...Object.keys(item), ...Object.keys(detail)].filter((k) => k !== 'documents'));
+  for (const k of keys) {
+    if (!(k in detail)) diffs.push(`${k}: in the list item, absent from the detail`);
+    else if (!(k in item)) diffs.push(`${k}: in the detail, absent from the list item`);
+    else if (!isDeepStrictEqual(item[k], detail[k])) diffs.push(`${k}: list ${JSON.stringify(item[k])}, detail ${JSON.stringify(detail[k])}`);
+  }
+  const listDocs = item.documents;
+  const detailDocs = detail.documents;
+  const documentsAbsent = detailDocs === undefined && listDocs !== undefined && listDocs.length > 0;
+  if (!documentsAbsent && (listDocs !== undefined || detailDocs !== undefined)) {
+    const a = new Map((listDocs ?? []).map((d) => [d.document_id, d]));
+    const b = new Map((detailDocs ?? []).map((d) => [d.document_id, d]));
+    for (const [docId, d] of a) {
+      const other = b.get(docId);
+      if (!other) diffs.push(`documents: ${docId} is in the list item, not in the detail`);
+      else if (!isDeepStrictEqual(d, other)) diffs.push(`documents: ${docId} differs: list ${JSON.stringify(d)}, detail ${JSON.stringify(other)}`);
+    }
+    for (const docId of b.keys()) if (!a.has(docId)) diffs.push(`documents: ${docId} is in the detail, not in the list item`);
+  }
+  return { diffs, documentsAbsent };
+}
+
+// ---------------------------------------------------------------- encounter detail against the list
+
+test('resources-encounter-detail-equals-list-item', async ({ check }) => {
+  await check({ id: 'resources-encounter-detail-equals-list-item', requirements: ['FIELD-DETAIL-ENCOUNTER', 'ENC-RESPONSE-SHAPE', 'LIST-RESPONSE-SHAPE', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'the encounter detail equals the list item with the same id, documents included' }, async (api, scope) => {
+    const own = api.encounter('own_encounter');
+    // The own encounter wherever it is in the list, plus the first items of the first page.
+    const pages: ListBody[] = [];
+    let found: EncounterSummary | undefined;
+    for (let offset = 0; offset <= 10_000 && !found; offset += 100) {
+      const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100, offset })), 'listPublicEncounters');
+      pages.push(page);
+      found = page.items.find((i) => i.encounter_id === own);
+      if (page.items.length < 100) break;
+    }
+    if (!found) fail('the own encounter is not listed', `${own} is not among ${pages.reduce((n, p) => n + p.items.length, 0)} listed encounters`);
+    const items = [found, ...pages[0].items.filter((i) => i.encounter_id !== own).slice(0, 4)];
+    const problems: string[] = [];
+    const absent: string[] = [];
+    for (const item of items) {
+      const detail = await encounterDetail(api, item.encounter_id);
+      const { diffs, documentsAbsent } = summaryDifferences(item, detail);
+      if (documentsAbsent) absent.push(item.encounter_id);
+      if (diffs.length === 0) continue;
+      if (detail.updated_at !== item.updated_at) {
+        scope.observe(`${item.encounter_id} was updated between the list and the detail request (updated_at ${item.updated_at} → ${detail.updated_at}); not compared`);
+        continue;
+      }
+      problems.push(`${item.encounter_id}: ${diffs.join('; ')}`);
+    }
+    if (problems.length > 0) fail('the encounter detail differs from its list item', problems.join(' | '));
+    if (absent.length > 0) scope.observe(`the detail of ${sample(absent)} omits documents that the list item carries (ENC-DETAIL-DOCUMENTS-PRESENT is open)`);
+  });
+});
+
+// ---------------------------------------------------------------- document detail per schema_type
+
+test('resources-clinical-document-markdown-content', async ({ check }) => {
+  await check({ id: 'resources-clinical-document-markdown-content', requirements: ['DOC-MARKDOWN-CONTENT', 'FIELD-CLINICAL-CONTENT', 'FIELD-DETAIL-CLINICAL-VARIANT', 'FIELD-CLINICAL-CONTENT-SUBFIELDS', 'FIELD-DETAIL-DISCRIMINATOR'], title: 'a clinical document returns schema_type document with markdown content (format markdown when present, text a string or null)' }, async (api) => {
+    const { doc } = await documentDetail(api, 'clinical_document');
+    if (doc.schema_type !== 'document') fail('the clinical document is not returned as schema_type document', `schema_type ${JSON.stringify(doc.schema_type)}`);
+    const content = doc.content as Json | undefined;
+    if (!content || typeof content !== 'object') fail('the clinical document has no content object', JSON.stringify(content));
+    if ('format' in content && content.format !== 'markdown') fail('the clinical document content is not markdown', `format ${JSON.stringify(content.format)}`);
+    if ('text' in content && content.text !== null && typeof content.text !== 'string') fail('the clinical document text is neither a string nor null', typeof content.text);
+  });
+});
+
+test('resources-clinical-document-status-and-variant-null', async ({ check }) => {
+  await check({ id: 'resources-clinical-document-status-and-variant-null', requirements: ['FIELD-CLINICAL-STATUS', 'FIELD-CLINICAL-WORKFLOW-VARIANT'], title: 'a clinical document detail carries null (or nothing) for status and workflow_variant' }, async (api) => {
+    const { doc } = await documentDetail(api, 'clinical_document');
+    for (const k of ['status', 'workflow_variant']) {
+      if (k in doc && doc[k] !== null) fail(`the clinical document carries a non-null ${k}`, JSON.stringify(doc[k]));
+    }
+  });
+});
+
+test('resources-ambient-document-metadata-only', async ({ check }) => {
+  await check({ id: 'resources-ambient-document-metadata-only', requirements: ['DOC-AMBIENT-METADATA-ONLY', 'FIELD-AMBIENT-NO-TURNS', 'FIELD-DETAIL-DISCRIMINATOR'], title: 'an ambient transcript document returns metadata only: schema_type ambient_transcript, no content, no turns' }, async (api) => {
+    const { doc } = await documentDetail(api, 'ambient_transcript_with_audio');
+    if (doc.schema_type !== 'ambient_transcript') fail('the ambient transcript document is not returned as schema_type ambient_transcript', `schema_type ${JSON.stringify(doc.schema_type)}`);
+    const carried = ['content', 'turns', 'transcript', 'audio_url'].filter((k) => k in doc);
+    if (carried.length > 0) fail('the ambient transcript document detail carries more than metadata', carried.join(', '));
+  });
+});
+
+for (const role of ['billing_summary', 'checklist_summary'] as const) {
+  const id = `resources-${role.replace('_summary', '')}-document-detail-unsupported`;
+  test(id, async ({ check }) => {
+    await check({ id, requirements: ['DOC-UNSUPPORTED-TYPE', 'DOC-SUMMARY-ONLY-TYPES', 'COND-UNSUPPORTED-DOCUMENT-TYPE'], title: `document detail of a ${role.replace('_summary', '')} summary answers 400 unsupported_document_type` }, async (api) => {
+      const d = api.document(role);
+      expectError(await api.get(documentPath(d.encounter_id, d.document_id)), { reason: 'unsupported_document_type', field: null });
+    });
+  });
+}
+
+// §4.3 leaves the reason open (DOC-WRONG-ENCOUNTER-REASON); document_not_found passes, another documented
+// error is recorded, a 200 fails. The pair: a listed encounter of the caller that is not the clinical
+// document's own encounter, with the clinical document's id: both of the caller's organization.
+test('resources-document-of-other-encounter-rejected', async ({ check }) => {
+  await check({ id: 'resources-document-of-other-encounter-rejected', requirements: ['DOC-BELONGS-TO-ENCOUNTER', 'DOC-WRONG-ENCOUNTER-REASON', 'COND-NOT-FOUND'], title: 'a document addressed under another encounter of the same organization is not returned (404 document_not_found)' }, async (api, scope) => {
+    const doc = api.document('clinical_document');
+    const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 })), 'listPublicEncounters');
+    const other = page.items.find((i) => i.encounter_id !== doc.encounter_id && !(i.documents ?? []).some((x) => x.document_id === doc.document_id));
+    if (!other) throw new NotVerified('no listed encounter other than the clinical document\'s own encounter');
+    const ex = await api.get(documentPath(other.encounter_id, doc.document_id));
+    const body = expectDocumented(ex, 'getPublicEncounterDocument');
+    const status = ex.response!.status;
+    if (status === 200) fail('a document of another encounter was returned', `${doc.document_id} under ${other.encounter_id} answered 200`);
+    const e = body as ErrorBody;
+    if (e.reason_code === 'document_not_found') {
+      expectError(ex, { reason: 'document_not_found', field: null });
+      return;
+    }
+    if (status < 400 || status > 499) fail('a document of another encounter did not get a 4xx', `${status} ${e.reason_code}`);
+    scope.observe(`a document addressed under another encounter answered ${status} ${e.reason_code} (404 document_not_found is the closest reading)`);
+  });
+});
+
+// ---------------------------------------------------------------- transcript
+
+test('resources-transcript-turns-chronological', async ({ check }) => {
+  await check({ id: 'resources-transcript-turns-chronological', requirements: ['TRANSCRIPT-CHRONOLOGICAL', 'FIELD-TRANSCRIPT-TRANSCRIPT-TURNS', 'TRANSCRIPT-FINALIZED-TURNS', 'TRANSCRIPT-TURN-BOUNDS'], title: 'transcript turns are in chronological order: each turn starts no earlier than the one before' }, async (api, scope) => {
+    const d = api.document('ambient_transcript_with_audio');
+    const body = expectSuccess<{ transcript: { turns: { start: number; end: number }[] } }>(await api.get(`${documentPath(d.encounter_id, d.document_id)}/transcript`), 'getPublicEncounterDocumentTranscript');
+    const turns = body.transcript.turns;
+    const back = turns.flatMap((t, i) => (i > 0 && t.start < turns[i - 1].start ? [`turn ${i} starts at ${t.start} after turn ${i - 1} started at ${turns[i - 1].start}`] : []));
+    if (back.length > 0) fail('transcript turns are not in chronological order', sample(back));
+    if (turns.length < 2) scope.observe(`the transcript has ${turns.length} turn(s): the order of turns could not be seen`);
+    // Whether start <= end is required is open (TRANSCRIPT-TURN-BOUNDS): recorded, not judged.
+    const inverted = turns.flatMap((t, i) => (t.start > t.end ? [`turn ${i}: start ${t.start} > end ${t.end}`] : []));
+    if (inverted.length > 0) scope.observe(`turns ending before they start: ${sample(inverted)}`);
+  });
+});
+
+// ---------------------------------------------------------------- identifiers echoed from the path
+
+test('resources-identifiers-echo-path', async ({ check }) => {
+  await check({ id: 'resources-identifiers-echo-path', requirements: ['CONTRACT-OPAQUE-IDS', 'ENC-PATH-PARAM', 'DOC-PATH-PARAMS', 'TRANSCRIPT-PATH-PARAMS', 'FIELD-CLINICAL-DOCUMENT-ID', 'FIELD-CLINICAL-ENCOUNTER-ID', 'FIELD-AMBIENT-DOCUMENT-ID', 'FIELD-AMBIENT-ENCOUNTER-ID', 'FIELD-TRANSCRIPT-DOCUMENT-ID', 'FIELD-TRANSCRIPT-ENCOUNTER-ID', 'DOC-BELONGS-TO-ENCOUNTER'], title: 'encounter, document and transcript responses echo the path identifiers as the same opaque strings' }, async (api) => {
+    const problems: string[] = [];
+    const same = (what: string, got: unknown, want: string) => {
+      if (got !== want) problems.push(`${what}: ${JSON.stringify(got)} for path ${JSON.stringify(want)}`);
+    };
+    const own = api.encounter('own_encounter');
+    same('encounter detail encounter_id', (await encounterDetail(api, own)).encounter_id, own);
+    for (const role of ['clinical_document', 'ambient_transcript_with_audio'] as const) {
+      const { doc, path } = await documentDetail(api, role);
+      same(`${role} detail document_id`, doc.document_id, path.document_id);
+      same(`${role} detail encounter_id`, doc.encounter_id, path.encounter_id);
+    }
+    const t = api.document('ambient_transcript_with_audio');
+    const body = expectSuccess<Json>(await api.get(`${documentPath(t.encounter_id, t.document_id)}/transcript`), 'getPublicEncounterDocumentTranscript');
+    same('transcript document_id', body.document_id, t.document_id);
+    same('transcript encounter_id', body.encounter_id, t.encounter_id);
+    if (problems.length > 0) fail('a response does not echo the identifiers of its path', problems.join('; '));
+  });
+});
+
+// ---------------------------------------------------------------- audio URL (never printed)
+
+const CLOCK_SKEW_MS = 5_000;
+
+async function audio(api: CheckApi): Promise<{ audio_url: unknown; expires_at: string }> {
+  const d = api.document('ambient_transcript_with_audio');
+  const ex = await api.get(`${documentPath(d.encounter_id, d.document_id)}/audio`);
+  // Register before anything can print it (the evidence layer also redacts the audio_url field).
+  try {
+    const parsed = JSON.parse(ex.response?.body ?? 'null') as { audio_url?: unknown } | null;
+    if (typeof parsed?.audio_url === 'string') registerSecret(parsed.audio_url);
+  } catch {
+    /* not JSON: expectSuccess reports it */
+  }
+  return expectSuccess(ex, 'getPublicEncounterDocumentAudio');
+}
+
+test('resources-audio-expires-at-in-future', async ({ check }) => {
+  await check({ id: 'resources-audio-expires-at-in-future', requirements: ['AUDIO-EXPIRES-AT', 'FIELD-AUDIO-EXPIRES-AT', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-RESPONSE'], title: `the audio URL response has expires_at in the future (local clock, ${CLOCK_SKEW_MS / 1000} s skew allowed)` }, async (api) => {
+    const before = Date.now();
+    const body = await audio(api);
+    const expires = instantNs(body.expires_at);
+    if (expires === undefined) fail('expires_at is not an RFC 3339 date-time', JSON.stringify(body.expires_at));
+    const expiresMs = Number(expires / 1_000_000n);
+    if (expiresMs <= before - CLOCK_SKEW_MS) fail('the audio URL has already expired when it is handed out', `expires_at ${body.expires_at}, local clock ${new Date(before).toISOString()}`);
+  });
+});
+
+test('resources-audio-url-present', async ({ check }) => {
+  await check({ id: 'resources-audio-url-present', requirements: ['FIELD-AUDIO-AUDIO-URL', 'AUDIO-RESPONSE'], title: 'the audio URL response carries a non-empty audio_url (an absolute URL)' }, async (api, scope) => {
+    const body = await audio(api);
+    const url = body.audio_url;
+    if (typeof url !== 'string' || url.trim() === '') fail('audio_url is empty', `length ${typeof url === 'string' ? url.length : typeof url}`);
+    // Only the shape is reported, never the value.
+    if (!URL.canParse(url)) scope.observe('audio_url is not an absolute URL (a signed URL is expected to be fetchable as given)');
+  });
+});

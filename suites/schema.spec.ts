@@ -1,0 +1,80 @@
+// §2 "All responses reject undeclared extra fields" and §4 "success status 200 with application/json",
+// checked explicitly: the happy path of every route with the full key answers 200, labelled
+// application/json, with a body valid against its closed contract schema; a sample of error reasons
+// (one per route family and status) answers a JSON body valid against the closed PublicApiErrorResponse.
+// That a non-JSON body or another media type fails is shown by the mutants (wrong-content-type,
+// error-body-not-json), not fabricated here.
+import { test } from '../harness/fixtures.ts';
+import { expectError, expectSuccess } from '../harness/assertions.ts';
+import { registerSecret } from '../harness/redact.ts';
+import type { OperationId } from '../harness/contract.ts';
+import type { CredentialRole, DocumentRole } from '../harness/profile.ts';
+import type { CheckApi } from '../harness/target.ts';
+
+const seg = encodeURIComponent;
+const enc = (e: string) => `/external/v1/encounters/${seg(e)}`;
+const doc = (d: { encounter_id: string; document_id: string }) => `${enc(d.encounter_id)}/documents/${seg(d.document_id)}`;
+const docOf = (api: CheckApi, role: DocumentRole) => doc(api.document(role));
+
+interface SuccessCase {
+  name: string;
+  operationId: OperationId;
+  requirements: string[];
+  target(api: CheckApi): string;
+}
+
+const SUCCESS: SuccessCase[] = [
+  { name: 'list', operationId: 'listPublicEncounters', requirements: ['OPENAPI-SCHEMA-LIST', 'LIST-RESPONSE-SHAPE', 'OPENAPI-SCHEMA-ENCOUNTER-SUMMARY', 'OPENAPI-SCHEMA-PATIENT-SUMMARY', 'OPENAPI-SCHEMA-DOCUMENT-SUMMARY'], target: () => '/external/v1/encounters' },
+  { name: 'encounter', operationId: 'getPublicEncounter', requirements: ['OPENAPI-SCHEMA-ENCOUNTER-DETAIL', 'ENC-RESPONSE-SHAPE', 'OPENAPI-SCHEMA-ENCOUNTER-SUMMARY'], target: (api) => enc(api.encounter('own_encounter')) },
+  { name: 'document-clinical', operationId: 'getPublicEncounterDocument', requirements: ['OPENAPI-SCHEMA-DOCUMENT-DETAIL', 'DOC-RESPONSE-SHAPE', 'FIELD-DETAIL-CLINICAL-VARIANT'], target: (api) => docOf(api, 'clinical_document') },
+  { name: 'document-ambient', operationId: 'getPublicEncounterDocument', requirements: ['OPENAPI-SCHEMA-DOCUMENT-DETAIL', 'DOC-RESPONSE-SHAPE', 'FIELD-AMBIENT-NO-TURNS'], target: (api) => docOf(api, 'ambient_transcript_with_audio') },
+  { name: 'transcript', operationId: 'getPublicEncounterDocumentTranscript', requirements: ['OPENAPI-SCHEMA-TRANSCRIPT', 'TRANSCRIPT-FINALIZED-TURNS'], target: (api) => `${docOf(api, 'ambient_transcript_with_audio')}/transcript` },
+  { name: 'audio', operationId: 'getPublicEncounterDocumentAudio', requirements: ['OPENAPI-SCHEMA-AUDIO', 'AUDIO-RESPONSE'], target: (api) => `${docOf(api, 'ambient_transcript_with_audio')}/audio` },
+];
+
+for (const c of SUCCESS) {
+  const id = `schema-success-${c.name}-closed-json`;
+  test(id, async ({ check }) => {
+    await check({ id, requirements: ['CONTRACT-CLOSED-RESPONSES', 'CONTRACT-JSON-RESPONSES', ...c.requirements], title: `${c.name}: the happy path answers 200 application/json with a body valid against its closed schema` }, async (api) => {
+      const ex = await api.get(c.target(api));
+      if (c.operationId === 'getPublicEncounterDocumentAudio') {
+        // The audio URL is a secret for output purposes: register it before anything can print it.
+        const m = /"audio_url"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(ex.response?.body ?? '');
+        if (m) registerSecret(JSON.parse(`"${m[1]}"`) as string);
+      }
+      expectSuccess(ex, c.operationId);
+    });
+  });
+}
+
+interface ErrorCase {
+  reason: string;
+  field: string | null;
+  as?: CredentialRole | 'none';
+  target(api: CheckApi): string;
+}
+
+const ERRORS: ErrorCase[] = [
+  { reason: 'missing_bearer', field: null, as: 'none', target: () => '/external/v1/encounters' },
+  { reason: 'missing_scope', field: null, as: 'missing_scope_recordings_read', target: (api) => `${docOf(api, 'ambient_transcript_with_audio')}/audio` },
+  { reason: 'unsupported_filter', field: 'view', target: (api) => `${enc(api.encounter('own_encounter'))}?view=full` },
+  { reason: 'invalid_limit', field: 'limit', target: () => '/external/v1/encounters?limit=0' },
+  { reason: 'invalid_query', field: 'start_at', target: () => '/external/v1/encounters?start_at=yesterday' },
+  { reason: 'cross_organization_denied', field: null, target: (api) => enc(api.encounter('other_org_encounter')) },
+  { reason: 'demo_training_denied', field: null, target: (api) => enc(api.encounter('demo_encounter')) },
+  { reason: 'encounter_not_found', field: null, target: (api) => enc(api.encounter('unknown_encounter')) },
+  { reason: 'document_not_found', field: null, target: (api) => `${enc(api.encounter('own_encounter'))}/documents/${seg(api.document('other_org_document').document_id)}` },
+  { reason: 'unsupported_document_type', field: null, target: (api) => docOf(api, 'billing_summary') },
+  { reason: 'transcript_not_found', field: null, target: (api) => `${docOf(api, 'ambient_transcript_without_transcript')}/transcript` },
+  { reason: 'audio_not_available_for_document', field: null, target: (api) => `${docOf(api, 'ambient_transcript_without_audio')}/audio` },
+  { reason: 'audio_not_found', field: null, target: (api) => `${docOf(api, 'ambient_transcript_audio_missing')}/audio` },
+];
+
+for (const c of ERRORS) {
+  const id = `schema-error-${c.reason.replaceAll('_', '-')}-closed-json`;
+  test(id, async ({ check }) => {
+    await check({ id, requirements: ['ERR-BODY-FIELDS', 'ERR-BODY-ON-FAILURE', 'OPENAPI-SCHEMA-ERROR', 'CONTRACT-CLOSED-RESPONSES'], title: `${c.reason}: the error answers application/json with a body valid against the closed PublicApiErrorResponse` }, async (api) => {
+      expectError(await api.get(c.target(api), { as: c.as ?? 'full' }), { reason: c.reason, field: c.field });
+    });
+  });
+}

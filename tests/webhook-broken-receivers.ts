@@ -1,0 +1,146 @@
+// Deliberately broken webhook receivers for the receiver-suite proof (tests/webhook-receiver-suite.spec.ts):
+// each carries ONE defect a partner receiver could have, and the checks named in BROKEN_RECEIVERS
+// must fail against it. They keep state in memory and make real follow-up fetches to a counting fake
+// REST API, so the suite's follow-up probe sees what they do.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verify, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
+import type { VerifyInput, VerifyResult, WebhookEvent } from '../harness/webhook/signature.ts';
+import type { CountingApi } from '../harness/webhook/counting-api.ts';
+
+export type BrokenKind =
+  | 'accepts-stale-timestamps'
+  | 'verifies-reserialised-body'
+  | 'dedupes-by-delivery-id'
+  | 'answers-500-to-invalid-signature'
+  | 'hangs-on-invalid-signature'
+  | 'follows-up-before-verifying';
+
+/** For each broken receiver, checks of runReceiverSuite that must FAIL against it. */
+export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFail: string[] }> = {
+  'accepts-stale-timestamps': {
+    description: 'skips the 300-second tolerance (verifies against the timestamp itself)',
+    mustFail: [
+      'webhook-receiver-rejects-timestamp-301-s-old', 'webhook-receiver-rejects-timestamp-301-s-ahead',
+      'webhook-receiver-rejects-timestamp-one-day-old', 'webhook-receiver-rejects-timestamp-one-day-ahead',
+      'webhook-receiver-rejects-timestamp-epoch-zero', 'webhook-receiver-no-followup-after-invalid-deliveries',
+    ],
+  },
+  'verifies-reserialised-body': {
+    description: 'computes the HMAC over JSON.stringify(JSON.parse(body)) instead of the raw bytes',
+    mustFail: [
+      'webhook-receiver-rejects-signature-over-reserialised-body', 'webhook-receiver-rejects-body-reserialised-pretty',
+      'webhook-receiver-rejects-body-trailing-newline', 'webhook-receiver-no-followup-after-invalid-deliveries',
+    ],
+  },
+  'dedupes-by-delivery-id': {
+    description: 'deduplicates business work by Service-Delivery-Id instead of the event id',
+    mustFail: ['webhook-receiver-accepts-retry-with-new-delivery-id', 'webhook-receiver-processes-events-sharing-a-delivery-id'],
+  },
+  'answers-500-to-invalid-signature': {
+    description: 'answers 500 when the signature or its header is wrong',
+    mustFail: [
+      'webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-body-one-bit-flipped',
+      'webhook-receiver-rejects-signature-version-v0', 'webhook-receiver-rejects-signature-truncated',
+      'webhook-receiver-rejects-service-signature-absent', 'webhook-receiver-rejects-signature-over-reserialised-body',
+    ],
+  },
+  'hangs-on-invalid-signature': {
+    description: 'never answers a delivery whose signature is wrong',
+    mustFail: ['webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-body-one-bit-flipped'],
+  },
+  'follows-up-before-verifying': {
+    description: 'fetches the encounter named in the body before it verifies the delivery',
+    mustFail: [
+      'webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-timestamp-301-s-old',
+      'webhook-receiver-rejects-event-id-header-differs', 'webhook-receiver-rejects-body-one-bit-flipped',
+      'webhook-receiver-rejects-payload-other-event-type', 'webhook-receiver-no-followup-after-invalid-deliveries',
+    ],
+  },
+};
+
+const SIGNATURE_REASONS = new Set(['signature_missing', 'signature_duplicate', 'multiple_signatures', 'unsupported_signature_version', 'signature_uppercase_hex', 'malformed_signature', 'signature_mismatch']);
+
+export interface BrokenReceiver {
+  url: string;
+  close(): Promise<void>;
+}
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+export async function startBrokenReceiver(kind: BrokenKind, secret: string, api: CountingApi): Promise<BrokenReceiver> {
+  const processed = new Set<string>();
+
+  async function followUp(encounterId: unknown, documentId: unknown): Promise<void> {
+    const enc = `${api.baseUrl}/external/v1/encounters/${encodeURIComponent(String(encounterId))}`;
+    const headers = { authorization: `Bearer ${api.apiKey}` };
+    await (await fetch(enc, { headers })).arrayBuffer();
+    await (await fetch(`${enc}/documents/${encodeURIComponent(String(documentId))}`, { headers })).arrayBuffer();
+  }
+
+  function check(input: VerifyInput): VerifyResult {
+    if (kind === 'accepts-stale-timestamps') {
+      // Judges the timestamp against itself: whatever its age, it is "now".
+      const text = (input.headers as Record<string, string[] | undefined>)[WEBHOOK_HEADERS.timestamp.toLowerCase()]?.[0];
+      if (text !== undefined && /^[0-9]+$/.test(text)) return verify({ ...input, nowMs: Number(text) * 1000 });
+    }
+    if (kind === 'verifies-reserialised-body') {
+      let again: Buffer;
+      try {
+        again = Buffer.from(JSON.stringify(JSON.parse(input.rawBody.toString())));
+      } catch {
+        return { ok: false, reason: 'invalid_json', detail: 'not JSON' };
+      }
+      return verify({ ...input, rawBody: again });
+    }
+    return verify(input);
+  }
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    if (kind === 'follows-up-before-verifying') {
+      try {
+        const early = JSON.parse(raw.toString()) as Partial<WebhookEvent>;
+        await followUp(early.resources?.encounter_id, early.resources?.document_id);
+      } catch {
+        /* not JSON: nothing to prefetch */
+      }
+    }
+    const verdict = check({ headers: req.headersDistinct, rawBody: raw, secret });
+    if (!verdict.ok) {
+      if (SIGNATURE_REASONS.has(verdict.reason)) {
+        if (kind === 'answers-500-to-invalid-signature') return void res.writeHead(500).end();
+        if (kind === 'hangs-on-invalid-signature') return; // never answers
+      }
+      return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ reason: verdict.reason }));
+    }
+    const key = kind === 'dedupes-by-delivery-id' ? verdict.deliveryId : verdict.event.id;
+    if (!processed.has(key)) {
+      processed.add(key);
+      await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);
+    }
+    res.writeHead(204).end();
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(503).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks/transcripts`,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

@@ -1,0 +1,56 @@
+// The GitHub workflows and the composite action cannot run here, so each is validated against its
+// schema with @action-validator/cli (a devDependency): a broken workflow fails here, not on a user's
+// runner. Without the binary the test FAILS, naming the missing devDependency.
+import { test, expect } from '@playwright/test';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const VALIDATOR = path.join(ROOT, 'node_modules/.bin/action-validator');
+const FILES = [
+  ...fs.readdirSync(path.join(ROOT, '.github/workflows')).filter((f) => /\.ya?ml$/.test(f)).map((f) => `.github/workflows/${f}`),
+  ...fs.readdirSync(path.join(ROOT, '.github/actions'), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => `.github/actions/${d.name}/action.yml`),
+];
+
+function validate(file: string): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(VALIDATOR, [file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d));
+    child.stderr.on('data', (d: Buffer) => (output += d));
+    child.on('error', (e) => resolve({ code: -1, output: e.message }));
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+test('the expected workflow and action files exist', () => {
+  expect(FILES).toEqual(expect.arrayContaining(['.github/workflows/ci.yml', '.github/workflows/conformance-gate.yml', '.github/actions/conformance/action.yml']));
+});
+
+for (const file of FILES) {
+  test(`${file} is valid (action-validator)`, async () => {
+    expect(fs.existsSync(VALIDATOR), 'node_modules/.bin/action-validator is missing: add the devDependency @action-validator/cli and run npm ci').toBe(true);
+    const r = await validate(file);
+    expect(r.code, r.output).toBe(0);
+  });
+}
+
+test('ci.yml runs the typecheck and the tests on Node 24 in both database variants and keeps the reports', () => {
+  const ci = fs.readFileSync(path.join(ROOT, '.github/workflows/ci.yml'), 'utf8');
+  expect(ci).toContain('node-version: "24"');
+  expect(ci).toContain('npx tsc --noEmit');
+  expect(ci).toContain('npm test');
+  expect(ci).toMatch(/db: \[embedded, container\]/);
+  expect(ci).toContain('CONFORMANCE_DB: ${{ matrix.db }}');
+  expect(ci).toContain('path: reports/out');
+});
+
+test('the reusable gate takes base-url, profile and waivers and never echoes its secret', () => {
+  const gate = fs.readFileSync(path.join(ROOT, '.github/workflows/conformance-gate.yml'), 'utf8');
+  expect(gate).toMatch(/on:\n\s+workflow_call:/);
+  for (const input of ['base-url:', 'profile:', 'waivers:', 'conformance-env:']) expect(gate).toContain(input);
+  const action = fs.readFileSync(path.join(ROOT, '.github/actions/conformance/action.yml'), 'utf8');
+  expect(action).toContain('::add-mask::');
+  expect(action).not.toMatch(/echo "\$value"\s*$/m);
+});
