@@ -80,11 +80,14 @@ const MAX_EVIDENCE_BODY = 8 * 1024;
 
 /** Serialises exchanges for evidence: redacted, bodies truncated. */
 export function evidenceOf(exchanges: Exchange[]): string {
-  const trimmed = exchanges.map((ex) => ({
-    ...ex,
-    response: ex.response && {
-      ...ex.response,
-      body: ex.response.body.length > MAX_EVIDENCE_BODY ? `${ex.response.body.slice(0, MAX_EVIDENCE_BODY)}…[truncated, ${ex.response.bodyBytes} bytes]` : ex.response.body,
+  // Only the Exchange fields: callers may pass richer objects (Target.send adds `raw`, whose body Buffer
+  // would serialise as an array of byte numbers that no redaction pattern can see).
+  const trimmed = exchanges.map(({ request, response, error }) => ({
+    request,
+    error,
+    response: response && {
+      status: response.status, headers: response.headers, bodyBytes: response.bodyBytes, durationMs: response.durationMs,
+      body: response.body.length > MAX_EVIDENCE_BODY ? `${response.body.slice(0, MAX_EVIDENCE_BODY)}…[truncated, ${response.bodyBytes} bytes]` : response.body,
     },
   }));
   return JSON.stringify(redactValue(trimmed), null, 2);

@@ -53,6 +53,8 @@ export function parseBaseUrl(baseUrl: string): Origin {
   const secure = m[1] === 'https';
   const host = m[2].replace(/^\[|\]$/g, '');
   const port = m[3] ? Number(m[3]) : secure ? 443 : 80;
+  // net.connect throws a RangeError for an out-of-range port: refuse it here, as a bad base URL.
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`baseUrl has a port outside 1..65535: ${baseUrl}`);
   const basePath = (m[4] ?? '').replace(/\/+$/, '');
   return { secure, host, port, hostHeader: m[3] ? `${m[2]}:${m[3]}` : m[2], basePath };
 }

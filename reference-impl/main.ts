@@ -17,6 +17,7 @@ import { buildProfile, guideText } from './profile.ts';
 import { Repo } from './repo.ts';
 import { loadSeed, seedDatabase } from './seed.ts';
 import { createServer } from './server.ts';
+import { DeliveryWorker } from './webhooks.ts';
 
 const OPENAPI_PATH = path.join(import.meta.dirname, '..', 'fixtures', 'contract', 'openapi.json');
 
@@ -58,6 +59,7 @@ function options() {
 let provider: DbProvider | undefined;
 let pool: pg.Pool | undefined;
 let server: http.Server | undefined;
+let worker: DeliveryWorker | undefined;
 let stopping = false;
 
 async function shutdown(code: number): Promise<never> {
@@ -68,6 +70,7 @@ async function shutdown(code: number): Promise<never> {
       server.closeAllConnections();
       await closed;
     }
+    await worker?.stop().catch(() => {});
     await pool?.end().catch(() => {});
     await provider?.stop().catch(() => {});
   }
@@ -98,7 +101,14 @@ async function main(): Promise<void> {
 
   const fallbackHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   let fallbackOrigin = `http://${fallbackHost}:${opts.port}`;
-  server = createServer({ pool, digestKey, openapiPath: OPENAPI_PATH, switchboardToken: opts.switchboardToken, defaultMutant: opts.mutant, get fallbackOrigin() { return fallbackOrigin; } });
+  // Outbound webhooks: the worker delivers outbox rows of ACTIVE subscriptions only (none exist until activated).
+  worker = new DeliveryWorker(pool);
+  worker.start();
+  const deliveryWorker = worker;
+  server = createServer({
+    pool, digestKey, openapiPath: OPENAPI_PATH, switchboardToken: opts.switchboardToken, defaultMutant: opts.mutant, get fallbackOrigin() { return fallbackOrigin; },
+    sandboxOrganizationId: mainOrg, onWebhookEvent: () => deliveryWorker.kick(),
+  });
   await new Promise<void>((resolve, reject) => {
     server!.once('error', reject);
     server!.listen(opts.port, opts.host, () => resolve());

@@ -32,6 +32,8 @@ export function buildProfile(seed: Seed, baseUrl: string, dbKind: string, switch
       digest_key_unavailable: fault('digest_key_unavailable'),
       audio_storage_unavailable: fault('audio_storage_unavailable'),
     };
+    // Webhook sandbox control routes (/__sandbox/…, same switchboard token): activate a subscription, finalize a transcript.
+    profile.webhook = { sandboxControlUrl: baseUrl };
   }
   return profile;
 }

@@ -16,7 +16,7 @@ function decode(raw: string): { text: string; ok: boolean } {
 }
 
 /** Splits the raw query (without `?`) into pairs in order. Empty segments (`a=1&&b=2`, a trailing `&`) are skipped. */
-export function parseRawQuery(raw: string): QueryPair[] {
+export function parseRawQuery(raw: string, mutant: MutantName | null = null): QueryPair[] {
   const pairs: QueryPair[] = [];
   if (raw === '') return pairs;
   for (const segment of raw.split('&')) {
@@ -24,8 +24,8 @@ export function parseRawQuery(raw: string): QueryPair[] {
     const eq = segment.indexOf('=');
     const rawKey = eq === -1 ? segment : segment.slice(0, eq);
     const rawValue = eq === -1 ? '' : segment.slice(eq + 1);
-    const k = decode(rawKey);
-    const v = decode(rawValue);
+    const k = mutant === 'query-not-percent-decoded' ? { text: rawKey, ok: true } : decode(rawKey);
+    const v = mutant === 'query-not-percent-decoded' ? { text: rawValue, ok: true } : decode(rawValue);
     pairs.push({ key: k.text, value: v.text, keyOk: k.ok, valueOk: v.ok });
   }
   return pairs;
@@ -35,6 +35,7 @@ export const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at']
 
 /** Step 4: the first key (in query order) the route does not support → 400 unsupported_filter, field = that key. */
 export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly string[], mutant: MutantName | null): void {
+  if (mutant === 'query-keys-case-insensitive') for (const p of pairs) p.key = p.key.toLowerCase();
   const offending = pairs.find((p) => !p.keyOk || !allowed.includes(p.key));
   if (!offending) return;
   if (mutant === 'multiple-query-errors-combined' && pairs.filter((p) => !p.keyOk || !allowed.includes(p.key)).length > 1) {
@@ -54,10 +55,30 @@ function canonicalInt(text: string, max: number, mutant: MutantName | null, whic
   if (which === 'limit' && mutant === 'lenient-limit-plus' && /^\+[0-9]+$/.test(t)) t = t.slice(1);
   if (which === 'limit' && mutant === 'lenient-limit-leading-zero' && /^0+[1-9][0-9]*$/.test(t)) t = t.replace(/^0+/, '');
   if (which === 'offset' && mutant === 'offset-negative-accepted' && /^-[0-9]+$/.test(t)) return 0;
+  if (which === 'offset' && mutant === 'lenient-offset-plus' && /^\+[0-9]+$/.test(t)) t = t.slice(1);
+  if (which === 'offset' && mutant === 'lenient-offset-leading-zero' && /^0+[0-9]+$/.test(t)) t = t.replace(/^0+(?=[0-9])/, '');
+  const fallback = which === 'limit' ? 50 : 0;
+  if (mutant === 'lenient-whitespace') t = t.trim();
+  if (mutant === 'lenient-decimal' && /^[0-9]+\.0*$/.test(t)) t = t.slice(0, t.indexOf('.'));
+  if (mutant === 'lenient-exponent' && /^[0-9]+[eE]\+?[0-9]+$/.test(t) && Number.isSafeInteger(Number(t))) t = String(Number(t));
+  if (mutant === 'lenient-hex' && /^0[xX][0-9a-fA-F]{1,6}$/.test(t)) t = String(parseInt(t.slice(2), 16));
+  if (mutant === 'lenient-empty-as-default' && t === '') return fallback;
+  if (mutant === 'lenient-non-numeric-as-default' && t !== '' && !/[0-9]/.test(t)) return fallback;
+  if (mutant === 'lenient-nonascii-digits') t = t.replace(/\p{Nd}/gu, (c) => String(nonAsciiDigitValue(c)));
+  if (mutant === 'lenient-integer-prefix' && /^[0-9]+[^0-9]/.test(t)) t = /^[0-9]+/.exec(t)![0];
+  if (mutant === 'long-digits-overflow-accepted' && /^[1-9][0-9]{9,}$/.test(t)) return max;
+  if (which === 'limit' && mutant === 'limit-zero-as-default' && t.trim() !== '' && Number(t) === 0) return fallback;
   // The length cap keeps Number() exact: anything longer is out of range anyway.
   if (!CANONICAL.test(t) || t.length > 6) return null;
   const n = Number(t);
   return n <= max ? n : null;
+}
+
+/** Mutant lenient-nonascii-digits: the value of a digit of another script (blocks of ten from DIGIT ZERO). */
+function nonAsciiDigitValue(c: string): number {
+  const cp = c.codePointAt(0)!;
+  for (const zero of [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50, 0xff10, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6]) if (cp >= zero && cp < zero + 10) return cp - zero;
+  return 0;
 }
 
 // RFC 3339 profile of ISO 8601 with a mandatory offset: date-only and timezone-less values are rejected.
@@ -110,28 +131,33 @@ export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null)
   const one = (key: string): QueryPair | undefined => {
     const all = seen.get(key);
     if (!all) return undefined;
+    if (all.length > 1 && mutant === 'duplicate-keys-crash') throw new TypeError(`${key}.match is not a function`);
     if (all.length > 1) throw new ApiError(reasonFor(key), key, 'the parameter appears more than once');
     return all[0];
   };
-  const out: ListQuery = { limit: mutant === 'default-limit-20' ? 20 : 50, offset: 0, sortOrder: 'desc', startAt: null, endAt: null };
+  const out: ListQuery = { limit: mutant === 'default-limit-20' ? 20 : 50, offset: mutant === 'default-offset-1' ? 1 : 0, sortOrder: 'desc', startAt: null, endAt: null };
 
   const limit = one('limit');
   if (limit) {
     const max = mutant === 'limit-max-101' ? 101 : 100;
     const n = limit.valueOk ? canonicalInt(limit.value, max, mutant, 'limit') : null;
-    if (n === null || n < 1) throw new ApiError('invalid_limit', mutant === 'field-limit-null' ? null : 'limit');
+    const atBound = mutant === 'range-bounds-exclusive' && (n === 1 || n === max);
+    if (n === null || n < 1 || atBound) throw new ApiError('invalid_limit', mutant === 'field-limit-null' ? null : 'limit');
     out.limit = n;
   }
   const offset = one('offset');
   if (offset) {
     const max = mutant === 'offset-max-10001' ? 10001 : 10000;
     const n = offset.valueOk ? canonicalInt(offset.value, max, mutant, 'offset') : null;
-    if (n === null) throw new ApiError('invalid_offset', 'offset');
+    const atBound = mutant === 'range-bounds-exclusive' && (n === 0 || n === max);
+    if (n === null || atBound) throw new ApiError('invalid_offset', mutant === 'field-offset-wrong' ? 'limit' : 'offset');
     out.offset = n;
   }
   const sort = one('sort_order');
   if (sort) {
-    if (!sort.valueOk || (sort.value !== 'asc' && sort.value !== 'desc')) throw new ApiError('invalid_sort', 'sort_order');
+    if (!sort.valueOk || (sort.value !== 'asc' && sort.value !== 'desc')) {
+      throw new ApiError(mutant === 'reason-invalid-sort-as-invalid-query' ? 'invalid_query' : 'invalid_sort', mutant === 'field-sort-null' ? null : 'sort_order');
+    }
     out.sortOrder = sort.value;
   }
   let startMicros: bigint | null = null;
@@ -139,14 +165,16 @@ export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null)
   const start = one('start_at');
   if (start) {
     startMicros = start.valueOk ? parseDateTime(start.value, mutant) : null;
-    if (startMicros === null) throw new ApiError('invalid_query', 'start_at', 'start_at must be a timezone-aware ISO 8601 date-time');
-    out.startAt = toPgTimestamp(startMicros);
+    if (startMicros === null && mutant !== 'date-invalid-ignored') throw new ApiError('invalid_query', 'start_at', 'start_at must be a timezone-aware ISO 8601 date-time');
+    if (startMicros !== null) out.startAt = toPgTimestamp(startMicros);
   }
   const end = one('end_at');
   if (end) {
     endMicros = end.valueOk ? parseDateTime(end.value, mutant) : null;
-    if (endMicros === null) throw new ApiError('invalid_query', 'end_at', 'end_at must be a timezone-aware ISO 8601 date-time');
-    out.endAt = toPgTimestamp(endMicros);
+    if (endMicros === null && mutant !== 'date-invalid-ignored') {
+      throw new ApiError('invalid_query', mutant === 'date-error-field-wrong' ? 'start_at' : 'end_at', 'end_at must be a timezone-aware ISO 8601 date-time');
+    }
+    if (endMicros !== null) out.endAt = toPgTimestamp(endMicros);
   }
   // §4.1 leaves the reason open. Our choice: 422 invalid_query with field "start_at".
   if (startMicros !== null && endMicros !== null && startMicros >= endMicros && mutant !== 'start-not-before-end-accepted') {

@@ -47,7 +47,13 @@ export class Repo {
     let dir = q.sortOrder === 'asc' ? 'ASC' : 'DESC';
     if (mutant === 'sort-order-inverted') dir = dir === 'ASC' ? 'DESC' : 'ASC';
     const tieDir = mutant === 'sort-ignores-tiebreaker' ? (dir === 'ASC' ? 'DESC' : 'ASC') : dir;
-    const orderBy = `created_at ${dir}, encounter_id ${tieDir}`;
+    // random() gives no deterministic order among ties (and is re-drawn by the outer query).
+    // md5(encounter_id) is deterministic but is not the encounter_id order.
+    const tieOn = (t: string) => (mutant === 'tiebreak-nondeterministic' ? 'random()' : mutant === 'tiebreak-not-encounter-id' ? `md5(${t}encounter_id) ${tieDir}` : `${t}encounter_id ${tieDir}`);
+    const orderBy = `created_at ${dir}, ${tieOn('')}`;
+    const outerOrderBy = `e.created_at ${dir}, ${tieOn('e.')}`;
+    // Off by one: every page after the first starts one row early, repeating the last row of the page before.
+    const offset = mutant === 'page-duplicates' && q.offset > 0 ? q.offset - 1 : q.offset;
     const where = [
       mutant === 'cross-org-listed' ? '$1::text IS NOT NULL' : 'organization_id = $1',
       mutant === 'demo-listed' ? 'TRUE' : 'NOT is_demo',
@@ -59,8 +65,8 @@ export class Repo {
          FROM (SELECT count(*)::int AS total FROM encounters WHERE ${where}) t
          LEFT JOIN LATERAL (SELECT * FROM encounters WHERE ${where} ORDER BY ${orderBy} LIMIT $4 OFFSET $5) e ON TRUE
          LEFT JOIN patients p ON p.patient_id = e.patient_id
-        ORDER BY e.${orderBy.replace(', ', ', e.')}`,
-      [organizationId, q.startAt, q.endAt, q.limit, q.offset],
+        ORDER BY ${outerOrderBy}`,
+      [organizationId, q.startAt, q.endAt, mutant === 'page-size-off-by-one' ? q.limit + 1 : q.limit, offset],
     );
     const total = r.rows[0]?.total ?? 0;
     return { total, rows: r.rows.filter((row) => row.encounter_id !== null) };

@@ -6,6 +6,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import type stream from 'node:stream';
 import type pg from 'pg';
 import { bearerToken, digestToken, digestsEqual, parseToken } from './auth.ts';
 import { AudioSigner, STORAGE_PREFIX } from './audio.ts';
@@ -16,6 +17,7 @@ import { LIST_KEYS, parseRawQuery, rejectUnsupportedKeys, validateListQuery } fr
 import type { ListQuery, QueryPair } from './query.ts';
 import { Repo } from './repo.ts';
 import type { DocumentRow, EncounterRow, KeyRow } from './repo.ts';
+import { activateSubscription, deactivateSubscription, finalizeTranscript, parseSubscriptionInput, WebhookInputError } from './webhooks.ts';
 
 export interface ServerOptions {
   pool: pg.Pool;
@@ -27,6 +29,10 @@ export interface ServerOptions {
   defaultMutant: MutantName | null;
   /** Origin used in audio URLs when the Host header is unusable. */
   fallbackOrigin: string;
+  /** Webhook sandbox control (routes under /__sandbox/, switchboard token required): the organization they act for. */
+  sandboxOrganizationId?: string;
+  /** Wakes the webhook delivery worker after an event is written. */
+  onWebhookEvent?: () => void;
 }
 
 type Scope = 'encounters:read' | 'patients:read' | 'documents:read' | 'recordings:read';
@@ -182,8 +188,9 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
       return;
     }
     const [encounterId, documentId] = ctx.params;
+    if (ctx.mutant === 'fuzz-crash-on-dotdot' && ctx.params.some((p) => p.includes('..'))) throw new Error('path guard: cannot resolve ".."');
     const encounter = await app.repo.getEncounter(encounterId);
-    if (!encounter) throw new ApiError('encounter_not_found');
+    if (!encounter) throw new ApiError(ctx.mutant === 'encounter-not-found-as-cross-org' ? 'cross_organization_denied' : 'encounter_not_found');
     if (encounter.organization_id !== ctx.key.organization_id) {
       throw new ApiError(ctx.mutant === 'cross-org-as-not-found' ? 'encounter_not_found' : 'cross_organization_denied');
     }
@@ -193,7 +200,7 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
     const document = await app.repo.getDocument(documentId);
     const belongs = document !== undefined && (document.encounter_id === encounter.encounter_id ||
       (ctx.mutant === 'document-of-other-encounter-returned' && document.organization_id === encounter.organization_id));
-    if (!belongs) throw new ApiError('document_not_found');
+    if (!belongs) throw new ApiError(ctx.mutant === 'document-not-found-as-encounter-not-found' ? 'encounter_not_found' : 'document_not_found');
     ctx.document = document;
   },
 };
@@ -247,7 +254,10 @@ async function respondList(ctx: Ctx, app: App) {
 async function respondEncounter(ctx: Ctx, app: App) {
   const e = ctx.encounter!;
   const docs = await app.repo.documentsOf([e.encounter_id]);
-  return { body: { encounter: encounterSummary(e, docs.get(e.encounter_id) ?? [], ctx.mutant) }, resourceIds: [e.encounter_id] };
+  let own = docs.get(e.encounter_id) ?? [];
+  // The detail drops the encounter's last document, so it no longer equals the list item.
+  if (ctx.mutant === 'detail-differs-from-list') own = own.slice(0, -1);
+  return { body: { encounter: encounterSummary(e, own, ctx.mutant) }, resourceIds: [e.encounter_id] };
 }
 
 async function respondDocument(ctx: Ctx) {
@@ -256,7 +266,7 @@ async function respondDocument(ctx: Ctx) {
   let document: Record<string, unknown>;
   if (d.schema_type === 'document') {
     document = {
-      ...common, schema_type: 'document', content: { format: 'markdown', text: d.content_text },
+      ...common, schema_type: 'document', content: { format: ctx.mutant === 'clinical-content-format-html' ? 'html' : 'markdown', text: d.content_text },
       created_at: iso(d.created_at), updated_at: iso(d.updated_at), title: d.title,
       status: ctx.mutant === 'clinical-status-not-null' ? 'signed' : null, workflow_variant: null,
     };
@@ -265,9 +275,11 @@ async function respondDocument(ctx: Ctx) {
       ...common, schema_type: 'ambient_transcript', created_at: iso(d.created_at), updated_at: iso(d.updated_at),
       title: d.title, status: d.status, workflow_variant: d.workflow_variant, audio_duration_seconds: d.audio_duration_seconds,
     };
+    if (ctx.mutant === 'ambient-detail-has-content') document.content = { format: 'markdown', text: null };
   } else if (ctx.mutant === 'unsupported-type-as-200') {
     document = { ...common, schema_type: d.schema_type, created_at: iso(d.created_at), updated_at: iso(d.updated_at), title: d.title };
   } else {
+    if (ctx.mutant === 'unsupported-type-as-not-found') throw new ApiError('document_not_found');
     throw new ApiError('unsupported_document_type', null, `${d.schema_type} documents appear in summaries only`);
   }
   return { body: { document }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
@@ -279,35 +291,56 @@ function requireAmbient(d: DocumentRow): void {
 
 async function respondTranscript(ctx: Ctx, app: App) {
   const d = ctx.document!;
+  if (ctx.mutant === 'unsupported-type-as-not-found' && d.schema_type !== 'ambient_transcript') throw new ApiError('document_not_found');
   requireAmbient(d);
   const t = await app.repo.getTranscript(d.document_id);
+  if ((!t || !t.finalized) && ctx.mutant === 'transcript-not-found-as-500') throw new TypeError("Cannot read properties of undefined (reading 'turns')");
   if (!t || !t.finalized) throw new ApiError('transcript_not_found');
   const turns = t.turns.map((x) => ({ speaker: x.speaker, text: x.text, start: x.start, end: x.end }));
   // Stored turns may be out of order; the contract promises chronological order.
   if (ctx.mutant !== 'transcript-turns-unsorted') turns.sort((a, b) => a.start - b.start || a.end - b.end);
   return {
-    body: { document_id: d.document_id, encounter_id: ctx.encounter!.encounter_id, transcript: { provider: t.provider, audio_duration_seconds: t.audio_duration_seconds, turns } },
+    body: ctx.mutant === 'transcript-ids-swapped'
+      ? { document_id: ctx.encounter!.encounter_id, encounter_id: d.document_id, transcript: { provider: t.provider, audio_duration_seconds: t.audio_duration_seconds, turns } }
+      : { document_id: d.document_id, encounter_id: ctx.encounter!.encounter_id, transcript: { provider: t.provider, audio_duration_seconds: t.audio_duration_seconds, turns } },
     resourceIds: [ctx.encounter!.encounter_id, d.document_id],
   };
 }
 
 async function respondAudio(ctx: Ctx, app: App) {
   const d = ctx.document!;
+  if (ctx.mutant === 'unsupported-type-as-not-found' && d.schema_type !== 'ambient_transcript') throw new ApiError('document_not_found');
   requireAmbient(d);
   const rec = await app.repo.getRecording(d.document_id);
-  if (!rec || !rec.has_audio || rec.storage_key === null) throw new ApiError('audio_not_available_for_document');
+  if (!rec || !rec.has_audio || rec.storage_key === null) throw new ApiError(ctx.mutant === 'audio-not-available-as-not-found' ? 'audio_not_found' : 'audio_not_available_for_document');
   if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError(ctx.mutant === 'audio-storage-unavailable-as-404' ? 'audio_not_found' : 'audio_storage_unavailable');
-  if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError('audio_not_found');
+  if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError(ctx.mutant === 'audio-not-found-as-audio-not-available' ? 'audio_not_available_for_document' : 'audio_not_found');
   const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-expires-in-past' ? -3600 : 0);
-  return { body: { audio_url: signed.url, expires_at: signed.expiresAt }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
+  return { body: { audio_url: ctx.mutant === 'audio-url-empty' ? '' : signed.url, expires_at: signed.expiresAt }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
 }
 
 // ---------------------------------------------------------------- the served contract
 
+const CONTRACT_MUTANTS: readonly MutantName[] = [
+  'openapi-drift-limit-max', 'openapi-not-closed', 'openapi-version-wrong', 'openapi-info-version-wrong', 'openapi-invalid',
+  'openapi-path-missing', 'openapi-operation-renamed', 'openapi-status-added', 'openapi-reason-enum-drift', 'openapi-security-drift',
+];
+
 function servedContract(doc: Record<string, any>, mutant: MutantName | null): unknown {
-  if (mutant !== 'openapi-drift-limit-max' && mutant !== 'openapi-not-closed') return doc;
+  if (mutant === null || !CONTRACT_MUTANTS.includes(mutant)) return doc;
   const copy = structuredClone(doc);
   if (mutant === 'openapi-not-closed') delete copy.components?.schemas?.PublicEncounterSummary?.additionalProperties;
+  if (mutant === 'openapi-version-wrong') copy.openapi = '3.0.3';
+  if (mutant === 'openapi-info-version-wrong') copy.info.version = '1.0.0';
+  // A dangling reference: the document no longer resolves.
+  if (mutant === 'openapi-invalid') copy.components.schemas.PublicEncounterDetailResponse.properties.encounter = { $ref: '#/components/schemas/PublicEncounter' };
+  if (mutant === 'openapi-path-missing') delete copy.paths['/external/v1/encounters/{encounter_id}/documents/{document_id}/audio'];
+  if (mutant === 'openapi-operation-renamed') copy.paths['/external/v1/encounters/{encounter_id}'].get.operationId = 'getEncounter';
+  if (mutant === 'openapi-status-added') {
+    copy.paths['/external/v1/encounters'].get.responses['500'] = { description: 'Internal error.', content: { 'application/json': { schema: { $ref: '#/components/schemas/PublicApiErrorResponse' } } } };
+  }
+  if (mutant === 'openapi-reason-enum-drift') copy.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited');
+  if (mutant === 'openapi-security-drift') copy.components.securitySchemes.publicApiKeyBearer.scheme = 'basic';
   if (mutant === 'openapi-drift-limit-max') {
     for (const p of copy.paths?.['/external/v1/encounters']?.get?.parameters ?? []) {
       if (p?.name === 'limit' && p.schema) p.schema.maximum = 200;
@@ -366,6 +399,38 @@ class App {
     return { faults, mutant };
   }
 
+  /**
+   * Mutant raw-space-target-lenient: a lenient front end that reads the request target up to the LAST space of
+   * the request line, drops the spaces inside it and forwards the request to this server. The mutant is read
+   * from the raw head (the request never reached the parser), with the same token rule as switchboard().
+   */
+  repairRequestLine(raw: Buffer | undefined, socket: stream.Duplex, server: http.Server): boolean {
+    const token = this.options.switchboardToken;
+    const addr = server.address();
+    if (!raw || token === null || addr === null || typeof addr === 'string') return false;
+    const lines = raw.toString('latin1').split('\r\n\r\n')[0].split('\r\n');
+    const headers: Record<string, string> = {};
+    for (const line of lines.slice(1)) {
+      const i = line.indexOf(':');
+      if (i > 0) headers[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+    }
+    const given = headers['x-switchboard-token'] ?? '';
+    const same = crypto.timingSafeEqual(crypto.createHash('sha256').update(given).digest(), crypto.createHash('sha256').update(token).digest());
+    const words = lines[0].split(' ');
+    if (!same || headers['x-switchboard-mutant'] !== 'raw-space-target-lenient' || words.length < 4) return false;
+    const forward = http.request({ host: addr.address, port: addr.port, method: words[0], path: words.slice(1, -1).join(''), headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 ${res.statusCode} Repaired\r\ncontent-type: ${res.headers['content-type'] ?? 'application/json'}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`), body]));
+      });
+    });
+    forward.on('error', () => socket.destroy());
+    forward.end();
+    return true;
+  }
+
   origin(req: http.IncomingMessage): string {
     const host = req.headers.host;
     if (host && /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$/.test(host)) return `http://${host}`;
@@ -386,9 +451,10 @@ class App {
       if (method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'GET only' }, { allow: 'GET' });
       if (!this.contract) this.loadContract();
       if (!this.contract) return sendJson(res, 503, { error: 'contract_unavailable', message: 'fixtures/contract/openapi.json is not available yet' });
-      return sendJson(res, 200, servedContract(this.contract, mutant));
+      return sendJson(res, 200, servedContract(this.contract, mutant), mutant === 'wrong-content-type' ? { 'content-type': 'text/plain; charset=utf-8' } : {});
     }
     if (path.startsWith(STORAGE_PREFIX)) return this.serveAudio(method, path, rawQuery, sw.faults, res);
+    if (path.startsWith('/__sandbox/')) return this.serveSandbox(req, method, path, mutant, res);
     if (path !== '/external/v1' && !path.startsWith('/external/v1/')) {
       // Outside the public API: not governed by the contract, so a plain JSON 404 (no reason_code).
       return sendJson(res, 404, { error: 'not_found', message: 'no such path; the public API lives under /external/v1' });
@@ -404,7 +470,7 @@ class App {
         break;
       }
     }
-    const ctx: Ctx = { req, method, op, params, pairs: parseRawQuery(rawQuery), faults: sw.faults, mutant, origin: this.origin(req) };
+    const ctx: Ctx = { req, method, op, params, pairs: parseRawQuery(rawQuery, mutant), faults: sw.faults, mutant, origin: this.origin(req) };
     try {
       for (const stage of pipelineFor(mutant)) await STAGES[stage](ctx, this);
       const { body, resourceIds } = await op!.respond(ctx, this);
@@ -426,11 +492,58 @@ class App {
     }
     if (mutant === 'category-401-wrong' && toErrorBody(err).status === 401) err.categoryOverride = 'unauthorized';
     if (mutant === 'category-403-wrong' && toErrorBody(err).status === 403) err.categoryOverride = 'forbidden';
+    if (mutant === 'category-400-wrong' && toErrorBody(err).status === 400) err.categoryOverride = 'bad_request';
+    if (mutant === 'category-422-wrong' && toErrorBody(err).status === 422) err.categoryOverride = 'validation_failed';
+    if (mutant === 'category-503-wrong' && toErrorBody(err).status === 503) err.categoryOverride = 'unavailable';
     const { status, body } = toErrorBody(err);
     const out: Record<string, unknown> = { ...body };
     if (mutant === 'field-403-not-null' && status === 403) out.field = 'authorization';
     if (mutant === 'extra-field-error') out.details = { hint: 'undeclared field' };
-    sendJson(res, status, out, status === 405 ? { allow: 'GET' } : status === 401 ? { 'www-authenticate': 'Bearer' } : {});
+    const headers: Record<string, string> = status === 405 ? { allow: 'GET' } : status === 401 ? { 'www-authenticate': 'Bearer' } : {};
+    if (mutant === 'error-body-not-json') {
+      // Labelled application/json, but the body is plain text.
+      const text = `${status} ${String(out.reason_code)}: ${String(out.message)}`;
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers });
+      res.end(text);
+      return;
+    }
+    sendJson(res, status, out, headers);
+  }
+
+  /**
+   * Webhook sandbox control, outside /external/v1 and outside the contract: activate a subscription for the
+   * sandbox organization (the switchboard mutant of this request sticks to it), deactivate it, and finalize a
+   * transcript so that a recording.transcript_ready event is produced on demand. Needs the switchboard token.
+   */
+  async serveSandbox(req: http.IncomingMessage, method: string, path: string, mutant: MutantName | null, res: http.ServerResponse): Promise<void> {
+    const token = this.options.switchboardToken;
+    const orgId = this.options.sandboxOrganizationId;
+    if (token === null || !orgId) return sendJson(res, 404, { error: 'not_found', message: 'sandbox control is off (start with --switchboard-token)' });
+    const given = req.headers['x-switchboard-token'];
+    const a = crypto.createHash('sha256').update(typeof given === 'string' ? given : '').digest();
+    if (!crypto.timingSafeEqual(a, crypto.createHash('sha256').update(token).digest())) {
+      return sendJson(res, 403, { error: 'sandbox_forbidden', message: 'x-switchboard-token is missing or wrong' });
+    }
+    try {
+      const sub = /^\/__sandbox\/webhooks\/subscriptions\/([A-Za-z0-9_]+)$/.exec(path);
+      if (path === '/__sandbox/webhooks/subscriptions' && method === 'POST') {
+        const input = parseSubscriptionInput(await readJson(req));
+        return sendJson(res, 201, await activateSubscription(this.options.pool, orgId, input, mutant));
+      }
+      if (sub && method === 'DELETE') {
+        const found = await deactivateSubscription(this.options.pool, sub[1]);
+        return found ? void res.writeHead(204).end() : sendJson(res, 404, { error: 'not_found', message: 'no such subscription' });
+      }
+      if (path === '/__sandbox/transcripts/finalize' && method === 'POST') {
+        const out = await finalizeTranscript(this.options.pool, orgId, await readJson(req));
+        this.options.onWebhookEvent?.();
+        return sendJson(res, 202, out);
+      }
+      return sendJson(res, 404, { error: 'not_found', message: 'no such sandbox route' });
+    } catch (e) {
+      if (e instanceof WebhookInputError) return sendJson(res, e.status, { error: 'sandbox_bad_request', message: e.message });
+      throw e;
+    }
   }
 
   async serveAudio(method: string, path: string, rawQuery: string, faults: Set<FaultName>, res: http.ServerResponse): Promise<void> {
@@ -460,6 +573,31 @@ function isDatabaseUnavailable(e: unknown): boolean {
     || /timeout|Connection terminated|connect/i.test(e.message);
 }
 
+/** A small JSON request body (sandbox control only). */
+function readJson(req: http.IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > 16 * 1024) {
+        reject(new WebhookInputError(413, 'body larger than 16 KiB'));
+        req.resume();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      try {
+        resolve(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
+      } catch {
+        reject(new WebhookInputError(400, 'body is not JSON'));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
 function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers });
@@ -476,8 +614,9 @@ export function createServer(options: ServerOptions): http.Server {
     });
   });
   // Malformed HTTP (bad request line, oversized headers…): answer 400 JSON when the socket is still writable.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+  server.on('clientError', (err: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket) => {
     if (!socket.writable || err.code === 'ECONNRESET') return socket.destroy();
+    if (app.repairRequestLine(err.rawPacket, socket, server)) return;
     const text = JSON.stringify({ error: 'bad_request', message: 'malformed HTTP request' });
     socket.end(`HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`);
   });

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import { redact } from '../harness/redact.ts';
-import { summaryLine, type CollectedCheck, type OutcomesFile, type TestFailure } from './model.ts';
+import { sanitizeEvidence, summaryLine, type CollectedCheck, type OutcomesFile, type TestFailure } from './model.ts';
 import { loadRunContext } from './context.ts';
 import { writeOutcomes, writeReports } from './write.ts';
 
@@ -66,7 +66,7 @@ export default class ConformanceReporter implements Reporter {
       // In mutant mode one test records the check once per mutant; each is its own record.
       this.checks.set(`${project}:${d.id}:${test.id}:${d.mutant ?? ''}`, {
         id: d.id, requirements: d.requirements, title: d.title, outcome: m[1] as CollectedCheck['outcome'], detail: d.detail,
-        project, file, test: test.title, evidence, seed, ...(d.mutant ? { mutant: d.mutant } : {}),
+        project, file, test: test.title, evidence: sanitizeEvidence(evidence), seed, ...(d.mutant ? { mutant: d.mutant } : {}),
       });
     }
     const bad = result.status === 'failed' || result.status === 'timedOut' || result.status === 'interrupted';

@@ -156,6 +156,26 @@ export interface ConformanceReport {
   warnings: string[];
 }
 
+/**
+ * Keeps only the exchange fields of recorded evidence (request, response, error). A richer object (a raw
+ * response whose body Buffer serialises as an array of byte numbers) would hide its content from the
+ * redaction patterns and bloat every report. Evidence of any other shape is kept as it is.
+ */
+export function sanitizeEvidence(evidence: unknown): unknown {
+  if (!Array.isArray(evidence)) return evidence;
+  return evidence.map((ex: unknown) => {
+    if (!ex || typeof ex !== 'object' || !('request' in ex)) return ex;
+    const { request, response, error } = ex as { request: unknown; response?: Record<string, unknown>; error?: unknown };
+    const out: Record<string, unknown> = { request };
+    if (response && typeof response === 'object') {
+      const { status, headers, body, bodyBytes, durationMs } = response;
+      out.response = { status, headers, body: typeof body === 'string' ? body : body === undefined ? undefined : '[non-text body omitted]', bodyBytes, durationMs };
+    }
+    if (error !== undefined) out.error = error;
+    return out;
+  });
+}
+
 /** A waiver applies through the end of its `expires` day (UTC). */
 export function isExpired(w: Waiver, today: string): boolean {
   return w.expires < today;
@@ -203,7 +223,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
       return {
         id: c.id, title: c.title, outcome: waiver ? 'waived' : c.outcome, recorded: c.outcome, detail: c.detail ?? null,
         requirements: [...c.requirements], section: first?.section ?? null, area: first?.area ?? null,
-        project: c.project, file: c.file, test: c.test, seed: c.seed ?? null, waiver, evidence: c.evidence ?? null,
+        project: c.project, file: c.file, test: c.test, seed: c.seed ?? null, waiver, evidence: sanitizeEvidence(c.evidence) ?? null,
       };
     });
 

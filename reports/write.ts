@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { redact, redactValue } from '../harness/redact.ts';
-import { buildReport, type ConformanceReport, type OutcomesFile, type RunContext } from './model.ts';
+import { buildReport, sanitizeEvidence, type ConformanceReport, type OutcomesFile, type RunContext } from './model.ts';
 import { toJunit } from './junit.ts';
 import { toHtml } from './html.ts';
 
@@ -32,7 +32,7 @@ export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunCon
 
 export function writeOutcomes(outDir: string, outcomes: OutcomesFile): void {
   fs.mkdirSync(outDir, { recursive: true });
-  writeJson(path.join(outDir, REPORT_FILES.outcomes), outcomes);
+  writeJson(path.join(outDir, REPORT_FILES.outcomes), { ...outcomes, checks: outcomes.checks.map((c) => ({ ...c, evidence: sanitizeEvidence(c.evidence) })) });
 }
 
 export function readOutcomes(dir: string): OutcomesFile {

@@ -73,6 +73,18 @@ function differences(a: unknown, b: unknown, at: string, out: string[]): void {
     }
     return;
   }
+  const scalars = (x: unknown) => Array.isArray(x) && x.every((v) => v === null || typeof v !== 'object');
+  if (scalars(a) && scalars(b)) {
+    // Lists of values (enum, required, type): name what is missing and what is extra.
+    const sa = (a as unknown[]).map((v) => JSON.stringify(v));
+    const sb = (b as unknown[]).map((v) => JSON.stringify(v));
+    const missing = sa.filter((v) => !sb.includes(v));
+    const extra = sb.filter((v) => !sa.includes(v));
+    if (missing.length > 0 || extra.length > 0) {
+      out.push(`${at}: ${[missing.length > 0 ? `missing ${missing.join(', ')}` : '', extra.length > 0 ? `extra ${extra.join(', ')}` : ''].filter(Boolean).join(', ')}`);
+      return;
+    }
+  }
   out.push(`${at}: contract ${short(a)}, served ${short(b)}`);
 }
 

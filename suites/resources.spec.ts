@@ -163,7 +163,7 @@ test('resources-transcript-turns-chronological', async ({ check }) => {
     const d = api.document('ambient_transcript_with_audio');
     const body = expectSuccess<{ transcript: { turns: { start: number; end: number }[] } }>(await api.get(`${documentPath(d.encounter_id, d.document_id)}/transcript`), 'getPublicEncounterDocumentTranscript');
     const turns = body.transcript.turns;
-    const back = turns.flatMap((t, i) => (i > 0 && t.start < turns[i - 1].start ? [`turn ${i} starts at ${t.start} after turn ${i - 1} started at ${turns[i - 1].start}`] : []));
+    const back = turns.flatMap((t, i) => (i > 0 && t.start < turns[i - 1].start ? [`turn ${i} (start ${t.start}) follows turn ${i - 1} (start ${turns[i - 1].start})`] : []));
     if (back.length > 0) fail('transcript turns are not in chronological order', sample(back));
     if (turns.length < 2) scope.observe(`the transcript has ${turns.length} turn(s): the order of turns could not be seen`);
     // Whether start <= end is required is open (TRANSCRIPT-TURN-BOUNDS): recorded, not judged.

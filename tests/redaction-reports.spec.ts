@@ -96,3 +96,19 @@ test('harmless percent-encoded and base64-looking text is kept', () => {
   const report = writeReports(dir, run, context());
   expect(report.checks[0].detail).toBe('limit=%2B1 and id enc_main_0001 and aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ=');
 });
+
+test('evidence keeps only the exchange fields: a raw Buffer body (bytes as numbers) never reaches a report', () => {
+  const bytes = [...Buffer.from(JSON.stringify({ audio_url: AUDIO_URL }))];
+  const evidence = [{
+    request: { method: 'GET', target: '/external/v1/x', headers: {} },
+    raw: { status: 200, body: { type: 'Buffer', data: bytes } },
+    response: { status: 200, headers: {}, body: '{"audio_url":"[REDACTED]"}', bodyBytes: bytes.length, durationMs: 1 },
+  }];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-redact-'));
+  const run = outcomes([check('raw-evidence', 'fail', ['LIST-LIMIT-CANONICAL'], { evidence })]);
+  writeOutcomes(dir, run);
+  const report = writeReports(dir, run, context());
+  expect(Object.keys((report.checks[0].evidence as object[])[0])).toEqual(['request', 'response']);
+  const byteRun = bytes.slice(0, 12).join(',');
+  for (const f of fs.readdirSync(dir)) expect(fs.readFileSync(path.join(dir, f), 'utf8').replace(/\s/g, ''), f).not.toContain(byteRun);
+});

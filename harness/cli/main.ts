@@ -6,11 +6,12 @@
 // stderr, never a stack trace. The implementation is reached only as a child process.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadProfile, validateProfile, ProfileError } from '../profile.ts';
-import { sendRaw, parseBaseUrl, TransportError } from '../http.ts';
+import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../http.ts';
 import { startReference, type ReferenceHandle } from '../reference-process.ts';
 import { redact } from '../redact.ts';
 import { loadWaivers, loadRunContext, loadCatalog, WaiverError } from '../../reports/context.ts';
@@ -125,15 +126,55 @@ function tellProblems(report: ConformanceReport, outDir: string): void {
   process.stderr.write(`conformance: ${report.verdict === 'conformant' ? 'CONFORMANT' : 'NOT CONFORMANT'}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
 }
 
-/** Probes the base URL once: any HTTP answer means reachable; a transport failure is a setup error. */
+/** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
+const PROBE_TARGET = '/external/v1/encounters';
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** Opens (and closes) one TCP connection: the reachability half of the probe. */
+function connectProbe(baseUrl: string): Promise<void> {
+  const { host, port } = parseBaseUrl(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => {
+      socket.destroy();
+      reject(new SetupError(`target ${baseUrl} is unreachable: timeout (no TCP connection within ${PROBE_TIMEOUT_MS} ms)`));
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (e: NodeJS.ErrnoException) => {
+      const kind = e.code === 'ECONNREFUSED' ? 'connection_refused' : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'dns' : (e.code ?? 'other');
+      reject(new SetupError(`target ${baseUrl} is unreachable: ${kind}`));
+    });
+  });
+}
+
+/**
+ * Probes the target once before any check runs. Reachable means it accepts a TCP connection: a target
+ * that then hangs, drips, resets or answers garbage IS reachable, and the checks judge it (exit 1, with
+ * evidence in the report). "Not this API" means a complete answer to GET /external/v1/encounters
+ * without a key that is not JSON at all (an HTML page, a login or http→https redirect, an empty text
+ * answer): the API answers JSON on every route, so the base URL points at something else (exit 2). Any
+ * JSON answer, however wrong (even a 200 to a call without a key), is left to the checks: a broken API
+ * must get a report with evidence, not a setup error.
+ */
 async function probe(baseUrl: string, headers: Record<string, string> | undefined): Promise<void> {
+  await connectProbe(baseUrl);
+  const sent = Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() !== 'authorization'));
+  let res: RawResponse;
   try {
-    await sendRaw({ baseUrl, timeoutMs: 5_000, maxBodyBytes: 64 * 1024 }, { target: '/', headers });
+    res = await sendRaw({ baseUrl, timeoutMs: PROBE_TIMEOUT_MS, maxBodyBytes: 64 * 1024 }, { target: PROBE_TARGET, headers: sent });
   } catch (e) {
-    if (e instanceof TransportError && (e.kind === 'body_too_large' || e.kind === 'malformed_response')) return; // it answered; the checks judge it
+    if (e instanceof TransportError && e.kind !== 'connection_refused' && e.kind !== 'dns' && e.kind !== 'other') return; // connected, then misbehaved: the checks judge it
     const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
     throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
   }
+  const type = res.headers['content-type'];
+  if (type !== undefined && /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) return;
+  const said = type ? type.split(';')[0].trim() : res.body.length > 0 ? 'without a content type' : 'with an empty body and no content type';
+  const where = res.status >= 300 && res.status < 400 && res.headers.location ? `, redirecting to ${res.headers.location}` : '';
+  throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API (GET ${PROBE_TARGET} without a key answered ${res.status} ${said}${where})`);
 }
 
 function requirementGrep(id: string): string {

@@ -1,0 +1,469 @@
+// Sender conformance: the harness listens as a webhook receiver (node:http on a local port) and judges
+// what the service sends: POST + JSON, the five §6.2 headers and their contracts, a valid v1= HMAC over
+// the raw body, a body valid against the closed RecordingTranscriptReadyWebhookEvent schema and free of
+// the content §6.1 forbids; and §6.4 retries: answers from a SCRIPT (503, 429, 408, a held response)
+// must be retried with the same event id and delivery id, terminal ones (400, 401, 404) must not be.
+// Events are produced through the sandbox control routes of the profile's `webhook.sandboxControlUrl`
+// (POST /__sandbox/webhooks/subscriptions, POST /__sandbox/transcripts/finalize,
+// DELETE /__sandbox/webhooks/subscriptions/{id}); the CLI's passive mode judges whatever arrives.
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { sendRaw, TransportError } from '../http.ts';
+import { CheckFailure } from '../checks.ts';
+import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
+import { registerSecret } from '../redact.ts';
+import { checkWebhookEvent } from './event-schema.ts';
+import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS } from './signature.ts';
+import { runStandalone } from './standalone-check.ts';
+import type { StandaloneRecord } from './standalone-check.ts';
+
+const H = WEBHOOK_HEADERS;
+
+// ---------------------------------------------------------------------------------------------
+// The listening receiver
+
+/** One scripted answer: a status, or 'timeout' (hold the response past the sender's timeout, then drop it). */
+export type ScriptStep = number | 'timeout';
+
+export interface CapturedDelivery {
+  seq: number;
+  path: string;
+  method: string;
+  /** Lower-cased names; a repeated header keeps every value. */
+  headers: Record<string, string[]>;
+  body: Buffer;
+  receivedAtMs: number;
+  /** What the harness answered (a status or 'timeout'). */
+  answered: ScriptStep;
+}
+
+export interface CaptureOptions {
+  port?: number;
+  host?: string;
+  /** How long a 'timeout' step holds the response before dropping the connection (default 3 s). */
+  holdMs?: number;
+  /** Script for paths without their own (default: always 204). */
+  defaultScript?: ScriptStep[];
+  /** Called for every delivery, after it was answered. */
+  onDelivery?: (d: CapturedDelivery) => void;
+}
+
+export function header(d: CapturedDelivery, name: string): string[] {
+  return d.headers[name.toLowerCase()] ?? [];
+}
+
+/** The n-th delivery of one event on one path gets step n of the path's script (the last step repeats). */
+export class Capture {
+  readonly deliveries: CapturedDelivery[] = [];
+  url = '';
+  private readonly scripts = new Map<string, ScriptStep[]>();
+  private readonly opts: CaptureOptions;
+  private readonly server: http.Server;
+  private readonly waiters = new Set<() => void>();
+  private readonly held = new Set<http.ServerResponse>();
+
+  constructor(opts: CaptureOptions = {}) {
+    this.opts = opts;
+    this.server = http.createServer((req, res) => this.onRequest(req, res));
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve());
+    });
+    const { port, address } = this.server.address() as AddressInfo;
+    this.url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+    return this.url;
+  }
+
+  setScript(path: string, steps: ScriptStep[]): void {
+    this.scripts.set(path, steps);
+  }
+
+  on(path: string): CapturedDelivery[] {
+    return this.deliveries.filter((d) => d.path === path);
+  }
+
+  /** Resolves true as soon as `pred` holds, false after `timeoutMs`. */
+  async waitFor(pred: () => boolean, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pred()) {
+      const left = deadline - Date.now();
+      if (left <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(t);
+          this.waiters.delete(wake);
+          resolve();
+        };
+        const t = setTimeout(wake, Math.min(left, 250));
+        this.waiters.add(wake);
+      });
+    }
+    return true;
+  }
+
+  async close(): Promise<void> {
+    for (const r of this.held) r.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private onRequest(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= 1024 * 1024) chunks.push(c);
+    });
+    req.on('end', () => {
+      const path = (req.url ?? '/').split('?')[0];
+      const headers: Record<string, string[]> = {};
+      for (const [k, v] of Object.entries(req.headersDistinct)) if (v) headers[k] = v;
+      const eventId = headers[H.eventId.toLowerCase()]?.join(',') ?? '';
+      const script = this.scripts.get(path) ?? this.opts.defaultScript ?? [204];
+      const previous = this.deliveries.filter((d) => d.path === path && (d.headers[H.eventId.toLowerCase()]?.join(',') ?? '') === eventId).length;
+      const step = script[Math.min(previous, script.length - 1)] ?? 204;
+      const d: CapturedDelivery = { seq: this.deliveries.length + 1, path, method: req.method ?? '', headers, body: Buffer.concat(chunks), receivedAtMs: Date.now(), answered: step };
+      this.deliveries.push(d);
+      if (step === 'timeout') {
+        this.held.add(res);
+        setTimeout(() => {
+          this.held.delete(res);
+          res.destroy();
+        }, this.opts.holdMs ?? 3000).unref();
+      } else {
+        res.writeHead(step, { 'content-type': 'application/json' }).end(step >= 200 && step < 300 ? undefined : JSON.stringify({ scripted: step }));
+      }
+      this.opts.onDelivery?.(d);
+      for (const w of [...this.waiters]) w();
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Judging one delivery (pure functions of the delivery; each throws CheckFailure)
+
+function single(d: CapturedDelivery, name: string): string {
+  const v = header(d, name);
+  if (v.length === 0) throw new CheckFailure(`Required header ${name} missing`, `delivery #${d.seq}`);
+  if (v.length > 1) throw new CheckFailure(`Header ${name} given more than once`, `delivery #${d.seq}: ${v.length} values`);
+  return v[0];
+}
+
+function parsed(d: CapturedDelivery): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(d.body));
+  } catch {
+    throw new CheckFailure('Delivery body is not JSON', `delivery #${d.seq}: ${d.body.length} bytes`);
+  }
+}
+
+export function judgePostJson(d: CapturedDelivery): void {
+  if (d.method !== 'POST') throw new CheckFailure('Delivery not sent with POST', `delivery #${d.seq} used ${d.method}`);
+  const ct = header(d, 'content-type');
+  if (ct.length !== 1 || !/^application\/json\s*(;.*)?$/i.test(ct[0].trim())) throw new CheckFailure('Delivery without Content-Type: application/json', `delivery #${d.seq}: Content-Type ${JSON.stringify(ct)}`);
+  parsed(d);
+}
+
+export function judgeHeadersPresent(d: CapturedDelivery): void {
+  for (const name of Object.values(H)) {
+    const v = single(d, name);
+    if (v.length === 0) throw new CheckFailure(`Required header ${name} empty`, `delivery #${d.seq}`);
+  }
+}
+
+export function judgeTimestamp(d: CapturedDelivery): void {
+  const ts = single(d, H.timestamp);
+  if (!/^(0|[1-9][0-9]*)$/.test(ts)) throw new CheckFailure('Service-Timestamp is not canonical decimal Unix seconds', `delivery #${d.seq}: ${JSON.stringify(ts.slice(0, 40))}`);
+  // Judged at the moment of receipt: the timestamp is the time of signing (§6.2).
+  const skew = Math.floor(d.receivedAtMs / 1000) - Number(ts);
+  if (Math.abs(skew) > TIMESTAMP_TOLERANCE_SECONDS) {
+    throw new CheckFailure('Service-Timestamp outside the 300-second tolerance', `delivery #${d.seq}: ${Math.abs(skew)} s ${skew < 0 ? 'ahead of' : 'behind'} the harness clock at receipt`);
+  }
+}
+
+export function judgeSignature(d: CapturedDelivery, secret: string): void {
+  const sig = single(d, H.signature);
+  const ts = single(d, H.timestamp);
+  if (!/^v1=[0-9a-f]{64}$/.test(sig)) throw new CheckFailure('Service-Signature is not v1= followed by 64 lowercase hex digits', `delivery #${d.seq}: length ${sig.length}, prefix ${JSON.stringify(sig.slice(0, 3))}`);
+  const expected = Buffer.from(sign({ secret, timestamp: ts, rawBody: d.body }));
+  if (!crypto.timingSafeEqual(expected, Buffer.from(sig))) {
+    throw new CheckFailure('Service-Signature does not match the HMAC-SHA256 of the timestamp and the raw body', `delivery #${d.seq}: ${d.body.length} body bytes, timestamp ${ts}`);
+  }
+}
+
+export function judgeSchema(d: CapturedDelivery): void {
+  const body = parsed(d);
+  const r = checkWebhookEvent(body);
+  if (!r.ok) throw new CheckFailure('Delivery body does not match the closed RecordingTranscriptReadyWebhookEvent schema', `delivery #${d.seq}: ${r.errors}`);
+}
+
+const SCHEMA_KEYS = new Set(['id', 'type', 'api_version', 'occurred_at', 'organization_id', 'resources']);
+const RESOURCE_KEYS = new Set(['encounter_id', 'document_id']);
+const URL_LIKE = /(\b[a-z][a-z0-9+.-]*:\/\/|\bwww\.|^\/\/)/i;
+const IPV4 = /(^|[^0-9.])(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])){3}($|[^0-9.])/;
+
+function looksLikeIpv6(text: string): boolean {
+  return text.split(/[\s/[\]]+/).some((t) => /^[0-9a-f]{0,4}(:[0-9a-f]{0,4}){2,7}$/i.test(t) && (t.includes('::') || t.split(':').length === 8));
+}
+
+/** §6.1: identifiers only: no key beyond the schema, no URL, no IP address, no secret anywhere in the body. */
+export function judgeThin(d: CapturedDelivery, secret: string): void {
+  const text = d.body.toString('utf8');
+  if (secret && text.includes(secret)) throw new CheckFailure('Delivery body contains the signing secret', `delivery #${d.seq}`);
+  const body = parsed(d);
+  const found: string[] = [];
+  if (body !== null && typeof body === 'object' && !Array.isArray(body)) {
+    for (const k of Object.keys(body)) if (!SCHEMA_KEYS.has(k)) found.push(`undeclared key ${k}`);
+    const res = (body as Record<string, unknown>).resources;
+    if (res !== null && typeof res === 'object' && !Array.isArray(res)) for (const k of Object.keys(res)) if (!RESOURCE_KEYS.has(k)) found.push(`undeclared key resources.${k}`);
+  }
+  const walk = (v: unknown, at: string) => {
+    if (typeof v === 'string') {
+      if (URL_LIKE.test(v)) found.push(`${at} looks like a URL`);
+      if (IPV4.test(v) || looksLikeIpv6(v)) found.push(`${at} contains an IP address`);
+    } else if (Array.isArray(v)) v.forEach((x, i) => walk(x, `${at}[${i}]`));
+    else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, at ? `${at}.${k}` : k);
+  };
+  walk(body, '');
+  if (found.length > 0) throw new CheckFailure('Delivery body carries more than identifiers', `delivery #${d.seq}: ${found.join('; ')}`);
+}
+
+export function judgeEventIdHeader(d: CapturedDelivery): void {
+  const v = single(d, H.eventId);
+  const body = parsed(d) as { id?: unknown } | null;
+  if (body === null || typeof body !== 'object' || v !== body.id) throw new CheckFailure('Service-Event-Id differs from body id', `delivery #${d.seq}`);
+}
+
+export function judgeVersionHeader(d: CapturedDelivery): void {
+  const v = single(d, H.version);
+  const body = parsed(d) as { api_version?: unknown } | null;
+  if (body === null || typeof body !== 'object' || v !== body.api_version) throw new CheckFailure('Service-Webhook-Version differs from body api_version', `delivery #${d.seq}: header ${JSON.stringify(v)}, body ${JSON.stringify(body?.api_version)}`);
+}
+
+/** Same event, same delivery (§6.2: the delivery id is reused across retries). */
+export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery): void {
+  const e1 = single(first, H.eventId);
+  const e2 = single(retry, H.eventId);
+  if (e1 !== e2) throw new CheckFailure('Retry carries another event id', `deliveries #${first.seq} and #${retry.seq}`);
+  const d1 = single(first, H.deliveryId);
+  const d2 = single(retry, H.deliveryId);
+  if (d1 !== d2) throw new CheckFailure('Retry carries a new delivery id', `deliveries #${first.seq} and #${retry.seq}: the delivery id must be reused across retries`);
+  const b1 = parsed(first) as { id?: unknown };
+  const b2 = parsed(retry) as { id?: unknown };
+  if (b1?.id !== b2?.id) throw new CheckFailure('Retry carries another body id', `deliveries #${first.seq} and #${retry.seq}`);
+}
+
+/** The per-delivery judges, by check id (the CLI's passive mode runs them on every delivery). */
+export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secret: string) => void }[] = [
+  { def: { id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body' }, judge: (d) => judgePostJson(d) },
+  { def: { id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five Service-* headers exactly once, non-empty' }, judge: (d) => judgeHeadersPresent(d) },
+  { def: { id: 'webhook-sender-timestamp-current', requirements: ['WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'Service-Timestamp is canonical decimal Unix seconds within 300 s of the receiver clock' }, judge: (d) => judgeTimestamp(d) },
+  { def: { id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'Service-Signature is v1= + the lowercase hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret' }, judge: (d, s) => judgeSignature(d, s) },
+  { def: { id: 'webhook-sender-payload-schema', requirements: ['WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-SINGLE-EVENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'the body is a valid closed RecordingTranscriptReadyWebhookEvent' }, judge: (d) => judgeSchema(d) },
+  { def: { id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret' }, judge: (d, s) => judgeThin(d, s) },
+  { def: { id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'Service-Event-Id equals body id' }, judge: (d) => judgeEventIdHeader(d) },
+  { def: { id: 'webhook-sender-version-header-matches', requirements: ['WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'Service-Webhook-Version equals body api_version' }, judge: (d) => judgeVersionHeader(d) },
+];
+
+/** Evidence for one captured delivery and the harness's answer. */
+export function deliveryExchange(d: CapturedDelivery): Exchange {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(d.headers)) headers[k] = v.join(', ');
+  const text = d.body.toString('utf8');
+  return {
+    request: { method: d.method, target: d.path, headers, body: text.length > 4096 ? `${text.slice(0, 4096)}…` : text },
+    response: d.answered === 'timeout' ? undefined : { status: d.answered, headers: {}, body: '', bodyBytes: 0, durationMs: 0 },
+    error: d.answered === 'timeout' ? { kind: 'held', message: 'the harness held the response (scripted timeout)' } : undefined,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sandbox control: make the service produce events on demand
+
+export interface SandboxControlOptions {
+  /** Base address of the /__sandbox/ routes (the profile's webhook.sandboxControlUrl). */
+  baseUrl: string;
+  /** Headers for every control request (the switchboard token; a mutant header in mutant runs). */
+  headers: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export class SandboxControl {
+  readonly opts: SandboxControlOptions;
+  constructor(opts: SandboxControlOptions) {
+    this.opts = opts;
+  }
+
+  private async call(scope: CheckScope | undefined, method: string, target: string, body?: unknown): Promise<{ status: number; json: any }> {
+    const u = new URL(this.opts.baseUrl);
+    const path = `${u.pathname.replace(/\/+$/, '')}${target}`;
+    const headers = { ...this.opts.headers, 'content-type': 'application/json' };
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const ex: Exchange = { request: { method, target: `${u.origin}${path}`, headers, body: text } };
+    try {
+      const res = await sendRaw({ baseUrl: u.origin, timeoutMs: this.opts.timeoutMs ?? 10_000 }, { method, target: path, headers, body: text });
+      const resText = res.body.toString('utf8');
+      ex.response = { status: res.status, headers: res.headers, body: resText, bodyBytes: res.body.length, durationMs: Math.round(res.durationMs) };
+      scope?.record(ex);
+      let json: unknown = null;
+      try {
+        json = resText ? JSON.parse(resText) : null;
+      } catch {
+        /* not JSON */
+      }
+      return { status: res.status, json };
+    } catch (e) {
+      ex.error = { kind: e instanceof TransportError ? e.kind : 'other', message: (e as Error).message };
+      scope?.record(ex);
+      throw new Error(`sandbox control ${method} ${target} failed: ${(e as Error).message}`);
+    }
+  }
+
+  async activate(scope: CheckScope | undefined, receiverUrl: string, secret: string, settings: { max_attempts: number; backoff_ms: number; timeout_ms: number }): Promise<string> {
+    const r = await this.call(scope, 'POST', '/__sandbox/webhooks/subscriptions', { receiver_url: receiverUrl, signing_secret: secret, ...settings });
+    if (r.status !== 201 || typeof r.json?.subscription_id !== 'string') throw new Error(`sandbox control could not activate a subscription (status ${r.status})`);
+    return r.json.subscription_id as string;
+  }
+
+  async finalize(scope: CheckScope | undefined, doc: { encounter_id: string; document_id: string }, subscriptionId: string): Promise<string> {
+    const r = await this.call(scope, 'POST', '/__sandbox/transcripts/finalize', { ...doc, subscription_id: subscriptionId });
+    if (r.status !== 202 || typeof r.json?.event_id !== 'string') throw new Error(`sandbox control could not finalize the transcript (status ${r.status})`);
+    return r.json.event_id as string;
+  }
+
+  async deactivate(scope: CheckScope | undefined, subscriptionId: string): Promise<void> {
+    await this.call(scope, 'DELETE', `/__sandbox/webhooks/subscriptions/${encodeURIComponent(subscriptionId)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cases
+
+export interface SenderContextOptions {
+  capture: Capture;
+  control: SandboxControl;
+  /** An ambient transcript document with a finalized transcript (profile role ambient_transcript_with_audio). */
+  document: { encounter_id: string; document_id: string };
+  /** Subscription settings asked of the sandbox: short, so retries come quickly. */
+  backoffMs?: number;
+  senderTimeoutMs?: number;
+  maxAttempts?: number;
+  /** How long to wait for a delivery or a retry (default 10 s). */
+  waitMs?: number;
+  /** How long to watch for an unwanted retry after a terminal answer (default 1.5 s). */
+  observeMs?: number;
+}
+
+export class SenderContext {
+  readonly opts: SenderContextOptions;
+  readonly secret = `whsec_conf_${crypto.randomBytes(12).toString('hex')}`;
+  constructor(opts: SenderContextOptions) {
+    registerSecret(this.secret);
+    this.opts = opts;
+  }
+
+  /**
+   * Activates a subscription to a fresh path of the capture server with `script`, finalizes the transcript,
+   * waits until `until(deliveries)` holds (or the wait ends), then deactivates the subscription.
+   */
+  async scenario(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs = 0): Promise<CapturedDelivery[]> {
+    const { capture, control } = this.opts;
+    const path = `/receiver/${name}-${crypto.randomBytes(4).toString('hex')}`;
+    capture.setScript(path, script);
+    const sub = await control.activate(scope, `${capture.url}${path}`, this.secret, {
+      max_attempts: this.opts.maxAttempts ?? 3, backoff_ms: this.opts.backoffMs ?? 100, timeout_ms: this.opts.senderTimeoutMs ?? 500,
+    });
+    try {
+      await control.finalize(scope, this.opts.document, sub);
+      await capture.waitFor(() => until(capture.on(path)), this.opts.waitMs ?? 10_000);
+      if (extraWaitMs > 0) await new Promise((r) => setTimeout(r, extraWaitMs));
+    } finally {
+      await control.deactivate(scope, sub).catch(() => undefined);
+    }
+    const ds = capture.on(path);
+    for (const d of ds) scope.record(deliveryExchange(d));
+    return ds;
+  }
+}
+
+export interface SenderCase {
+  def: CheckDef;
+  run(ctx: SenderContext, scope: CheckScope): Promise<void>;
+}
+
+function firstOrFail(ds: CapturedDelivery[]): CapturedDelivery {
+  if (ds.length === 0) throw new CheckFailure('No delivery arrived for the finalized transcript', 'the active subscription received nothing within the wait');
+  return ds[0];
+}
+
+const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
+  def,
+  async run(ctx, scope) {
+    const ds = await ctx.scenario(scope, def.id.replace('webhook-sender-', ''), [204], (x) => x.length >= 1);
+    judge(firstOrFail(ds), ctx.secret);
+  },
+}));
+
+function retryCase(step: 503 | 429 | 408 | 'timeout'): SenderCase {
+  const label = String(step);
+  return {
+    def: {
+      id: `webhook-sender-retries-${label}-with-same-ids`,
+      requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-EVENT-ID'],
+      title: `a delivery answered ${step === 'timeout' ? 'with a timeout' : step} is retried with the same event id and delivery id`,
+    },
+    async run(ctx, scope) {
+      const ds = await ctx.scenario(scope, `retry-${label}`, [step, 204], (x) => x.length >= 2);
+      const first = firstOrFail(ds);
+      if (ds.length < 2) throw new CheckFailure('Retryable failure not retried', `the delivery answered ${step === 'timeout' ? 'with a held response (timeout)' : step} was not delivered again within the wait`);
+      judgeRetryIds(first, ds[1]);
+    },
+  };
+}
+
+function terminalCase(status: 400 | 401 | 404): SenderCase {
+  return {
+    def: { id: `webhook-sender-no-retry-after-${status}`, requirements: ['WEBHOOK-TERMINAL-FAILURES'], title: `a delivery answered ${status} is not retried` },
+    async run(ctx, scope) {
+      const ds = await ctx.scenario(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
+      firstOrFail(ds);
+      if (ds.length > 1) throw new CheckFailure('Terminal failure retried', `the delivery answered ${status} came again ${ds.length - 1} time(s) within ${ctx.opts.observeMs ?? 1500} ms`);
+    },
+  };
+}
+
+/** Every sender check, in the order they run. */
+export const SENDER_CASES: readonly SenderCase[] = [
+  ...contractCases,
+  retryCase(503), retryCase(429), retryCase(408), retryCase('timeout'),
+  terminalCase(400), terminalCase(401), terminalCase(404),
+];
+
+export interface SenderSuiteOptions extends Omit<SenderContextOptions, 'capture' | 'control'> {
+  control: SandboxControlOptions;
+  /** Where the harness listens (default 127.0.0.1 on a free port); the service must be able to reach it. */
+  listenHost?: string;
+  listenPort?: number;
+}
+
+/** Runs every sender case against a service with sandbox control; one record each (redacted evidence). */
+export async function runSenderSuite(opts: SenderSuiteOptions, onResult?: (r: StandaloneRecord) => void): Promise<StandaloneRecord[]> {
+  const capture = new Capture({ host: opts.listenHost, port: opts.listenPort, holdMs: (opts.senderTimeoutMs ?? 500) + 1000 });
+  await capture.listen();
+  try {
+    const ctx = new SenderContext({ ...opts, capture, control: new SandboxControl(opts.control) });
+    const out: StandaloneRecord[] = [];
+    for (const c of SENDER_CASES) {
+      const r = await runStandalone(c.def, (scope) => c.run(ctx, scope));
+      out.push(r);
+      onResult?.(r);
+    }
+    return out;
+  } finally {
+    await capture.close();
+  }
+}

@@ -1,0 +1,275 @@
+// Query, path-id and header fuzzing against the target: fast-check draws a route, path ids (profile ids and
+// odd ones: `..`, `%2F`, NUL, unicode, very long), a query string (random keys and values, supported keys
+// with random text, odd dates, several encodings, duplicates, keys without `=`, empty segments) and an
+// Authorization variation (scheme casing, extra whitespace, header-name casing, duplicate headers, other
+// profile keys, garbage), sometimes an environment fault. Whatever it draws, the answer must be documented:
+// a status the contract lists for the operation with a body valid for it, a reason listed for that status
+// on that operation, and the §7.2 `field` of that reason. In particular never a 5xx other than the
+// documented 503s. Every request-target stays valid HTTP (nothing raw that HTTP/1.1 forbids), so anything
+// undocumented is the service's answer, not the HTTP layer's.
+import fc from 'fast-check';
+import { test } from '../harness/fixtures.ts';
+import { describe, expectDocumented, fail, type ErrorBody } from '../harness/assertions.ts';
+import { CheckFailure, NotVerified, type Exchange } from '../harness/checks.ts';
+import { operation } from '../harness/contract.ts';
+import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
+import type { CredentialRole, FaultName } from '../harness/profile.ts';
+import { ROUTES, type RouteRef } from '../harness/routes.ts';
+import { numRuns, recordSeed, runSeed } from '../harness/seed.ts';
+import type { As, CheckApi, Target } from '../harness/target.ts';
+
+const ID = 'query-fuzz-documented-responses';
+
+// ---------------------------------------------------------------- the drawn case
+
+interface PathId {
+  text: string;
+  /** `raw`: written into the path as is (only for text made of unreserved characters and %XX escapes). */
+  mode: Encoding | 'raw';
+}
+
+interface Pair {
+  key: string;
+  value: string;
+  keyEncoding: Encoding;
+  valueEncoding: Encoding;
+  /** `kv`: key=value; `k`: the key alone; `k=`: the key with an empty value. */
+  form: 'kv' | 'k' | 'k=';
+}
+
+interface Auth {
+  /** Short description for counterexamples (never the key itself). */
+  label: string;
+  as: As;
+  headers?: Record<string, string>;
+}
+
+interface FuzzCase {
+  route: RouteRef;
+  encounter: PathId;
+  document: PathId;
+  query: Pair[];
+  /** How pairs are joined: `&`, or with empty segments around them. */
+  join: '&' | '&&' | 'lead' | 'trail';
+  auth: Auth;
+  fault?: FaultName;
+}
+
+const RAW_SAFE = /^(?:[A-Za-z0-9\-._~]|%[0-9A-Fa-f]{2})+$/;
+
+function renderId(id: PathId): string {
+  return id.mode === 'raw' && RAW_SAFE.test(id.text) ? id.text : percentEncode(id.text, id.mode === 'raw' ? 'component' : id.mode);
+}
+
+function renderQuery(c: FuzzCase): string {
+  const parts = c.query.map((p) => {
+    const k = percentEncode(p.key, p.keyEncoding);
+    return p.form === 'k' ? k : p.form === 'k=' ? `${k}=` : `${k}=${percentEncode(p.value, p.valueEncoding)}`;
+  });
+  if (parts.length === 0) return '';
+  const q = c.join === '&&' ? parts.join('&&') : c.join === 'lead' ? `&${parts.join('&')}` : c.join === 'trail' ? `${parts.join('&')}&` : parts.join('&');
+  return `?${q}`;
+}
+
+function renderTarget(c: FuzzCase): string {
+  const suffix = { list: '', encounter: '', document: '', transcript: '/transcript', audio: '/audio' }[c.route.name];
+  const path = c.route.name === 'list' ? LIST_PATH
+    : c.route.name === 'encounter' ? `${LIST_PATH}/${renderId(c.encounter)}`
+    : `${LIST_PATH}/${renderId(c.encounter)}/documents/${renderId(c.document)}${suffix}`;
+  return path + renderQuery(c);
+}
+
+function describeCase(c: FuzzCase): string {
+  return `${c.route.name} ${renderTarget(c)} with ${c.auth.label}${c.fault ? ` and fault ${c.fault}` : ''}`;
+}
+
+// ---------------------------------------------------------------- arbitraries
+
+const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at'];
+const OTHER_KEYS = ['Limit', 'OFFSET', 'Sort_Order', 'foo', 'owners', 'record_kind', 'date_of_service', 'patient_id', '', 'limit[]', 'limit.', ' limit', 'limit\u0000', 'лимит'];
+const DOT_IDS = ['..', '.', '...', '../..', '..%2F..', '%2e%2e', '%2E%2E%2F', 'a..b', '..;', '..\\..', '%2F', '%2F..%2F'];
+const ODD_IDS = ['%00', '\u0000', '%', '%zz', '%25', ' ', '+', '~', '\u202e', '\ufeff', 'null', 'undefined', '0', '-1', '[]', '{}', "'", '"', '\\', '<script>', 'encounter_id'];
+
+/** Printable ASCII without space: safe inside a header value. */
+const printable = (max: number) => fc.stringMatching(new RegExp(`^[\\x21-\\x7e]{0,${max}}$`));
+
+function idArb(known: string[]): fc.Arbitrary<PathId> {
+  const text = fc.oneof(
+    { weight: known.length > 0 ? 3 : 0, arbitrary: known.length > 0 ? fc.constantFrom(...known) : fc.constant('x') },
+    { weight: 1, arbitrary: fc.constantFrom(...DOT_IDS) },
+    { weight: 1, arbitrary: fc.constantFrom(...ODD_IDS) },
+    { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 24 }) },
+    { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }) },
+    // Very long, within what any HTTP server accepts in a request line (the request stays under ~4 KiB).
+    { weight: 1, arbitrary: fc.tuple(fc.constantFrom('a', '0', '_', 'é', '𝟙'), fc.integer({ min: 100, max: 1500 })).map(([ch, n]) => ch.repeat(ch.length === 1 && ch < '\u0080' ? n : Math.floor(n / 10))) },
+  );
+  return fc.record({ text, mode: fc.constantFrom<PathId['mode']>('raw', 'raw', ...ENCODINGS) });
+}
+
+const twoDigits = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
+
+/** Date-time-like text: valid and invalid fields, every offset up to ±25:60, sometimes no offset. */
+const dateArb: fc.Arbitrary<string> = fc.record({
+  y: fc.integer({ min: 0, max: 9999 }).map((n) => String(n).padStart(4, '0')),
+  mo: twoDigits(13), d: twoDigits(32), h: twoDigits(25), mi: twoDigits(61), s: twoDigits(61),
+  frac: fc.oneof(fc.constant(''), fc.stringMatching(/^\.[0-9]{1,10}$/)),
+  t: fc.constantFrom('T', 't', ' '),
+  tz: fc.oneof(fc.constantFrom('Z', 'z', '', '+00:00', '-00:00'), fc.tuple(fc.constantFrom('+', '-'), twoDigits(25), twoDigits(60)).map(([sg, hh, mm]) => `${sg}${hh}:${mm}`)),
+}).map((x) => `${x.y}-${x.mo}-${x.d}${x.t}${x.h}:${x.mi}:${x.s}${x.frac}${x.tz}`);
+
+const valueArb: fc.Arbitrary<string> = fc.oneof(
+  fc.integer({ min: -5, max: 20_000 }).map(String),
+  fc.constantFrom('0', '1', '50', '100', '101', '10000', '10001', '01', '+1', '-0', '1.0', '1e2', 'asc', 'desc', 'ASC', 'Desc', ''),
+  fc.stringMatching(/^[0-9]{1,40}$/),
+  dateArb,
+  fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
+  fc.string({ unit: 'binary', maxLength: 16 }),
+);
+
+const pairArb: fc.Arbitrary<Pair> = fc.record({
+  key: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...LIST_KEYS) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_KEYS) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) }),
+  value: valueArb,
+  keyEncoding: fc.constantFrom<Encoding>('component', 'component', 'component', ...ENCODINGS),
+  valueEncoding: fc.constantFrom<Encoding>(...ENCODINGS),
+  form: fc.constantFrom<Pair['form']>('kv', 'kv', 'kv', 'kv', 'k', 'k='),
+});
+
+/** A query; sometimes a pair is repeated (same key, same or another value). */
+const queryArb: fc.Arbitrary<Pair[]> = fc.oneof(
+  { weight: 2, arbitrary: fc.constant<Pair[]>([]) },
+  { weight: 3, arbitrary: fc.array(pairArb, { minLength: 1, maxLength: 4 }) },
+  { weight: 1, arbitrary: fc.tuple(pairArb, valueArb, fc.array(pairArb, { maxLength: 2 })).map(([p, v, rest]) => [p, ...rest, { ...p, value: v }]) },
+);
+
+function authArb(target: Target): fc.Arbitrary<Auth> {
+  const key = target.key('full')!;
+  const roles = (Object.keys(target.profile.credentials) as CredentialRole[]).filter((r) => r !== 'full' && target.key(r));
+  const variants: fc.Arbitrary<Auth>[] = [
+    fc.constant<Auth>({ label: 'the full key', as: 'full' }),
+    fc.constantFrom('bearer', 'BEARER', 'BeArEr').map((s): Auth => ({ label: `scheme "${s}"`, as: { header: `${s} ${key}` } })),
+    fc.constantFrom(['two spaces', `Bearer  ${key}`], ['a tab', `Bearer\t${key}`], ['leading space', ` Bearer ${key}`], ['trailing space', `Bearer ${key} `])
+      .map(([what, header]): Auth => ({ label: `the full key with ${what}`, as: { header } })),
+    fc.constantFrom('AUTHORIZATION', 'Authorization', 'aUtHoRiZaTiOn').map((name): Auth => ({ label: `header name "${name}"`, as: 'none', headers: { [name]: `Bearer ${key}` } })),
+    // Two Authorization headers (the names differ in case, so both are sent).
+    fc.tuple(fc.constantFrom('first', 'second'), printable(40)).map(([which, junk]): Auth => ({
+      label: `two Authorization headers (full key ${which})`,
+      as: which === 'first' ? 'full' : { header: `Bearer ${junk}` },
+      headers: { Authorization: which === 'first' ? `Bearer ${junk}` : `Bearer ${key}` },
+    })),
+    fc.constant<Auth>({ label: 'no Authorization', as: 'none' }),
+    fc.constantFrom('', 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz', 'Token abc').map((header): Auth => ({ label: `Authorization ${JSON.stringify(header)}`, as: { header } })),
+    printable(60).map((junk): Auth => ({ label: 'a garbage bearer token', as: { header: `Bearer ${junk}` } })),
+  ];
+  if (roles.length > 0) variants.push(fc.constantFrom(...roles).map((role): Auth => ({ label: `the ${role} key`, as: role })));
+  return fc.oneof({ weight: 6, arbitrary: variants[0] }, ...variants.slice(1).map((arbitrary) => ({ weight: 1, arbitrary })));
+}
+
+function caseArb(target: Target): fc.Arbitrary<FuzzCase> {
+  const resources = target.profile.resources ?? {};
+  const encounters = new Set<string>();
+  const documents = new Set<string>();
+  for (const [role, r] of Object.entries(resources)) {
+    if (role === 'list_min_total' || typeof r !== 'object') continue;
+    encounters.add(r.encounter_id);
+    if ('document_id' in r) documents.add(r.document_id);
+  }
+  const faults = (Object.keys(target.profile.faults ?? {}) as FaultName[]);
+  return fc.record({
+    route: fc.constantFrom(...ROUTES),
+    encounter: idArb([...encounters]),
+    document: idArb([...documents]),
+    query: queryArb,
+    join: fc.constantFrom<FuzzCase['join']>('&', '&', '&', '&&', 'lead', 'trail'),
+    auth: authArb(target),
+    fault: faults.length > 0 ? fc.oneof({ weight: 9, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...faults) }) : fc.constant(undefined),
+  });
+}
+
+/** Fixed cases drawn first, so known hazards are always tried whatever the seed. */
+function examples(api: CheckApi): FuzzCase[] {
+  const own = api.target.document('ambient_transcript_with_audio');
+  const enc = own?.encounter_id ?? api.target.encounter('own_encounter') ?? 'x';
+  const doc = own?.document_id ?? 'x';
+  const route = (n: RouteRef['name']) => ROUTES.find((r) => r.name === n)!;
+  const base = (r: RouteRef['name']): FuzzCase => ({
+    route: route(r), encounter: { text: enc, mode: 'component' }, document: { text: doc, mode: 'component' }, query: [], join: '&', auth: { label: 'the full key', as: 'full' },
+  });
+  const pair = (key: string, value: string): Pair => ({ key, value, keyEncoding: 'component', valueEncoding: 'component', form: 'kv' });
+  return [
+    { ...base('document'), document: { text: '..', mode: 'raw' } },
+    { ...base('audio'), encounter: { text: '..', mode: 'raw' } },
+    { ...base('encounter'), encounter: { text: '\u0000', mode: 'component' } },
+    { ...base('transcript'), document: { text: '%2F..%2F', mode: 'raw' } },
+    { ...base('list'), query: [pair('start_at', '2025-01-01T00:00:00+23:59')] },
+    { ...base('list'), query: [pair('end_at', '0001-01-01T00:00:00+15:00'), pair('limit', '1')] },
+    { ...base('list'), query: [pair('limit', '1'), pair('limit', '2')] },
+    { ...base('list'), query: [pair('offset', `1${'0'.repeat(30)}`)] },
+    { ...base('encounter'), encounter: { text: 'a'.repeat(1500), mode: 'component' } },
+  ];
+}
+
+// ---------------------------------------------------------------- the oracle
+
+/** The §7.2 field of each reason; for unsupported_filter, any string (the offending key, sanitized). */
+function fieldOk(reason: string, field: unknown): boolean {
+  switch (reason) {
+    case 'unsupported_filter': return typeof field === 'string';
+    case 'invalid_limit': return field === 'limit';
+    case 'invalid_offset': return field === 'offset';
+    case 'invalid_sort': return field === 'sort_order';
+    case 'invalid_query': return field === 'start_at' || field === 'end_at';
+    default: return field === null;
+  }
+}
+
+function judge(ex: Exchange, c: FuzzCase): void {
+  const body = expectDocumented(ex, c.route.operationId);
+  const status = ex.response!.status;
+  if (status === 200) return;
+  const e = body as ErrorBody;
+  const listed = operation(c.route.operationId).reasons[String(status)] ?? [];
+  if (!listed.includes(e.reason_code)) fail(`Reason ${e.reason_code} is not listed for ${status} on ${c.route.operationId}`, describe(ex));
+  if (!fieldOk(e.reason_code, e.field)) fail(`Field ${JSON.stringify(e.field)} does not fit ${e.reason_code} (§7.2)`, describe(ex));
+}
+
+async function send(api: CheckApi, c: FuzzCase, record: boolean): Promise<Exchange> {
+  const target = renderTarget(c);
+  const opts = { as: c.auth.as, headers: c.auth.headers, faults: c.fault ? [c.fault] : [] };
+  return record ? api.get(target, opts) : api.target.send(target, opts);
+}
+
+test(ID, async ({ check }, testInfo) => {
+  test.setTimeout(180_000);
+  const seed = runSeed();
+  const runs = numRuns(100);
+  recordSeed(testInfo, seed, runs);
+  await check({
+    id: ID,
+    requirements: [
+      'ERR-BODY-ON-FAILURE', 'ERR-BODY-FIELDS', 'ERR-FIELD-FIELD', 'ERR-REASON-CODE-ENUM', 'CONTRACT-CLOSED-RESPONSES', 'CONTRACT-JSON-RESPONSES',
+      'CONTRACT-OPAQUE-IDS', 'LIST-ERRORS', 'ENC-ERRORS', 'DOC-ERRORS', 'TRANSCRIPT-ERRORS', 'AUDIO-ERRORS',
+    ],
+    title: 'random queries, path ids and Authorization variations on every route get only documented answers (status, body, reason and field)',
+  }, async (api) => {
+    api.key('full');
+    const statuses = new Map<number, number>();
+    const prop = fc.asyncProperty(caseArb(api.target), async (c) => {
+      const ex = await send(api, c, false);
+      if (ex.response) statuses.set(ex.response.status, (statuses.get(ex.response.status) ?? 0) + 1);
+      judge(ex, c);
+    });
+    const out = await fc.check(prop, { seed, numRuns: runs, examples: examples(api).map((c) => [c] as [FuzzCase]) });
+    testInfo.annotations.push({ type: 'distribution', description: [...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ') });
+    if (!out.failed) return;
+    if (out.errorInstance instanceof NotVerified) throw out.errorInstance;
+    const cx = out.counterexample![0];
+    const where = `${describeCase(cx)} (seed ${seed}, path ${out.counterexamplePath}, ${out.numShrinks} shrinks)`;
+    try {
+      judge(await send(api, cx, true), cx); // replayed once more, recorded as evidence
+    } catch (e) {
+      if (e instanceof CheckFailure) throw new CheckFailure(`Undocumented answer: ${e.title}`, `${where}: ${e.detail}`);
+      throw e;
+    }
+    throw new CheckFailure('Undocumented answer (not reproduced on replay)', `${where}: ${String(out.errorInstance)}`);
+  });
+});

@@ -1,0 +1,55 @@
+// §6 (service side): outbound `recording.transcript_ready` deliveries. The harness listens as a receiver
+// and makes the service produce events through the profile's `webhook.sandboxControlUrl`; without one
+// (a target whose webhook delivery is not generally available, §6) every check is not_verified.
+// One test per check; the title is the check id. Mutant runs reach the delivery worker through the
+// subscription: the switchboard headers of the activating request stick to it.
+import { test as base } from '../harness/fixtures.ts';
+import { registerSecret } from '../harness/redact.ts';
+import { Capture, SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
+
+const SENDER_TIMEOUT_MS = 500;
+
+const test = base.extend<{}, { capture: Capture }>({
+  capture: [
+    async ({}, use) => {
+      const capture = new Capture({ holdMs: SENDER_TIMEOUT_MS + 1000 });
+      await capture.listen();
+      await use(capture);
+      await capture.close();
+    },
+    { scope: 'worker' },
+  ],
+});
+
+/** Headers for the control routes: the profile's request headers, plus the switchboard token if they lack it. */
+function controlHeaders(profile: { requestHeaders?: Record<string, string>; faults?: Record<string, { headers: Record<string, string> } | undefined> }): Record<string, string> {
+  const headers = { ...profile.requestHeaders };
+  if (!Object.keys(headers).some((k) => k.toLowerCase() === 'x-switchboard-token')) {
+    const fromFault = Object.values(profile.faults ?? {}).map((f) => f?.headers['x-switchboard-token']).find(Boolean);
+    const token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN ?? fromFault;
+    if (token) headers['x-switchboard-token'] = token;
+  }
+  for (const [k, v] of Object.entries(headers)) if (/token/i.test(k)) registerSecret(v);
+  return headers;
+}
+
+for (const c of SENDER_CASES) {
+  test(c.def.id, async ({ check, capture }) => {
+    // `check` runs the body once, or once per mutant in the meta-suite (api.target then carries its switchboard headers).
+    await check(c.def, async (api, scope) => {
+      const profile = api.target.profile;
+      const controlUrl = scope.need(profile.webhook?.sandboxControlUrl, 'webhook.sandboxControlUrl (a way to make the service produce events; outbound delivery is planned_not_generally_available)');
+      const document = scope.need(profile.resources?.ambient_transcript_with_audio, 'resources.ambient_transcript_with_audio (a document with a finalized transcript)');
+      const ctx = new SenderContext({
+        capture,
+        control: new SandboxControl({ baseUrl: controlUrl, headers: controlHeaders(profile), timeoutMs: profile.timeouts?.requestMs }),
+        document,
+        backoffMs: 100,
+        senderTimeoutMs: SENDER_TIMEOUT_MS,
+        maxAttempts: 3,
+        waitMs: 5_000,
+      });
+      await c.run(ctx, scope);
+    });
+  });
+}
