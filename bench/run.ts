@@ -327,100 +327,106 @@ async function main(): Promise<void> {
     startedAt: new Date().toISOString(),
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, totalMemGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version, platform: `${os.platform()} ${os.release()}` },
     loadavg: { start: load() } as Record<string, number[]>,
-    settings: { autocannon: { connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S }, sequentialRequests: SEQUENTIAL_REQUESTS, sequentialWarmup: SEQUENTIAL_WARMUP, scales: SCALES, budgetS: BUDGET_S },
+    settings: { parts: [...PARTS], autocannon: { connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S }, sequentialRequests: SEQUENTIAL_REQUESTS, sequentialWarmup: SEQUENTIAL_WARMUP, scales: SCALES, budgetS: BUDGET_S },
     targets: TARGETS,
   };
   const loadavg = result.loadavg as Record<string, number[]>;
-
-  // 1. cold time to verdict (the 1x point of the scaling table).
+  const rows: [string, string, string][] = [];
+  const verdicts: Record<string, boolean> = {};
   const runs: VerdictRun[] = [];
   const scaleNotes: string[] = [];
-  log('cold conformance run (1x) from nothing');
-  runs.push(await conformanceRun(SCALES[0] ?? 1));
-  result.cold = runs[0];
-  loadavg.afterCold = load();
+
+  // 1. cold time to verdict (the 1x point of the scaling table).
+  if (PARTS.has('verdict')) {
+    log(`cold conformance run (${SCALES[0] ?? 1}x) from nothing`);
+    runs.push(await conformanceRun(SCALES[0] ?? 1));
+    const cold = runs[0];
+    result.cold = cold;
+    loadavg.afterCold = load();
+    verdicts.coldVerdict = cold.wallS <= TARGETS.coldVerdictS && cold.checks >= TARGETS.minChecks && cold.propertyCases >= TARGETS.minPropertyCases;
+    rows.push(['cold time to verdict', `${cold.wallS} s (reference ready after ${fmt(cold.referenceReadyS, ' s')}, ${cold.workers} workers; ${cold.checks} checks, ${cold.propertyCases} property cases, ${cold.checksPerS} checks/s; exit ${cold.exitCode})`, `< ${TARGETS.coldVerdictS} s`]);
+  }
 
   // 2 + 3. throughput, deep page and dataset scaling, on one cluster the script controls.
-  log('starting a PostgreSQL cluster and the reference on --db url');
-  const cluster = await startCluster();
-  let ref: ReferenceHandle | undefined;
-  const db = new pg.Client({ connectionString: cluster.url });
-  try {
-    const refStart = performance.now();
-    process.env.DATABASE_URL = cluster.url; // startReference passes our environment to the child
-    ref = await startReference({ db: 'url', timeoutMs: 120_000 });
-    const referenceReadyS = round((performance.now() - refStart) / 1000);
-    const profile = JSON.parse(fs.readFileSync(ref.profilePath, 'utf8')) as { credentials: Record<string, { key: string }>; resources: Record<string, { encounter_id: string; document_id?: string }> };
-    const key = profile.credentials.full.key;
-    const doc = profile.resources.clinical_document;
-    const docPath = `${LIST_PATH}/${encodeURIComponent(doc.encounter_id)}/documents/${encodeURIComponent(doc.document_id!)}`;
-    result.reference = { readyS: referenceReadyS, db: 'url (a cluster started by the bench, synchronous_commit=off as --db embedded)' };
-    result.throughput = await throughput(ref, key, docPath);
-    loadavg.afterThroughput = load();
+  if (PARTS.has('reference')) {
+    log('starting a PostgreSQL cluster and the reference on --db url');
+    const cluster = await startCluster();
+    let ref: ReferenceHandle | undefined;
+    const db = new pg.Client({ connectionString: cluster.url });
+    try {
+      const refStart = performance.now();
+      process.env.DATABASE_URL = cluster.url; // startReference passes our environment to the child
+      ref = await startReference({ db: 'url', timeoutMs: 120_000 });
+      const referenceReadyS = round((performance.now() - refStart) / 1000);
+      const profile = JSON.parse(fs.readFileSync(ref.profilePath, 'utf8')) as { credentials: Record<string, { key: string }>; resources: Record<string, { encounter_id: string; document_id?: string }> };
+      const key = profile.credentials.full.key;
+      const doc = profile.resources.clinical_document;
+      const docPath = `${LIST_PATH}/${encodeURIComponent(doc.encounter_id)}/documents/${encodeURIComponent(doc.document_id!)}`;
+      result.reference = { readyS: referenceReadyS, db: 'url (a cluster started by the bench, synchronous_commit=off as --db embedded)' };
+      const tp = await throughput(ref, key, docPath);
+      result.throughput = tp;
+      loadavg.afterThroughput = load();
+      for (const name of ['list', 'document'] as const) {
+        const t = tp[name];
+        verdicts[`throughput_${name}`] = t.ratio >= TARGETS.throughputRatio;
+        rows.push([`${name} throughput`, `${t.reference.reqPerS} req/s vs bare ${t.bare.reqPerS} = ${t.ratio} (reference p50 ${t.reference.p50Ms} ms, p99 ${t.reference.p99Ms} ms; ${t.bodyBytes} B)`, `>= ${TARGETS.throughputRatio}`]);
+      }
 
-    await db.connect();
-    const org = (await db.query<{ organization_id: string }>('SELECT organization_id FROM encounters WHERE encounter_id = $1', [doc.encounter_id])).rows[0].organization_id;
-    const auth = { authorization: `Bearer ${key}` };
-    const dataset: Record<string, unknown>[] = [];
-    let inserted = 0;
-    for (const size of DATASET_SIZES) {
-      const insertS = await bulkInsert(db, org, inserted + 1, size);
-      inserted = size;
-      log(`dataset: +${size} encounters in ${org} (insert + VACUUM ANALYZE ${insertS} s); sequential latency, ${SEQUENTIAL_REQUESTS} requests each`);
-      const firstPage = await sequential(ref.baseUrl, FIRST_PAGE, auth);
-      const deepPage = await sequential(ref.baseUrl, DEEP_PAGE, auth);
-      dataset.push({ bulkEncounters: size, totalListable: deepPage.total, insertS, firstPage, deepPage, load: load() });
+      await db.connect();
+      const org = (await db.query<{ organization_id: string }>('SELECT organization_id FROM encounters WHERE encounter_id = $1', [doc.encounter_id])).rows[0].organization_id;
+      const auth = { authorization: `Bearer ${key}` };
+      const dataset: { bulkEncounters: number; totalListable: number; insertS: number; firstPage: Awaited<ReturnType<typeof sequential>>; deepPage: Awaited<ReturnType<typeof sequential>>; load: number[] }[] = [];
+      let inserted = 0;
+      for (const size of DATASET_SIZES) {
+        const insertS = await bulkInsert(db, org, inserted + 1, size);
+        inserted = size;
+        log(`dataset: +${size} encounters in ${org} (insert + VACUUM ANALYZE ${insertS} s); sequential latency, ${SEQUENTIAL_REQUESTS} requests each`);
+        const firstPage = await sequential(ref.baseUrl, FIRST_PAGE, auth);
+        const deepPage = await sequential(ref.baseUrl, DEEP_PAGE, auth);
+        dataset.push({ bulkEncounters: size, totalListable: deepPage.total, insertS, firstPage, deepPage, load: load() });
+      }
+      result.dataset = dataset;
+      const deep = dataset[dataset.length - 1].deepPage;
+      result.deepPage = { path: DEEP_PAGE, organization: org, encounters: deep.total, ...deep, explain: await explainDeepPage(db, org) };
+      loadavg.afterDeepPage = load();
+      verdicts.deepPage = deep.p50Ms <= TARGETS.deepPageP50Ms;
+      rows.push([`deep page (${Math.round(deep.total / 1000)}k)`, `p50 ${deep.p50Ms} ms, p99 ${deep.p99Ms} ms (${deep.items} items at offset 10000 of ${deep.total})`, `< ${TARGETS.deepPageP50Ms} ms`]);
+      for (const d of dataset) {
+        rows.push([`list at +${d.bulkEncounters / 1000}k`, `first page p50 ${d.firstPage.p50Ms} ms, offset=10000 p50 ${d.deepPage.p50Ms} ms (total ${d.totalListable})`, '']);
+      }
+    } finally {
+      await db.end().catch(() => {});
+      await ref?.stop();
+      await cluster.stop();
     }
-    result.dataset = dataset;
-    const last = dataset[dataset.length - 1] as { deepPage: { p50Ms: number; p99Ms: number; items: number; total: number } };
-    result.deepPage = { path: DEEP_PAGE, organization: org, encounters: last.deepPage.total, ...last.deepPage, explain: await explainDeepPage(db, org) };
-    loadavg.afterDeepPage = load();
-  } finally {
-    await db.end().catch(() => {});
-    await ref?.stop();
-    await cluster.stop();
   }
 
   // 4. scaling of time to verdict with property cases.
-  for (const wanted of SCALES.slice(1)) {
-    let scale = wanted;
-    const left = BUDGET_S - elapsedS();
-    while (scale > 1 && scaleEstimate(runs, scale) > left) scale = Math.floor(scale / 2);
-    if (scale !== wanted) scaleNotes.push(`${wanted}x was estimated at ${Math.round(scaleEstimate(runs, wanted))} s with ${Math.round(left)} s of budget left${scale > 1 ? `: ran ${scale}x instead` : ': skipped'}`);
-    if (scale <= 1 || runs.some((r) => r.scale === scale)) continue;
-    log(`conformance run at ${scale}x property cases (CONFORMANCE_RUNS_SCALE=${scale})`);
-    runs.push(await conformanceRun(scale));
+  if (PARTS.has('verdict')) {
+    for (const wanted of SCALES.slice(1)) {
+      let scale = wanted;
+      const left = BUDGET_S - elapsedS();
+      while (scale > 1 && scaleEstimate(runs, scale) > left) scale = Math.floor(scale / 2);
+      if (scale !== wanted) scaleNotes.push(`${wanted}x was estimated at ${Math.round(scaleEstimate(runs, wanted))} s with ${Math.round(left)} s of budget left${scale > 1 ? `: ran ${scale}x instead` : ': skipped'}`);
+      if (scale <= 1 || runs.some((r) => r.scale === scale)) continue;
+      log(`conformance run at ${scale}x property cases (CONFORMANCE_RUNS_SCALE=${scale})`);
+      runs.push(await conformanceRun(scale));
+    }
+    result.scaling = {
+      propertyCases: runs.map((r) => ({ scale: r.scale, propertyCases: r.propertyCases, checks: r.checks, wallS: r.wallS, ratioTo1x: round(r.wallS / runs[0].wallS), exitCode: r.exitCode, loadBefore: r.loadBefore })),
+      runs: runs.slice(1),
+      notes: scaleNotes,
+      dataset: 'the conformance run cannot be pointed at a bigger dataset, so dataset scaling is the list/deep-page latency at +1k/+10k/+100k encounters (see "dataset")',
+    };
+    for (const r of runs) rows.push([`verdict at ${r.scale}x`, `${r.wallS} s (${r.propertyCases} property cases, ${round(r.wallS / runs[0].wallS)}x the ${runs[0].scale}x time)`, '']);
   }
-  result.scaling = {
-    propertyCases: runs.map((r) => ({ scale: r.scale, propertyCases: r.propertyCases, checks: r.checks, wallS: r.wallS, ratioTo1x: round(r.wallS / runs[0].wallS), loadBefore: r.loadBefore })),
-    notes: scaleNotes,
-    dataset: 'the conformance run cannot be pointed at a bigger dataset, so dataset scaling is the list/deep-page latency at 1k/10k/100k extra encounters (see "dataset")',
-  };
   loadavg.end = load();
+  result.verdicts = verdicts;
   result.finishedAt = new Date().toISOString();
   result.totalS = round(elapsedS(), 1);
-
-  const cold = runs[0];
-  const tp = result.throughput as Awaited<ReturnType<typeof throughput>>;
-  const deep = result.deepPage as { p50Ms: number; p99Ms: number; encounters: number };
-  result.verdicts = {
-    coldVerdict: cold.wallS <= TARGETS.coldVerdictS && cold.checks >= TARGETS.minChecks && cold.propertyCases >= TARGETS.minPropertyCases,
-    throughputList: tp.list.ratio >= TARGETS.throughputRatio,
-    throughputDocument: tp.document.ratio >= TARGETS.throughputRatio,
-    deepPage: deep.p50Ms <= TARGETS.deepPageP50Ms,
-  };
   fs.mkdirSync(path.dirname(OUT_FILE), { recursive: true });
   fs.writeFileSync(OUT_FILE, `${JSON.stringify(result, null, 2)}\n`);
 
-  const rows: [string, string, string][] = [
-    ['cold time to verdict', `${cold.wallS} s (reference ready ${fmt(cold.referenceReadyS, ' s')}, ${cold.workers} workers; ${cold.checks} checks, ${cold.propertyCases} property cases, ${cold.checksPerS} checks/s)`, `< ${TARGETS.coldVerdictS} s`],
-    ['list throughput', `${tp.list.reference.reqPerS} req/s vs bare ${tp.list.bare.reqPerS} = ${tp.list.ratio} (p50 ${tp.list.reference.p50Ms} ms, p99 ${tp.list.reference.p99Ms} ms; ${tp.list.bodyBytes} B)`, `>= ${TARGETS.throughputRatio}`],
-    ['document throughput', `${tp.document.reference.reqPerS} req/s vs bare ${tp.document.bare.reqPerS} = ${tp.document.ratio} (p50 ${tp.document.reference.p50Ms} ms, p99 ${tp.document.reference.p99Ms} ms; ${tp.document.bodyBytes} B)`, `>= ${TARGETS.throughputRatio}`],
-    ['deep page (100k)', `p50 ${deep.p50Ms} ms, p99 ${deep.p99Ms} ms over ${deep.encounters} encounters`, `< ${TARGETS.deepPageP50Ms} ms`],
-    ...runs.map((r): [string, string, string] => [`verdict at ${r.scale}x`, `${r.wallS} s (${r.propertyCases} property cases, ${round(r.wallS / cold.wallS)}x the 1x time)`, '']),
-    ...(result.dataset as { bulkEncounters: number; totalListable: number; firstPage: { p50Ms: number }; deepPage: { p50Ms: number } }[]).map((d): [string, string, string] => [
-      `list at +${d.bulkEncounters / 1000}k`, `first page p50 ${d.firstPage.p50Ms} ms, offset=10000 p50 ${d.deepPage.p50Ms} ms (total ${d.totalListable})`, '']),
-  ];
   const w = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(`\nbench (${os.cpus().length} CPUs, load average ${loadavg.start.join(' ')} at start, ${loadavg.end.join(' ')} at end; ${result.totalS} s)\n`);
   for (const [name, value, target] of rows) process.stdout.write(`  ${name.padEnd(w)}  ${value}${target ? `  [target ${target}]` : ''}\n`);

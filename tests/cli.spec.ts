@@ -171,6 +171,10 @@ test.describe('serve', () => {
         if (/conformance: sandbox at http:\/\/\S+; profile in /.test(stderr)) resolve();
       });
       child.on('close', (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)));
+      setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`serve was not ready within 200 s; stderr so far:\n${stderr.slice(-3000)}`));
+      }, 200_000).unref();
     });
     await ready;
     expect(JSON.parse(fs.readFileSync(profileOut, 'utf8')).baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
