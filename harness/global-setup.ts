@@ -15,6 +15,7 @@ export default async function globalSetup(config: FullConfig): Promise<(() => Pr
     process.env.CONFORMANCE_REFERENCE_PID = String(ref.child.pid);
     // The mutant meta-suite reuses this sandbox: it switches mutants per request with this token.
     process.env.CONFORMANCE_SWITCHBOARD_TOKEN = ref.switchboardToken;
+    process.env.CONFORMANCE_SANDBOX = '1';
     return async () => {
       await ref.stop();
     };

@@ -18,7 +18,7 @@ const ids = (items: EncounterSummary[]) => items.map((i) => i.encounter_id);
 function firstDifference(a: string[], b: string[]): string | undefined {
   const n = Math.max(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    if (a[i] !== b[i]) return `position ${i}: ${a[i] ?? "(end)"} in the first, ${b[i] ?? "(end)"} in the second (lengths ${a.length} and ${b.length})`;
+    if (a[i] !== b[i]) return `position ${i}: ${a[i] ?? '(end)'} in the first, ${b[i] ?? '(end)'} in the second (lengths ${a.length} and ${b.length})`;
   }
   return undefined;
 }

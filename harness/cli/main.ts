@@ -284,6 +284,9 @@ async function run(argv: string[]): Promise<number> {
     if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
     const env: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_OUT: outDir };
     delete env.CONFORMANCE_SETUP_ERROR;
+    // Only the sandbox the CLI started itself may stand in the harness's example webhook receiver.
+    if (o.target === undefined) env.CONFORMANCE_SANDBOX = '1';
+    else delete env.CONFORMANCE_SANDBOX;
     if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
     if (waiversPath) env.CONFORMANCE_WAIVERS = waiversPath;
     else delete env.CONFORMANCE_WAIVERS;
