@@ -46,7 +46,6 @@ export const MUTANTS = {
   'sort-order-inverted': { area: 'list-semantics', description: 'sort_order=asc returns descending order and vice versa' },
   'end-at-inclusive': { area: 'list-semantics', description: 'end_at is an inclusive bound' },
   'start-at-exclusive': { area: 'list-semantics', description: 'start_at is an exclusive bound' },
-  'demo-listed': { area: 'resource-access', description: 'demo/training encounters appear in the list' },
   'cross-org-listed': { area: 'resource-access', description: 'encounters of other organizations appear in the list' },
   'cross-org-as-not-found': { area: 'resource-access', description: 'an encounter of another organization gives 404 encounter_not_found instead of 403' },
   'demo-as-not-found': { area: 'resource-access', description: 'a demo/training encounter gives 404 encounter_not_found instead of 403 demo_training_denied' },

@@ -56,7 +56,7 @@ export class Repo {
     const offset = mutant === 'page-duplicates' && q.offset > 0 ? q.offset - 1 : q.offset;
     const where = [
       mutant === 'cross-org-listed' ? '$1::text IS NOT NULL' : 'organization_id = $1',
-      mutant === 'demo-listed' ? 'TRUE' : 'NOT is_demo',
+      'NOT is_demo',
       `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,
       `($3::timestamptz IS NULL OR created_at ${mutant === 'end-at-inclusive' ? '<=' : '<'} $3)`,
     ].join(' AND ');

@@ -285,12 +285,14 @@ test('list-excludes-other-org-encounter', async ({ check }) => {
   });
 });
 
-// §4.2 states "Demo/training encounters ... are not returned"; the list discloses encounter summaries
-// too, so listing the demo encounter returns what the detail route must refuse (demo_training_denied).
+// §4.2 states "Demo/training encounters ... are not returned" for the detail route only; whether the
+// list includes them is open (LIST-DEMO-TRAINING is unspecified), so what the target does is recorded
+// as informational. The walk itself still validates every page against the contract.
 test('list-excludes-demo-encounter', async ({ check }) => {
-  await check({ id: 'list-excludes-demo-encounter', requirements: ['LIST-DEMO-TRAINING', 'ENC-DEMO-NOT-RETURNED'], title: 'the demo/training encounter is never listed' }, async (api) => {
+  await check({ id: 'list-excludes-demo-encounter', requirements: ['LIST-DEMO-TRAINING'], title: 'whether the demo/training encounter is listed is recorded' }, async (api, scope) => {
     const demo = api.encounter('demo_encounter');
     const walk = await walkList(api);
-    if (walk.items.some((i) => i.encounter_id === demo)) fail('the list contains the demo/training encounter', demo);
+    const listed = walk.items.some((i) => i.encounter_id === demo);
+    scope.observe(listed ? 'the list includes the demo/training encounter (the detail route must refuse it)' : 'the list excludes the demo/training encounter');
   });
 });

@@ -20,6 +20,5 @@ export const MATRIX: Matrix = {
   'date-invalid-ignored': [...rejected('start-at'), ...rejected('end-at'), 'schema-error-invalid-query-closed-json'],
   'date-error-field-wrong': rejected('end-at'),
   'start-not-before-end-accepted': ['list-start-at-equal-end-at-rejected', 'list-start-at-after-end-at-rejected'],
-  'demo-listed': ['list-excludes-demo-encounter'],
   'cross-org-listed': ['list-items-own-organization', 'list-excludes-other-org-encounter'],
 };
