@@ -373,7 +373,6 @@ test.describe('sandbox', () => {
       'sort-order-inverted': [`${L}?sort_order=asc&limit=3`, 'full'],
       'end-at-inclusive': [`${L}?end_at=2025-02-10T09:30:00Z&limit=1`, 'full'],
       'start-at-exclusive': [`${L}?start_at=2025-02-10T09:30:00Z&sort_order=asc&limit=1`, 'full'],
-      'demo-listed': [`${L}?limit=100`, 'full'],
       'cross-org-listed': [`${L}?limit=1`, 'full'],
       'cross-org-as-not-found': [encPath(sb, 'other_org_encounter'), 'full'],
       'document-of-other-encounter-returned': [`${encPath(sb, 'own_encounter')}/documents/${(sb.seed.documents as any[]).find((d) => d.encounter_id !== res(sb, 'own_encounter').encounter_id && d.encounter_id.startsWith('enc_main')).document_id}`, 'full'],
