@@ -280,8 +280,16 @@ async function bulkInsert(db: pg.Client, organizationId: string, from: number, t
     [from, to],
   );
   await db.query('COMMIT');
-  await db.query('VACUUM ANALYZE encounters');
-  await db.query('VACUUM ANALYZE documents');
+  // The steady state autovacuum reaches: analysed, and the visibility map set (index-only scans depend on it). A
+  // VACUUM that overlaps a short transaction of the reference (its webhook poller) cannot mark the new rows
+  // all-visible yet, so it is repeated a few times until nearly every page is.
+  for (let attempt = 0; attempt < 5; attempt++) {
+    await db.query('VACUUM ANALYZE encounters');
+    await db.query('VACUUM ANALYZE documents');
+    const r = await db.query<{ visible: number }>(`SELECT relallvisible::float / greatest(relpages, 1) AS visible FROM pg_class WHERE relname = 'encounters'`);
+    if (r.rows[0].visible >= 0.95) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
   return round((performance.now() - t0) / 1000);
 }
 
@@ -297,7 +305,9 @@ async function explainDeepPage(db: pg.Client, organizationId: string) {
   }
   times.sort((a, b) => a - b);
   const exec = plan.map((l) => /Execution Time: ([0-9.]+) ms/.exec(l)).find(Boolean);
-  return { sql: 'reference-impl/repo.ts listEncounters (sort_order desc, no mutant), limit 100 offset 10000', executionMs: exec ? Number(exec[1]) : null, queryP50Ms: round(percentile(times, 50)), plan };
+  const indexes = (await db.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE tablename = 'encounters' ORDER BY indexname`)).rows.map((r) => r.indexdef);
+  const relations = (await db.query(`SELECT relname, relpages, reltuples::bigint AS reltuples, relallvisible FROM pg_class WHERE relname LIKE 'encounters%' ORDER BY relname`)).rows;
+  return { indexes, relations, sql: 'reference-impl/repo.ts listEncounters (sort_order desc, no mutant), limit 100 offset 10000', executionMs: exec ? Number(exec[1]) : null, queryP50Ms: round(percentile(times, 50)), plan };
 }
 
 // ---------------------------------------------------------------- the run

@@ -79,7 +79,7 @@ for (const route of ROUTES) {
     const role = SCOPE_ROLE[scope];
     if (requiredHere) {
       const id = `access-missing-scope-${kebab(scope)}-${route.name}`;
-      const requirements = ['AUTH-SCOPES-REQUIRED', 'COND-MISSING-SCOPE', 'ERR-403-CATEGORY', req.scopes, req.errors];
+      const requirements = ['AUTH-SCOPES-REQUIRED', 'AUTH-SCOPES-USED', 'COND-MISSING-SCOPE', 'ERR-403-CATEGORY', req.scopes, req.errors];
       if (route.name === 'audio') requirements.push('AUDIO-THREE-SCOPES');
       test(id, async ({ check }) => {
         await check({ id, requirements, title: `${route.name}: a key without ${scope} answers 403 missing_scope with a null field` }, async (api) => {

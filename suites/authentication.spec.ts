@@ -18,7 +18,7 @@ interface AuthCase {
 }
 
 const CASES: AuthCase[] = [
-  { reason: 'missing_bearer', requirements: ['AUTH-401-MISSING-BEARER', 'COND-AUTH-FAILS'], as: 'none' },
+  { reason: 'missing_bearer', requirements: ['AUTH-401-MISSING-BEARER', 'AUTH-BEARER-ALL-ENDPOINTS', 'AUTH-401-STATUS', 'COND-AUTH-FAILS'], as: 'none' },
   // Another scheme supplies "no bearer key": missing_bearer is the literal reading; malformed_token is
   // recorded as informational (AUTH-401-NON-BEARER-SCHEME leaves it open); anything else fails.
   { reason: 'missing_bearer', requirements: ['AUTH-401-MISSING-BEARER', 'AUTH-401-NON-BEARER-SCHEME', 'COND-AUTH-FAILS'], as: { header: 'Basic dXNlcjpwYXNz' }, variant: 'basic-scheme', alsoOpen: 'malformed_token' },

@@ -110,7 +110,7 @@ test('list-tie-breaker-desc-consistent', async ({ check }) => {
 });
 
 test('list-order-deterministic', async ({ check }) => {
-  await check({ id: 'list-order-deterministic', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'the same list query walked twice gives the same order, in both directions' }, async (api, scope) => {
+  await check({ id: 'list-order-deterministic', requirements: ['CONTRACT-DISCLOSURE-NO-EFFECT', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'the same list query walked twice gives the same order, in both directions' }, async (api, scope) => {
     for (const dir of ['asc', 'desc'] as const) {
       const first = await walkList(api, { sort_order: dir });
       const second = await walkList(api, { sort_order: dir });

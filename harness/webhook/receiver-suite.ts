@@ -446,7 +446,7 @@ function extraCases(): ReceiverCase[] {
 
 /** All invalid deliveries once more, in one go: the total follow-up count must not move. */
 const NO_FOLLOWUP_SWEEP: ReceiverCase = {
-  def: { id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: [NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' },
+  def: { id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' },
   expectation: 'scenario',
   async run(ctx, scope) {
     if (!ctx.opts.followUpProbe) throw new NotVerified('a way to observe follow-up fetches (followUpProbe): not available for a partner receiver reached by URL');
