@@ -166,7 +166,7 @@ openapiCheck('openapi-document-valid', ['OPENAPI-SERVED', 'OPENAPI-3-1-0'], 'the
 
 // ---------------------------------------------------------------- agreement with the contract, aspect by aspect
 
-openapiCheck('openapi-paths-agree', ['CONTRACT-FIVE-ROUTES', 'CONTRACT-GET-ONLY', 'VERSION-PATH-PREFIX-V1', 'LIST-PATH', 'ENC-PATH', 'DOC-PATH', 'TRANSCRIPT-PATH', 'AUDIO-PATH'], 'the served document has exactly the contract\'s paths and methods', (_api, _scope, doc) => {
+openapiCheck('openapi-paths-agree', ['CONTRACT-BASE-ADDRESS', 'CONTRACT-ROUTE-PURPOSES', 'CONTRACT-NO-REQUEST-BODY', 'CONTRACT-FIVE-ROUTES', 'CONTRACT-GET-ONLY', 'VERSION-PATH-PREFIX-V1', 'LIST-PATH', 'ENC-PATH', 'DOC-PATH', 'TRANSCRIPT-PATH', 'AUDIO-PATH'], 'the served document has exactly the contract\'s paths and methods', (_api, _scope, doc) => {
   const routes = (d: Json) => new Set([...operationsOf(d).values()].map((o) => `${o.method.toUpperCase()} ${o.path}`));
   const want = routes(contractDocument());
   const got = routes(doc);
