@@ -12,6 +12,7 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadProfile, validateProfile, ProfileError } from '../profile.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../http.ts';
+import { webhookCommand } from './webhook.ts';
 import { startReference, type ReferenceHandle } from '../reference-process.ts';
 import { redact } from '../redact.ts';
 import { loadWaivers, loadRunContext, loadCatalog, WaiverError } from '../../reports/context.ts';
@@ -33,6 +34,7 @@ const HELP: Record<string, string> = {
 Commands:
   run     run the conformance suites (default target: the reference implementation on embedded PostgreSQL)
   serve   start the reference implementation as a sandbox for partner clients
+  webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
   merge   merge shard outputs into one report
 
 Run \`conformance <command> --help\` for the options of a command.
@@ -276,8 +278,12 @@ async function run(argv: string[]): Promise<number> {
       process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
     }
 
-    fs.mkdirSync(outDir, { recursive: true });
-    clearReports(outDir);
+    try {
+      fs.mkdirSync(outDir, { recursive: true });
+      clearReports(outDir);
+    } catch (e) {
+      throw new SetupError(`cannot write reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
     const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance', '--project=properties'];
     if (grep !== undefined) args.push(`--grep=${grep}`);
     if (shard) args.push(`--shard=${shard.i}/${shard.n}`);
@@ -405,7 +411,7 @@ async function merge(argv: string[]): Promise<number> {
   return exitCodeFor(report);
 }
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge };
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv) };
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
