@@ -97,12 +97,20 @@ function annotate(testInfo: TestInfo, rec: CheckRecord, mutant?: string): void {
   testInfo.annotations.push({ type: `check:${rec.outcome}`, description: redact(JSON.stringify({ id: rec.id, requirements: rec.requirements, title: rec.title, detail: rec.detail, mutant })) });
 }
 
+/** The outcome of running a check body, before anything is recorded anywhere. */
+export interface Evaluation {
+  rec: CheckRecord;
+  exchanges: Exchange[];
+  /** The error that made the check fail (a CheckFailure, or a harness error / hostile target). */
+  error?: unknown;
+}
+
 /**
- * Runs one check as a boxed step and records its outcome. A CheckFailure (or any other error, which is
- * a harness defect or a hostile target) records `fail` and is re-thrown so the test fails; NotVerified
- * records `not_verified` and skips the test; `observe` makes the outcome informational.
+ * Runs a check body and decides its outcome: CheckFailure → fail, NotVerified → not_verified,
+ * observe() → informational, any other error → fail as a harness error. Details are redacted.
+ * Shared by runCheck (Playwright) and runStandalone (the CLI's webhook commands).
  */
-export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: { mutant?: string } = {}): Promise<CheckRecord> {
+export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<Evaluation> {
   defineCheck(def);
   const exchanges: Exchange[] = [];
   let observed: string | undefined;
@@ -118,20 +126,24 @@ export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: 
       exchanges.push(ex);
     },
   };
-  let rec: CheckRecord;
-  let rethrow: unknown;
   try {
     await body(scope);
-    rec = observed !== undefined ? { ...def, outcome: 'informational', detail: observed } : { ...def, outcome: 'pass' };
+    return { exchanges, rec: observed !== undefined ? { ...def, outcome: 'informational', detail: redact(observed) } : { ...def, outcome: 'pass' } };
   } catch (e) {
-    if (e instanceof NotVerified) {
-      rec = { ...def, outcome: 'not_verified', detail: e.message };
-    } else {
-      const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
-      rec = { ...def, outcome: 'fail', detail: redact(detail) };
-      rethrow = e instanceof CheckFailure ? new Error(redact(`${def.id}: ${e.message}`)) : e;
-    }
+    if (e instanceof NotVerified) return { exchanges, rec: { ...def, outcome: 'not_verified', detail: redact(e.message) } };
+    const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
+    return { exchanges, error: e, rec: { ...def, outcome: 'fail', detail: redact(detail) } };
   }
+}
+
+/**
+ * Runs one check and records its outcome. A CheckFailure (or any other error, which is a harness defect
+ * or a hostile target) records `fail` and is re-thrown so the test fails; NotVerified records
+ * `not_verified` and skips the test; `observe` makes the outcome informational.
+ */
+export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: { mutant?: string } = {}): Promise<CheckRecord> {
+  const { rec, exchanges, error } = await evaluateCheck(def, body);
+  const rethrow = error === undefined ? undefined : error instanceof CheckFailure ? new Error(redact(`${def.id}: ${error.message}`)) : error;
   annotate(testInfo, rec, tag.mutant);
   if (exchanges.length > 0 && !tag.mutant) {
     await testInfo.attach(`evidence:${def.id}`, { body: evidenceOf(exchanges), contentType: 'application/json' });

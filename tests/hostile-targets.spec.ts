@@ -1,0 +1,147 @@
+// The harness against deliberately hostile targets (tests/hostile/servers.ts), through the real CLI
+// as an async child process: `conformance run` must end within a time budget, with the exit code the
+// probe rules give (below), never crash, never hang, and keep its memory bounded (peak RSS of the CLI
+// and of every process it starts, sampled from /proc, recorded as annotations).
+//
+// Probe rules (harness/cli/main.ts `probe`): a target that accepts a TCP connection IS reachable, so a
+// target that then hangs, drips, resets or answers garbage is judged by the checks: exit 1, every
+// affected check `fail` with its evidence. A complete non-JSON answer to GET /external/v1/encounters
+// without a key (here: the redirect loop's 302 with no body) means the base URL is not this API:
+// exit 2 with one line. Only a small subset of checks runs (--grep): the point is robustness, not
+// coverage.
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startHostile, HOSTILE_NAMES, type HostileName, type HostileServer } from './hostile/servers.ts';
+import { runCli, mb, type CliResult } from './helpers/cli-process.ts';
+
+const TIME_BUDGET_MS = 240_000;
+const MEMORY_CAP = 1.5 * 1024 ** 3;
+const REQUEST_MS = 1_000;
+const KEYS = { full: 'k_live_hostile_full_7f3a91c2', invalid_key: 'k_live_hostile_invalid_0b84e5d6' };
+
+// Five checks over four routes, each needing a role the profile below gives (none ends not_verified).
+const CHECKS = [
+  'auth-invalid-key-list', 'auth-invalid-key-document',
+  'resources-encounter-detail-equals-list-item', 'resources-clinical-document-markdown-content', 'resources-audio-url-present',
+];
+const GREP = `(?:^|\\s)(?:${CHECKS.join('|')})$`;
+
+interface Expected {
+  code: 1 | 2;
+  /** For exit 1: what every exchange of every failing check must show. */
+  evidence?: (ex: Evidence) => boolean;
+  /** For exit 2: the one line. */
+  line?: RegExp;
+}
+
+interface Evidence {
+  request: { method: string; target: string };
+  response?: { status: number; body: string; bodyBytes: number };
+  error?: { kind: string; message: string };
+}
+
+const EXPECTED: Record<HostileName, Expected> = {
+  hang: { code: 1, evidence: (e) => e.error?.kind === 'timeout' },
+  drip: { code: 1, evidence: (e) => e.error?.kind === 'timeout' },
+  'huge-content-length': { code: 1, evidence: (e) => e.error?.kind === 'body_too_large' },
+  'huge-streamed': { code: 1, evidence: (e) => e.error?.kind === 'body_too_large' },
+  reset: { code: 1, evidence: (e) => e.error?.kind === 'connection_reset' },
+  'invalid-json': { code: 1, evidence: (e) => e.response?.status === 200 && e.response.body.startsWith('{"items": [') },
+  'empty-200': { code: 1, evidence: (e) => e.response?.status === 200 && e.response.bodyBytes === 0 },
+  'redirect-loop': { code: 2, line: /^conformance: target http:\/\/127\.0\.0\.1:\d+ does not look like the Clinical Encounter Public API \(GET \/external\/v1\/encounters without a key answered 302 .*redirecting to \/external\/v1\/encounters\)$/ },
+};
+
+function writeProfile(dir: string, name: string): string {
+  const enc = 'enc-hostile-own';
+  const profile = {
+    name: `hostile-${name}`,
+    baseUrl: 'http://127.0.0.1:9', // replaced by --target
+    timeouts: { requestMs: REQUEST_MS }, // maxBodyBytes: the default cap (4 MiB)
+    credentials: { full: { key: KEYS.full }, invalid_key: { key: KEYS.invalid_key } },
+    resources: {
+      own_encounter: { encounter_id: enc },
+      clinical_document: { encounter_id: enc, document_id: 'doc-hostile-clinical' },
+      ambient_transcript_with_audio: { encounter_id: enc, document_id: 'doc-hostile-ambient' },
+    },
+  };
+  const file = path.join(dir, 'hostile.profile.json');
+  fs.writeFileSync(file, JSON.stringify(profile), { mode: 0o600 });
+  return file;
+}
+
+/**
+ * A crash shows as an error other than a failing check's: Playwright prints a failing check as
+ * `Error: <check id>: <violation>`; anything else (TypeError, RangeError, an uncaught or unhandled
+ * error, a worker that died, a heap limit) is the harness breaking on the target.
+ */
+function crashLines(stderr: string): string[] {
+  const bad: string[] = [];
+  for (const line of stderr.split('\n')) {
+    const m = /^\s*(?:Uncaught |Unhandled )?([A-Z][A-Za-z]*Error)\b(?: \[[A-Z_]+\])?: ?(.*)$/.exec(line);
+    if (m && !(m[1] === 'Error' && CHECKS.some((id) => m[2].startsWith(`${id}: `)))) bad.push(line.trim());
+    if (/heap out of memory|worker process exited unexpectedly|internal error|unhandled(?:Rejection| rejection)/i.test(line)) bad.push(line.trim());
+  }
+  return bad;
+}
+
+test.describe.configure({ mode: 'parallel', timeout: TIME_BUDGET_MS + 60_000 });
+
+for (const name of HOSTILE_NAMES) {
+  const want = EXPECTED[name];
+  test(`hostile target ${name}: run ends within the budget with exit ${want.code}, no crash, bounded memory`, async ({}, testInfo) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cec-hostile-${name}-`));
+    const out = path.join(dir, 'out');
+    const profile = writeProfile(dir, name);
+    let server: HostileServer | undefined;
+    let r: CliResult;
+    try {
+      server = await startHostile(name);
+      r = await runCli(['run', '--target', server.baseUrl, '--profile', profile, '--out', out, '--grep', GREP, '--workers', '2'], { timeoutMs: TIME_BUDGET_MS });
+      expect(server.connections(), 'the target was reached').toBeGreaterThan(0);
+    } finally {
+      await server?.close();
+    }
+    testInfo.annotations.push(
+      { type: 'duration', description: `${name}: ${r.ms} ms (budget ${TIME_BUDGET_MS} ms)` },
+      { type: 'peak-rss', description: `${name}: cli ${mb(r.memory.cliPeak)}, largest process ${mb(r.memory.processPeak)}, whole tree ${mb(r.memory.treePeak)} (${r.memory.processes} processes, ${r.memory.samples} samples)` },
+    );
+    const tail = r.stderr.slice(-3000);
+
+    expect(r.signal, tail).toBeNull();
+    expect(r.code, tail).toBe(want.code);
+    expect(r.ms).toBeLessThan(TIME_BUDGET_MS);
+    expect(crashLines(r.stderr), 'no crash on stderr').toEqual([]);
+    expect(r.memory.samples, 'memory was sampled').toBeGreaterThan(0);
+    expect(r.memory.processPeak).toBeLessThan(MEMORY_CAP);
+    expect(r.memory.treePeak).toBeLessThan(MEMORY_CAP);
+    for (const text of [r.stdout, r.stderr]) for (const key of Object.values(KEYS)) expect(text).not.toContain(key);
+
+    if (want.code === 2) {
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(want.line!);
+      expect(fs.existsSync(path.join(out, 'conformance.json')), 'no report for a target that is not this API').toBe(false);
+      return;
+    }
+
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as {
+      verdict: string; problems: string[]; summary: Record<string, number>;
+      checks: { id: string; outcome: string; detail?: string; evidence?: Evidence[] }[];
+    };
+    expect(report.verdict).toBe('not_conformant');
+    expect(report.problems, 'no test failed outside a check').toEqual([]);
+    expect(report.checks.map((c) => c.id).sort()).toEqual([...CHECKS].sort());
+    for (const c of report.checks) {
+      expect(c.outcome, `${c.id}: ${c.detail}`).toBe('fail');
+      expect(c.detail ?? '', c.id).not.toMatch(/^harness error/);
+      expect(c.evidence?.length ?? 0, `${c.id} carries evidence`).toBeGreaterThan(0);
+      for (const ex of c.evidence!) expect(want.evidence!(ex), `${c.id}: ${JSON.stringify(ex).slice(0, 400)}`).toBe(true);
+    }
+    for (const f of fs.readdirSync(out).filter((x) => x !== 'test-results')) {
+      const text = fs.readFileSync(path.join(out, f), 'utf8');
+      for (const key of Object.values(KEYS)) expect(text, f).not.toContain(key);
+    }
+  });
+}
