@@ -1,6 +1,7 @@
 // Tests of the reference webhook receiver against a real PostgreSQL (embedded, one per file) with the
 // REST API intercepted by nock: no follow-up after any rejection, exactly one follow-up per event id
 // under duplicates and concurrent retries, and deduplication by event id, never by delivery id.
+import { freePort } from '../harness/webhook/receiver-sandbox.ts';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -30,17 +31,6 @@ let postgres: EmbeddedPostgres;
 let pool: pg.Pool;
 let receiver: RunningReceiver;
 const logs: ReceiverLogEntry[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function receiverOptions(overrides: Partial<ReferenceReceiverOptions> = {}): ReferenceReceiverOptions {
   return { secret: SECRET, pool, apiBaseUrl: API, apiKey: API_KEY, clock: () => NOW * 1000, log: e => logs.push(e), ...overrides };

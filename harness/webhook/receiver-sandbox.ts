@@ -24,7 +24,8 @@ export interface ReceiverSandbox {
   close(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (listen on 0, read it, close). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
