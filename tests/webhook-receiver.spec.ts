@@ -4,7 +4,6 @@
 import { freePort } from '../harness/webhook/receiver-sandbox.ts';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
