@@ -98,6 +98,18 @@ export interface ContextOptions {
   today?: string;
 }
 
+export const COVERAGE_PATH = path.join(ROOT, 'fixtures/requirements/coverage.json');
+
+/** The reviewed reasons why some must requirements have no check; empty when the file is absent. */
+function loadNotTested(): Record<string, string> {
+  try {
+    const data = JSON.parse(fs.readFileSync(COVERAGE_PATH, 'utf8')) as { notTested?: Record<string, string> };
+    return data.notTested ?? {};
+  } catch {
+    return {};
+  }
+}
+
 export function loadRunContext(opts: ContextOptions): RunContext {
   const warnings: string[] = [];
   let target: RunContext['target'] = null;
@@ -130,6 +142,7 @@ export function loadRunContext(opts: ContextOptions): RunContext {
     contractSha256: sha256File(CONTRACT_PATH),
     catalogSha256: sha256File(catalogPath),
     catalog: loadCatalog(catalogPath),
+    notTested: loadNotTested(),
     waivers,
     mutation: typeof mutation === 'string' ? null : mutation,
     today: opts.today ?? todayUtc(),

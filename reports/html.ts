@@ -170,7 +170,7 @@ export function toHtml(report: ConformanceReport): string {
 <h2>Run</h2>
 <dl class="meta" id="run">${meta.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join('')}</dl>
 <h2>Coverage of must requirements</h2>
-<div id="coverage"><p>${cov.mustCovered} of ${cov.mustTotal} must requirements have at least one check in this run.</p>${cov.uncovered.length ? `<details${cov.uncovered.length <= 20 ? " open" : ""}><summary>Not covered (${cov.uncovered.length})</summary><ul>${cov.uncovered.map((id) => `<li><code>${e(id)}</code></li>`).join('')}</ul></details>` : ''}</div>
+<div id="coverage"><p>${cov.mustCovered} of ${cov.mustTotal} must requirements have at least one check in this run.</p>${cov.uncovered.length ? `<details${cov.uncovered.length <= 20 ? " open" : ""}><summary>Not covered (${cov.uncovered.length})</summary><ul>${cov.uncovered.map((id) => `<li><code>${e(id)}</code>${cov.notTested?.[id] ? ` (not tested: ${e(cov.notTested[id])})` : ''}</li>`).join('')}</ul></details>` : ''}</div>
 <h2>Mutation score</h2>
 <div id="mutation">${mut ? `<p>${mut.score === null ? 'no mutants' : `${Math.round(mut.score * 1000) / 10}%`} (${mut.caught} of ${mut.total} mutants caught)</p>${mut.survivors.length ? `<p>Surviving mutants:</p><ul>${mut.survivors.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}${mut.unproven.length ? `<p>Checks not yet shown able to fail:</p><ul>${mut.unproven.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}` : '<p>Not known for this run (no mutation.json).</p>'}</div>
 <h2>Waivers</h2>

@@ -79,6 +79,8 @@ export interface MutationInput {
 
 export interface RunContext {
   harnessVersion: string;
+  /** Reviewed reasons why a must requirement has no check (fixtures/requirements/coverage.json `notTested`). */
+  notTested?: Record<string, string>;
   target: { name: string; baseUrl: string } | null;
   contractSha256: string | null;
   catalogSha256: string | null;
@@ -148,7 +150,7 @@ export interface ConformanceReport {
   summary: Summary;
   requirements: ReportRequirement[];
   checks: ReportCheck[];
-  coverage: { mustTotal: number; mustCovered: number; uncovered: string[] };
+  coverage: { mustTotal: number; mustCovered: number; uncovered: string[]; notTested: Record<string, string> };
   mutation: { score: number | null; caught: number; total: number; survivors: string[]; unproven: string[] } | null;
   waivers: { applied: (Waiver & { checks: string[] })[]; expired: Waiver[]; unmatched: (Waiver & { why: string })[] };
   /** Reasons the run fails besides failing checks (expired waivers, tests failing outside checks...). */
@@ -277,7 +279,10 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     summary,
     requirements,
     checks,
-    coverage: { mustTotal: must.length, mustCovered: must.length - uncovered.length, uncovered },
+    coverage: {
+      mustTotal: must.length, mustCovered: must.length - uncovered.length, uncovered,
+      notTested: Object.fromEntries(uncovered.filter((id) => ctx.notTested?.[id]).map((id) => [id, ctx.notTested![id]])),
+    },
     mutation: m ? { score: m.total > 0 ? m.caught / m.total : null, caught: m.caught, total: m.total, survivors: [...m.survivors], unproven: [...m.unproven] } : null,
     waivers: { applied: [...applied].map(([w, ids]) => ({ ...w, checks: [...new Set(ids)] })), expired, unmatched },
     problems,
