@@ -52,7 +52,12 @@ test.describe('requirement status', () => {
 
   test('coverage counts must requirements only and lists the uncovered ids', () => {
     const r = buildReport(outcomes(), context());
-    expect(r.coverage).toEqual({ mustTotal: 6, mustCovered: 4, uncovered: ['AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'] });
+    expect(r.coverage).toEqual({ mustTotal: 6, mustCovered: 4, uncovered: ['AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'], notTested: {} });
+  });
+
+  test('an uncovered must requirement carries its reviewed notTested reason', () => {
+    const r = buildReport(outcomes(), { ...context(), notTested: { 'VERSION-HEADER': 'deployment fact', 'UNRELATED-ID': 'x' } });
+    expect(r.coverage.notTested).toEqual({ 'VERSION-HEADER': 'deployment fact' });
   });
 
   test('summary, verdict and the plain summary line', () => {
