@@ -67,13 +67,67 @@ interface Case<T> {
   judge(ex: Exchange, x: T): void;
 }
 
+/** Requests in flight at once while the cases of a property are sent ahead (see Prefetch). */
+const CONCURRENCY = 4;
+
+/**
+ * Sends the cases of a property ahead of fast-check, a few at a time: fc.sample with the same seed draws the very
+ * values fc.check draws, in the same order, so each case's exchange is usually already there when the property
+ * asks for it. Every case still makes its own request and is judged by the same function; a value not sent ahead
+ * (a shrink, or any divergence) is sent live, as before.
+ */
+class Prefetch<T> {
+  private readonly ahead = new Map<string, Promise<Exchange>[]>();
+  private readonly all: Promise<unknown>[] = [];
+  private readonly send: (x: T) => Promise<Exchange>;
+  constructor(values: T[], send: (x: T) => Promise<Exchange>) {
+    this.send = send;
+    let next = 0;
+    let running = 0;
+    const start = (): void => {
+      while (running < CONCURRENCY && next < values.length) {
+        const x = values[next++];
+        running++;
+        const p = send(x);
+        const done = p.then(() => undefined, () => undefined).finally(() => {
+          running--;
+          start();
+        });
+        this.all.push(done);
+        const key = JSON.stringify(x);
+        const list = this.ahead.get(key) ?? [];
+        list.push(p);
+        this.ahead.set(key, list);
+      }
+    };
+    start();
+  }
+
+  /** The exchange of the next case with this value: sent ahead, or sent now. */
+  get(x: T): Promise<Exchange> {
+    const list = this.ahead.get(JSON.stringify(x));
+    return list?.shift() ?? this.send(x);
+  }
+
+  /** Waits for every request sent ahead, used or not, so none outlives the check. */
+  async settle(): Promise<void> {
+    await Promise.all(this.all);
+  }
+}
+
 async function runProperty<T>(api: CheckApi, testInfo: TestInfo, arb: fc.Arbitrary<T>, c: Case<T>, title: string): Promise<void> {
   const seed = runSeed();
   const runs = numRuns(100);
   recordSeed(testInfo, seed, runs);
   api.key('full');
-  const prop = fc.asyncProperty(arb, async (x) => c.judge(await c.send(api, x, false), x));
-  const out = await fc.check(prop, { seed, numRuns: runs });
+  const prefetch = new Prefetch(fc.sample(arb, { seed, numRuns: runs }), (x) => c.send(api, x, false));
+  const prop = fc.asyncProperty(arb, async (x) => c.judge(await prefetch.get(x), x));
+  let out: fc.RunDetails<[T]>;
+  try {
+    out = await fc.check(prop, { seed, numRuns: runs });
+  } finally {
+    await prefetch.settle();
+  }
   if (!out.failed) return;
   if (out.errorInstance instanceof NotVerified) throw out.errorInstance;
   const cx = out.counterexample![0];

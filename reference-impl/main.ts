@@ -8,6 +8,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { loadDigestKey } from './auth.ts';
+import { DisclosureLog } from './disclosure.ts';
 import { PROVIDER_KINDS, ProviderError, startProvider } from './db/provider.ts';
 import type { DbProvider, ProviderKind } from './db/provider.ts';
 import { migrate } from './migrate.ts';
@@ -60,6 +61,7 @@ let provider: DbProvider | undefined;
 let pool: pg.Pool | undefined;
 let server: http.Server | undefined;
 let worker: DeliveryWorker | undefined;
+let disclosures: DisclosureLog | undefined;
 let stopping = false;
 
 async function shutdown(code: number): Promise<never> {
@@ -70,6 +72,8 @@ async function shutdown(code: number): Promise<never> {
       server.closeAllConnections();
       await closed;
     }
+    // Every successful read has its row: the queue is written before the pool ends.
+    await disclosures?.close().catch(() => {});
     await worker?.stop().catch(() => {});
     await pool?.end().catch(() => {});
     await provider?.stop().catch(() => {});
@@ -105,7 +109,9 @@ async function main(): Promise<void> {
   worker = new DeliveryWorker(pool);
   worker.start();
   const deliveryWorker = worker;
+  disclosures = new DisclosureLog(pool);
   server = createServer({
+    disclosures,
     pool, digestKey, openapiPath: OPENAPI_PATH, switchboardToken: opts.switchboardToken, defaultMutant: opts.mutant, get fallbackOrigin() { return fallbackOrigin; },
     sandboxOrganizationId: mainOrg, onWebhookEvent: () => deliveryWorker.kick(),
   });

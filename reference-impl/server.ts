@@ -15,8 +15,9 @@ import { isFaultName, isMutantName } from './mutants.ts';
 import type { FaultName, MutantName } from './mutants.ts';
 import { LIST_KEYS, parseRawQuery, rejectUnsupportedKeys, validateListQuery } from './query.ts';
 import type { ListQuery, QueryPair } from './query.ts';
+import { DisclosureLog } from './disclosure.ts';
 import { Repo } from './repo.ts';
-import type { DocumentRow, EncounterRow, KeyRow } from './repo.ts';
+import type { DocumentRow, DocumentSummaryRow, EncounterRow, KeyRow } from './repo.ts';
 import { activateSubscription, deactivateSubscription, finalizeTranscript, parseSubscriptionInput, WebhookInputError } from './webhooks.ts';
 
 export interface ServerOptions {
@@ -33,6 +34,8 @@ export interface ServerOptions {
   sandboxOrganizationId?: string;
   /** Wakes the webhook delivery worker after an event is written. */
   onWebhookEvent?: () => void;
+  /** Where the disclosure event of each successful read goes (flushed by the caller at shutdown). */
+  disclosures: DisclosureLog;
 }
 
 type Scope = 'encounters:read' | 'patients:read' | 'documents:read' | 'recordings:read';
@@ -49,7 +52,8 @@ interface Ctx {
   origin: string;
   key?: KeyRow;
   list?: ListQuery;
-  encounter?: EncounterRow;
+  /** With its document summaries on the encounter detail route. */
+  encounter?: EncounterRow & { documents?: DocumentSummaryRow[] };
   document?: DocumentRow;
 }
 
@@ -189,7 +193,12 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
     }
     const [encounterId, documentId] = ctx.params;
     if (ctx.mutant === 'fuzz-crash-on-dotdot' && ctx.params.some((p) => p.includes('..'))) throw new Error('path guard: cannot resolve ".."');
-    const encounter = await app.repo.getEncounter(encounterId);
+    // One statement: the encounter (with its document summaries on the detail route), or the encounter and the
+    // document named by the path. What is reported follows the order below either way.
+    const found = documentId === undefined
+      ? { encounter: await app.repo.getEncounter(encounterId, true), document: undefined }
+      : await app.repo.getEncounterAndDocument(encounterId, documentId);
+    const encounter = found.encounter;
     if (!encounter) throw new ApiError(ctx.mutant === 'encounter-not-found-as-cross-org' ? 'cross_organization_denied' : 'encounter_not_found');
     if (encounter.organization_id !== ctx.key.organization_id) {
       throw new ApiError(ctx.mutant === 'cross-org-as-not-found' ? 'encounter_not_found' : 'cross_organization_denied');
@@ -197,7 +206,7 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
     if (encounter.is_demo) throw new ApiError(ctx.mutant === 'demo-as-not-found' ? 'encounter_not_found' : 'demo_training_denied');
     ctx.encounter = encounter;
     if (documentId === undefined) return;
-    const document = await app.repo.getDocument(documentId);
+    const document = found.document;
     const belongs = document !== undefined && (document.encounter_id === encounter.encounter_id ||
       (ctx.mutant === 'document-of-other-encounter-returned' && document.organization_id === encounter.organization_id));
     if (!belongs) throw new ApiError(ctx.mutant === 'document-not-found-as-encounter-not-found' ? 'encounter_not_found' : 'document_not_found');
@@ -209,7 +218,7 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
 
 const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
 
-function documentSummary(d: DocumentRow) {
+function documentSummary(d: DocumentSummaryRow) {
   const clinical = d.schema_type === 'document';
   return {
     document_id: d.document_id,
@@ -221,7 +230,7 @@ function documentSummary(d: DocumentRow) {
   };
 }
 
-function encounterSummary(e: EncounterRow, docs: DocumentRow[], mutant: MutantName | null) {
+function encounterSummary(e: EncounterRow, docs: DocumentSummaryRow[], mutant: MutantName | null) {
   const summary: Record<string, unknown> = {
     encounter_id: e.encounter_id,
     organization_id: e.organization_id,
@@ -240,9 +249,8 @@ function encounterSummary(e: EncounterRow, docs: DocumentRow[], mutant: MutantNa
 async function respondList(ctx: Ctx, app: App) {
   const q = ctx.list!;
   const { total, rows } = await app.repo.listEncounters(ctx.key!.organization_id!, q, ctx.mutant);
-  const docs = await app.repo.documentsOf(rows.map((r) => r.encounter_id));
   const body: Record<string, unknown> = {
-    items: rows.map((r) => encounterSummary(r, docs.get(r.encounter_id) ?? [], ctx.mutant)),
+    items: rows.map((r) => encounterSummary(r, r.documents, ctx.mutant)),
     limit: q.limit,
     offset: q.offset,
     total: ctx.mutant === 'total-is-page-size' ? rows.length : total,
@@ -251,10 +259,9 @@ async function respondList(ctx: Ctx, app: App) {
   return { body, resourceIds: rows.map((r) => r.encounter_id) };
 }
 
-async function respondEncounter(ctx: Ctx, app: App) {
+async function respondEncounter(ctx: Ctx) {
   const e = ctx.encounter!;
-  const docs = await app.repo.documentsOf([e.encounter_id]);
-  let own = docs.get(e.encounter_id) ?? [];
+  let own = e.documents ?? [];
   // The detail drops the encounter's last document, so it no longer equals the list item.
   if (ctx.mutant === 'detail-differs-from-list') own = own.slice(0, -1);
   return { body: { encounter: encounterSummary(e, own, ctx.mutant) }, resourceIds: [e.encounter_id] };
@@ -474,7 +481,8 @@ class App {
     try {
       for (const stage of pipelineFor(mutant)) await STAGES[stage](ctx, this);
       const { body, resourceIds } = await op!.respond(ctx, this);
-      await this.repo.recordDisclosure(op!.id, ctx.key!.organization_id!, ctx.key!.key_id, resourceIds);
+      // Queued, written within a few milliseconds (and flushed at shutdown): the 200 does not wait for it.
+      this.options.disclosures.record(op!.id, ctx.key!.organization_id!, ctx.key!.key_id, resourceIds);
       sendJson(res, 200, body, mutant === 'wrong-content-type' ? { 'content-type': 'text/plain; charset=utf-8' } : {});
     } catch (e) {
       this.sendError(res, e, mutant);

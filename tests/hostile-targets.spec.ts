@@ -88,10 +88,16 @@ function crashLines(stderr: string): string[] {
 
 test.describe.configure({ mode: 'parallel', timeout: TIME_BUDGET_MS + 60_000 });
 
+const dirs: string[] = [];
+test.afterAll(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
 for (const name of HOSTILE_NAMES) {
   const want = EXPECTED[name];
   test(`hostile target ${name}: run ends within the budget with exit ${want.code}, no crash, bounded memory`, async ({}, testInfo) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cec-hostile-${name}-`));
+    dirs.push(dir);
     const out = path.join(dir, 'out');
     const profile = writeProfile(dir, name);
     let server: HostileServer | undefined;

@@ -58,7 +58,8 @@ Options:
 
 Writes <out>/conformance.json, junit.xml, conformance.html and outcomes.json.
 Exit codes: 0 conformant, 1 an un-waived failing check, an expired waiver or a test failing outside a check,
-2 usage or setup error (bad option, bad profile, unreachable target, reference did not start).`,
+2 usage or setup error (bad option, bad profile, unreachable target, a target that is not this API,
+reference did not start).`,
   serve: `Usage: conformance serve [options]
 
 Starts the reference implementation with deterministic seeded data and prints its guide. Ctrl-C stops it.

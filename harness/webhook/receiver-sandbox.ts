@@ -50,6 +50,8 @@ export async function startEmbeddedDatabase(): Promise<DatabaseHandle> {
   const postgres = new EmbeddedPostgres({
     databaseDir: dataDir, port, user: 'postgres', password, persistent: false,
     createPostgresUser: true, onLog: () => undefined, onError: () => undefined,
+    // Throw-away cluster (its data dir is removed on stop): no fsync at initdb or at run time.
+    initdbFlags: ['--no-sync'], postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
   });
   try {
     await postgres.initialise();
