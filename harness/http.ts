@@ -80,6 +80,8 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
+    let framing: Framing | undefined;
+    let tail = Buffer.alloc(0);
     const socket: net.Socket = origin.secure
       ? tls.connect({ host: origin.host, port: origin.port, servername: origin.host })
       : net.connect({ host: origin.host, port: origin.port });
@@ -102,7 +104,18 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
         return;
       }
       chunks.push(d);
-      // A complete message may arrive before the peer closes; parse eagerly when framing says so.
+      // A complete message may arrive before the peer closes; parse eagerly when framing says it may be
+      // complete. Concatenating on every chunk would cost O(n²) on a large streamed body.
+      if (!framing) {
+        framing = sniffFraming(Buffer.concat(chunks), maxBody);
+        if (!framing) return;
+      }
+      if (framing.kind === 'length' && size < framing.total) return;
+      if (framing.kind === 'close') return;
+      if (framing.kind === 'chunked') {
+        tail = Buffer.concat([tail, d]).subarray(-7);
+        if (!tail.includes('0\r\n\r\n')) return;
+      }
       const done = tryParse(Buffer.concat(chunks), maxBody, false);
       if (done && !(done instanceof TransportError)) finish(null, { ...done, durationMs: performance.now() - started });
       else if (done instanceof TransportError) finish(done);
@@ -124,6 +137,24 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
 }
 
 type Parsed = Omit<RawResponse, 'durationMs'>;
+
+/** How the end of the message will be known: total bytes, the last chunk, the peer closing, or re-parse always. */
+type Framing = { kind: 'length'; total: number } | { kind: 'chunked' } | { kind: 'close' } | { kind: 'always' };
+
+/** Reads the framing from the response head once it has arrived; undefined while the head is incomplete. */
+function sniffFraming(buf: Buffer, maxBody: number): Framing | undefined {
+  const headEnd = buf.indexOf('\r\n\r\n');
+  if (headEnd < 0) return buf.length > 64 * 1024 ? { kind: 'always' } : undefined;
+  const head = buf.subarray(0, headEnd).toString('latin1');
+  const status = /^HTTP\/1\.[01] ([0-9]{3})/.exec(head)?.[1];
+  if (!status || status.startsWith('1')) return { kind: 'always' }; // malformed or interim: let tryParse decide
+  if (status === '204' || status === '304') return { kind: 'length', total: 0 };
+  if (/^transfer-encoding:.*\bchunked\b/im.test(head)) return { kind: 'chunked' };
+  const len = /^content-length:[ \t]*([0-9]+)[ \t]*$/im.exec(head)?.[1];
+  // A declared body over the cap is refused as soon as the head arrives (tryParse says so).
+  if (len !== undefined) return Number(len) > maxBody ? { kind: 'always' } : { kind: 'length', total: headEnd + 4 + Number(len) };
+  return /^content-length:/im.test(head) ? { kind: 'always' } : { kind: 'close' };
+}
 
 /** Returns the parsed response when complete, null when more bytes are needed, or a TransportError. */
 function tryParse(buf: Buffer, maxBody: number, atEof: boolean): Parsed | null | TransportError {
