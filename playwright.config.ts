@@ -13,7 +13,8 @@ export default defineConfig({
   forbidOnly: !!process.env.CI,
   outputDir: `${outDir}/test-results`,
   reporter: [
-    [process.env.CI ? 'line' : 'list'],
+    // `conformance run` asks for terse progress (one line per failing check); otherwise the runner's own.
+    process.env.CONFORMANCE_PROGRESS === 'terse' ? ['./reports/progress-reporter.ts'] : [process.env.CI ? 'line' : 'list'],
     ['./reports/conformance-reporter.ts', { outDir }],
     ['./reports/summary-reporter.ts'],
   ],

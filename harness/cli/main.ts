@@ -294,6 +294,7 @@ async function run(argv: string[]): Promise<number> {
     // Only the sandbox the CLI started itself may stand in the harness's example webhook receiver.
     if (o.target === undefined) env.CONFORMANCE_SANDBOX = '1';
     else delete env.CONFORMANCE_SANDBOX;
+    env.CONFORMANCE_PROGRESS = 'terse';
     if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
     if (waiversPath) env.CONFORMANCE_WAIVERS = waiversPath;
     else delete env.CONFORMANCE_WAIVERS;

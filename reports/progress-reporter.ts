@@ -1,0 +1,43 @@
+// Terse progress for `conformance run`: a count every few seconds and one line per failing check
+// (its id and the redacted detail), instead of the runner's code frames. It only prints; outcomes are
+// collected by conformance-reporter.ts.
+import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
+
+export default class ProgressReporter implements Reporter {
+  private total = 0;
+  private done = 0;
+  private lastPrint = 0;
+
+  onBegin(_config: FullConfig, suite: Suite): void {
+    this.total = suite.allTests().length;
+    process.stderr.write(`conformance: running ${this.total} tests\n`);
+  }
+
+  onTestEnd(test: TestCase, result: TestResult): void {
+    this.done++;
+    let sawFailingCheck = false;
+    for (const a of result.annotations) {
+      if (a.type !== 'check:fail' || !a.description) continue;
+      sawFailingCheck = true;
+      try {
+        const d = JSON.parse(a.description) as { id: string; detail?: string };
+        process.stderr.write(`  FAIL ${d.id}: ${(d.detail ?? '').split('\n')[0].slice(0, 300)}\n`);
+      } catch {
+        /* not ours */
+      }
+    }
+    if (!sawFailingCheck && (result.status === 'failed' || result.status === 'timedOut')) {
+      const first = (result.errors[0]?.message ?? result.status).split('\n')[0].slice(0, 300);
+      process.stderr.write(`  ERROR ${test.title}: ${first}\n`);
+    }
+    const now = Date.now();
+    if (now - this.lastPrint > 3000 || this.done === this.total) {
+      this.lastPrint = now;
+      process.stderr.write(`  [${this.done}/${this.total}]\n`);
+    }
+  }
+
+  printsToStdio(): boolean {
+    return true;
+  }
+}
