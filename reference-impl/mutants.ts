@@ -14,6 +14,9 @@ export const MUTANTS = {
   'precedence-lookup-before-auth': { area: 'precedence', description: 'the encounter is looked up (existence, demo flag) before API-key authentication' },
   'precedence-lookup-before-route': { area: 'precedence', description: 'the encounter/document is looked up before route availability and organization approval' },
   'precedence-lookup-before-scope': { area: 'precedence', description: 'the encounter/document is looked up before required scopes are checked' },
+  'precedence-query-before-route': { area: 'precedence', description: 'unsupported query keys are rejected right after authentication, before route availability and organization approval' },
+  'precedence-validation-before-route': { area: 'precedence', description: 'list query values are validated right after authentication, before route availability, organization approval, scopes and unsupported keys' },
+  'precedence-validation-before-scope': { area: 'precedence', description: 'list query values are validated before required scopes (and before unsupported keys are rejected)' },
   'reason-revoked-as-invalid': { area: 'auth-reason', description: 'a revoked key reports invalid_key' },
   'reason-expired-as-disabled': { area: 'auth-reason', description: 'an expired key reports disabled_key' },
   'reason-missing-bearer-as-malformed': { area: 'auth-reason', description: 'a missing Authorization header reports malformed_token' },
@@ -91,6 +94,8 @@ export const MUTANTS = {
   'webhook-event-id-header-mismatch': { area: 'webhook-sender', description: 'Service-Event-Id differs from body id' },
   'webhook-missing-delivery-id-header': { area: 'webhook-sender', description: 'deliveries carry no Service-Delivery-Id header' },
   'webhook-payload-audio-url': { area: 'webhook-sender', description: 'the event resources carry an audio_url (a URL in a thin payload)' },
+  'webhook-sends-api-key': { area: 'webhook-sender', description: 'deliveries carry an Authorization: Bearer header (a fixed dummy token) as if the receiver used API keys' },
+  'webhook-subscription-active-by-default': { area: 'webhook-sender', description: 'the active flag of a subscription is not consulted: an inactive (never activated or deactivated) subscription is delivered to anyway' },
   // Errors matrix and pagination (suites/errors.spec.ts, suites/pagination.spec.ts, properties/canonical-integers.spec.ts, properties/query-fuzz.spec.ts)
   'field-offset-wrong': { area: 'error-shape', description: 'invalid_offset errors carry field "limit"' },
   'field-sort-null': { area: 'error-shape', description: 'invalid_sort errors carry field null' },
@@ -124,6 +129,7 @@ export const MUTANTS = {
   'page-size-off-by-one': { area: 'list-semantics', description: 'a page holds one item more than limit' },
   'fuzz-crash-on-dotdot': { area: 'robustness', description: 'a path id containing ".." ends in a 500 internal error' },
   'raw-space-target-lenient': { area: 'robustness', description: 'a request line with a raw space in the target is repaired (spaces dropped) and served instead of refused' },
+  'non-get-answers-204': { area: 'contract', description: 'DELETE on a /external/v1 route is answered 204 No Content (without changing anything) instead of being refused' },
 } as const satisfies Record<string, { area: string; description: string }>;
 
 export type MutantName = keyof typeof MUTANTS;

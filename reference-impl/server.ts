@@ -95,6 +95,9 @@ function pipelineFor(mutant: MutantName | null): readonly StageName[] {
   if (mutant === 'precedence-lookup-before-auth') return ['lookup', 'authenticate', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'validate_query', 'lookup'];
   if (mutant === 'precedence-lookup-before-route') return ['authenticate', 'lookup', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'validate_query'];
   if (mutant === 'precedence-lookup-before-scope') return ['authenticate', 'authorize_route', 'lookup', 'require_scopes', 'reject_unsupported_keys', 'validate_query'];
+  if (mutant === 'precedence-query-before-route') return ['authenticate', 'reject_unsupported_keys', 'authorize_route', 'require_scopes', 'validate_query', 'lookup'];
+  if (mutant === 'precedence-validation-before-route') return ['authenticate', 'validate_query', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'lookup'];
+  if (mutant === 'precedence-validation-before-scope') return ['authenticate', 'authorize_route', 'validate_query', 'require_scopes', 'reject_unsupported_keys', 'lookup'];
   return PIPELINE;
 }
 
@@ -139,7 +142,7 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
   // (2) Route availability and organization approval. Unknown paths and other methods end here (documented choice).
   authorize_route(ctx) {
     if (!ctx.op) throw new ApiError('route_not_allowed', null, 'no such route under /external/v1');
-    if (ctx.method !== 'GET') {
+    if (ctx.method !== 'GET' && !(ctx.mutant === 'non-get-answers-204' && ctx.method === 'DELETE')) {
       const e = new ApiError('route_not_allowed', null, `method ${ctx.method} is not allowed; every route is GET only`);
       e.statusOverride = 405;
       e.categoryOverride = 'public_api_method_not_allowed';
@@ -480,6 +483,8 @@ class App {
     const ctx: Ctx = { req, method, op, params, pairs: parseRawQuery(rawQuery, mutant), faults: sw.faults, mutant, origin: this.origin(req) };
     try {
       for (const stage of pipelineFor(mutant)) await STAGES[stage](ctx, this);
+      // Mutant non-get-answers-204: a DELETE that got past the method check is answered 204 and changes nothing.
+      if (mutant === 'non-get-answers-204' && method === 'DELETE') return void res.writeHead(204, { 'cache-control': 'no-store' }).end();
       const { body, resourceIds } = await op!.respond(ctx, this);
       // Queued, written within a few milliseconds (and flushed at shutdown): the 200 does not wait for it.
       this.options.disclosures.record(op!.id, ctx.key!.organization_id!, ctx.key!.key_id, resourceIds);

@@ -99,8 +99,9 @@ export async function finalizeTranscript(pool: pg.Pool, organizationId: string, 
       `INSERT INTO webhook_outbox (delivery_id, event_id, subscription_id, payload)
        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, s.subscription_id, $2::jsonb
          FROM webhook_subscriptions s
-        WHERE s.organization_id = $3 AND s.active AND ($4::text IS NULL OR s.subscription_id = $4)`,
-      [eventId, JSON.stringify(payload), organizationId, b.subscription_id ?? null],
+        WHERE s.organization_id = $3 AND (s.active OR s.mutant = $5) AND ($4::text IS NULL OR s.subscription_id = $4)`,
+      // Mutant webhook-subscription-active-by-default: the active flag of the subscription it sticks to is not consulted.
+      [eventId, JSON.stringify(payload), organizationId, b.subscription_id ?? null, 'webhook-subscription-active-by-default' satisfies MutantName],
     );
     await client.query('COMMIT');
     return { event_id: eventId, deliveries: r.rowCount ?? 0 };
@@ -243,6 +244,8 @@ export class DeliveryWorker {
       'user-agent': 'cek-reference-webhooks/1',
     };
     if (mutant === 'webhook-missing-delivery-id-header') delete headers['service-delivery-id'];
+    // Mutant: the delivery carries an API key as if the receiver authenticated it by key (a fixed dummy, never a real key).
+    if (mutant === 'webhook-sends-api-key') headers.authorization = 'Bearer cek_dummy_webhook_token_not_a_key';
     const result = await post(row.receiver_url, headers, body, row.timeout_ms);
     const summary = result.kind === 'status' ? `status ${result.status}` : result.error;
     if (result.kind === 'status' && result.status >= 200 && result.status < 300) {

@@ -5,6 +5,7 @@
 // subscription: the switchboard headers of the activating request stick to it.
 import { test as base } from '../harness/fixtures.ts';
 import { registerSecret } from '../harness/redact.ts';
+import type { CredentialRole } from '../harness/profile.ts';
 import { Capture, SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 
 const SENDER_TIMEOUT_MS = 500;
@@ -48,6 +49,8 @@ for (const c of SENDER_CASES) {
         senderTimeoutMs: SENDER_TIMEOUT_MS,
         maxAttempts: 3,
         waitMs: 5_000,
+        // Every API key of the profile: a delivery must carry none (webhook-sender-no-api-key).
+        apiKeys: (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k)),
       });
       await c.run(ctx, scope);
     });

@@ -43,6 +43,8 @@ const BAD: [string, () => CapturedDelivery, RegExp][] = [
   ['webhook-sender-payload-thin', () => captured({ body: JSON.stringify({ ...sampleEvent(), note: SECRET }) }), /signing secret/],
   ['webhook-sender-event-id-header-matches', () => captured({ headers: { [H.eventId]: 'evt_other' } }), /differs from body id/],
   ['webhook-sender-version-header-matches', () => captured({ headers: { [H.version]: '2026-06-01' } }), /differs from body api_version/],
+  ['webhook-sender-no-api-key', () => captured({ headers: { Authorization: 'Bearer cek_dummy' } }), /carries an API key/],
+  ['webhook-sender-no-api-key', () => captured({ headers: { 'X-Api-Key': 'cek_dummy' } }), /carries an API key/],
 ];
 
 for (const [n, [id, make, title]] of BAD.entries()) {
@@ -50,6 +52,17 @@ for (const [n, [id, make, title]] of BAD.entries()) {
     expect(() => judge(id)(make(), SECRET)).toThrow(title);
   });
 }
+
+test('the no-api-key judge finds a profile key in any header, and names no value', () => {
+  const d = captured({ headers: { 'X-Trace': 'ctx=cek_live_abc123' } });
+  expect(() => judge('webhook-sender-no-api-key')(d, SECRET)).not.toThrow();
+  expect(() => judge('webhook-sender-no-api-key')(d, SECRET, { apiKeys: ['cek_live_abc123'] })).toThrow(/header x-trace carries an API key of the profile/);
+  try {
+    judge('webhook-sender-no-api-key')(d, SECRET, { apiKeys: ['cek_live_abc123'] });
+  } catch (e) {
+    expect((e as Error).message).not.toContain('cek_live_abc123');
+  }
+});
 
 test('the thin judge does not take an ISO date-time for an IPv6 address', () => {
   expect(() => judge('webhook-sender-payload-thin')(captured({ body: JSON.stringify(sampleEvent({ occurred_at: '2026-05-01T12:00:00.000Z' })) }), SECRET)).not.toThrow();

@@ -1,7 +1,8 @@
 // Sender conformance: the harness listens as a webhook receiver (node:http on a local port) and judges
 // what the service sends: POST + JSON, the five §6.2 headers and their contracts, a valid v1= HMAC over
 // the raw body, a body valid against the closed RecordingTranscriptReadyWebhookEvent schema and free of
-// the content §6.1 forbids; and §6.4 retries: answers from a SCRIPT (503, 429, 408, a held response)
+// the content §6.1 forbids, and no API key (§5.8); §6 subscriptions disabled by default (no delivery for an
+// inactive subscription); and §6.4 retries: answers from a SCRIPT (503, 429, 408, a held response)
 // must be retried with the same event id and delivery id, terminal ones (400, 401, 404) must not be.
 // Events are produced through the sandbox control routes of the profile's `webhook.sandboxControlUrl`
 // (POST /__sandbox/webhooks/subscriptions, POST /__sandbox/transcripts/finalize,
@@ -244,6 +245,27 @@ export function judgeVersionHeader(d: CapturedDelivery): void {
   if (body === null || typeof body !== 'object' || v !== body.api_version) throw new CheckFailure('Service-Webhook-Version differs from body api_version', `delivery #${d.seq}: header ${JSON.stringify(v)}, body ${JSON.stringify(body?.api_version)}`);
 }
 
+const CREDENTIAL_HEADER = /^(proxy-)?authorization$|api[-_]?key|access[-_]?token|^x-auth/i;
+const CREDENTIAL_VALUE = /^\s*(bearer|basic|token|apikey|api-key)\s+\S/i;
+
+/**
+ * §5.8: webhook receiving does not use API keys. No Authorization (or other credential-named) header, no
+ * header value in a credential scheme, and none of the target's API keys (`apiKeys`, from the profile)
+ * anywhere in the headers. Values are never put in the detail.
+ */
+export function judgeNoApiKey(d: CapturedDelivery, apiKeys: readonly string[] = []): void {
+  const found: string[] = [];
+  for (const [name, values] of Object.entries(d.headers)) {
+    if (CREDENTIAL_HEADER.test(name)) found.push(`header ${name} present`);
+    for (const v of values) {
+      const scheme = CREDENTIAL_VALUE.exec(v);
+      if (scheme) found.push(`header ${name} carries a ${scheme[1]} credential`);
+      if (apiKeys.some((k) => k.length > 0 && v.includes(k))) found.push(`header ${name} carries an API key of the profile`);
+    }
+  }
+  if (found.length > 0) throw new CheckFailure('Delivery carries an API key', `delivery #${d.seq}: ${[...new Set(found)].join('; ')}; deliveries are authenticated by the signature only`);
+}
+
 /** Same event, same delivery (§6.2: the delivery id is reused across retries). */
 export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery): void {
   const e1 = single(first, H.eventId);
@@ -258,7 +280,7 @@ export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery):
 }
 
 /** The per-delivery judges, by check id (the CLI's passive mode runs them on every delivery). */
-export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secret: string) => void }[] = [
+export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secret: string, known?: { apiKeys?: readonly string[] }) => void }[] = [
   { def: { id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body' }, judge: (d) => judgePostJson(d) },
   { def: { id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five Service-* headers exactly once, non-empty' }, judge: (d) => judgeHeadersPresent(d) },
   { def: { id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'Service-Timestamp is canonical decimal Unix seconds within 300 s of the receiver clock' }, judge: (d) => judgeTimestamp(d) },
@@ -267,6 +289,7 @@ export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secr
   { def: { id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret' }, judge: (d, s) => judgeThin(d, s) },
   { def: { id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'Service-Event-Id equals body id' }, judge: (d) => judgeEventIdHeader(d) },
   { def: { id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'Service-Webhook-Version equals body api_version' }, judge: (d) => judgeVersionHeader(d) },
+  { def: { id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)' }, judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) },
 ];
 
 /** Evidence for one captured delivery and the harness's answer. */
@@ -335,8 +358,9 @@ export class SandboxControl {
     return r.json.event_id as string;
   }
 
-  async deactivate(scope: CheckScope | undefined, subscriptionId: string): Promise<void> {
-    await this.call(scope, 'DELETE', `/__sandbox/webhooks/subscriptions/${encodeURIComponent(subscriptionId)}`);
+  /** Returns the control's status (2xx: deactivated). */
+  async deactivate(scope: CheckScope | undefined, subscriptionId: string): Promise<number> {
+    return (await this.call(scope, 'DELETE', `/__sandbox/webhooks/subscriptions/${encodeURIComponent(subscriptionId)}`)).status;
   }
 }
 
@@ -354,8 +378,10 @@ export interface SenderContextOptions {
   maxAttempts?: number;
   /** How long to wait for a delivery or a retry (default 10 s). */
   waitMs?: number;
-  /** How long to watch for an unwanted retry after a terminal answer (default 1.5 s). */
+  /** How long to watch for an unwanted retry after a terminal answer, or an unwanted delivery (default 1.5 s). */
   observeMs?: number;
+  /** The target's API keys (from the profile): no delivery may carry one. */
+  apiKeys?: readonly string[];
 }
 
 export class SenderContext {
@@ -404,7 +430,7 @@ const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
   def,
   async run(ctx, scope) {
     const ds = await ctx.scenario(scope, def.id.replace('webhook-sender-', ''), [204], (x) => x.length >= 1);
-    judge(firstOrFail(ds), ctx.secret);
+    judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys });
   },
 }));
 
@@ -436,11 +462,41 @@ function terminalCase(status: 400 | 401 | 404): SenderCase {
   };
 }
 
+/**
+ * §6: subscriptions are disabled by default; nothing is delivered until one is activated. A subscription
+ * to a fresh path is activated and deactivated again (the control offers no other way to hold an inactive
+ * one); a transcript finalized for it must bring no delivery within the observation window.
+ */
+const noDeliveryWithoutActivation: SenderCase = {
+  def: {
+    id: 'webhook-sender-no-delivery-without-activation',
+    requirements: ['WEBHOOK-SUBSCRIPTIONS-DISABLED-DEFAULT'],
+    title: 'a transcript finalized for a subscription that is not active brings no delivery',
+  },
+  async run(ctx, scope) {
+    const { capture, control } = ctx.opts;
+    const observeMs = ctx.opts.observeMs ?? 1500;
+    const path = `/receiver/inactive-${crypto.randomBytes(4).toString('hex')}`;
+    capture.setScript(path, [204]);
+    const sub = await control.activate(scope, `${capture.url}${path}`, ctx.secret, {
+      max_attempts: ctx.opts.maxAttempts ?? 3, backoff_ms: ctx.opts.backoffMs ?? 100, timeout_ms: ctx.opts.senderTimeoutMs ?? 500,
+    });
+    const status = await control.deactivate(scope, sub);
+    if (status < 200 || status > 299) throw new Error(`sandbox control could not deactivate the subscription (status ${status})`);
+    await control.finalize(scope, ctx.opts.document, sub);
+    await capture.waitFor(() => capture.on(path).length > 0, observeMs);
+    const ds = capture.on(path);
+    for (const d of ds) scope.record(deliveryExchange(d));
+    if (ds.length > 0) throw new CheckFailure('Delivery to a subscription that is not active', `${ds.length} delivery(ies) arrived within ${observeMs} ms for a transcript finalized while the subscription was deactivated`);
+  },
+};
+
 /** Every sender check, in the order they run. */
 export const SENDER_CASES: readonly SenderCase[] = [
   ...contractCases,
   retryCase(503), retryCase(429), retryCase(408), retryCase('timeout'),
   terminalCase(400), terminalCase(401), terminalCase(404),
+  noDeliveryWithoutActivation,
 ];
 
 export interface SenderSuiteOptions extends Omit<SenderContextOptions, 'capture' | 'control'> {

@@ -18,6 +18,9 @@ export const MATRIX: Matrix = {
   'precedence-lookup-before-scope': ['order-scope-before-lookup-*', PROPERTY],
   'precedence-validation-before-keys': ['order-keys-before-query-*', PROPERTY],
   'precedence-lookup-before-query': ['order-keys-before-lookup-*', PROPERTY],
+  'precedence-query-before-route': ['order-route-before-keys-*', PROPERTY],
+  'precedence-validation-before-route': ['order-route-before-query-*', PROPERTY],
+  'precedence-validation-before-scope': ['order-scope-before-query-*', PROPERTY],
   // Where the order is open, the answer must still be one of the documented errors.
   'multiple-query-errors-combined': ['order-open-*'],
   'field-limit-null': ['order-open-limit-and-offset-invalid-list', 'order-open-offset-and-limit-invalid-list'],

@@ -18,4 +18,6 @@ export const MATRIX: Matrix = {
   'webhook-timestamp-stale': ['webhook-sender-timestamp-current'],
   'webhook-retries-terminal-400': ['webhook-sender-no-retry-after-400'],
   'webhook-retries-all-4xx': ['webhook-sender-no-retry-after-400', 'webhook-sender-no-retry-after-401', 'webhook-sender-no-retry-after-404'],
+  'webhook-sends-api-key': ['webhook-sender-no-api-key'],
+  'webhook-subscription-active-by-default': ['webhook-sender-no-delivery-without-activation'],
 };

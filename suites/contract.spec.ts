@@ -1,0 +1,42 @@
+// §1 and §4: every route is GET only and no route creates, changes or deletes anything. With the full key,
+// POST, PUT, PATCH and DELETE (no body) on the route's own-data path must not be answered 2xx (which non-2xx
+// status is not shown: any is accepted, and its body is not judged since the contract documents none), and
+// a GET before and after them must agree (§1: repeated reads have no effect on the response; on the audio
+// route only audio_url and expires_at, minted per call, may differ).
+import { test } from '../harness/fixtures.ts';
+import { expectSuccess, fail } from '../harness/assertions.ts';
+import type { Exchange } from '../harness/checks.ts';
+import { ROUTES, type RouteRef } from '../harness/routes.ts';
+
+const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The success body as compared: the audio URL response without the values minted per call. */
+function comparable(route: RouteRef, ex: Exchange): string {
+  const body = expectSuccess<Record<string, unknown>>(ex, route.operationId);
+  if (route.name !== 'audio') return ex.response!.body;
+  const { audio_url: _url, expires_at: _expires, ...rest } = body;
+  return JSON.stringify(rest);
+}
+
+for (const route of ROUTES) {
+  const id = `contract-non-get-methods-change-nothing-${route.name}`;
+  test(id, async ({ check }) => {
+    await check({
+      id, requirements: ['CONTRACT-NO-MUTATION', 'CONTRACT-GET-ONLY', 'CONTRACT-NON-GET-METHODS'],
+      title: `${route.name}: POST, PUT, PATCH and DELETE with the full key are not answered 2xx, and a GET after them answers as before`,
+    }, async (api) => {
+      const path = route.path(api);
+      const before = comparable(route, await api.get(path));
+      const accepted: string[] = [];
+      for (const method of METHODS) {
+        const ex = await api.get(path, { method });
+        if (ex.error) fail(`No response to ${method}`, `${ex.error.kind}: ${ex.error.message}`);
+        const status = ex.response!.status;
+        if (status >= 200 && status < 300) accepted.push(`${method} → ${status}`);
+      }
+      const after = comparable(route, await api.get(path));
+      if (accepted.length > 0) fail('A method other than GET was accepted', `${accepted.join(', ')} on ${path}; every route is GET only and changes nothing`);
+      if (after !== before) fail('The resource changed after non-GET requests', `a GET of ${path} after POST, PUT, PATCH and DELETE answered another body than before`);
+    });
+  });
+}

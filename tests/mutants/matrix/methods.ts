@@ -1,0 +1,7 @@
+// Mutants that the GET-only / no-mutation suite (suites/contract.spec.ts) must catch: a route that
+// accepts another method fails the check of every route.
+import type { Matrix } from '../matrix.ts';
+
+export const MATRIX: Matrix = {
+  'non-get-answers-204': ['contract-non-get-methods-change-nothing-*'],
+};
