@@ -27,7 +27,8 @@ function controlHeaders(profile: { requestHeaders?: Record<string, string>; faul
   const headers = { ...profile.requestHeaders };
   if (!Object.keys(headers).some((k) => k.toLowerCase() === 'x-switchboard-token')) {
     const fromFault = Object.values(profile.faults ?? {}).map((f) => f?.headers['x-switchboard-token']).find(Boolean);
-    const token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN ?? fromFault;
+    // The profile's own token wins: the environment may carry another sandbox's (a nested run).
+    const token = fromFault ?? process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
     if (token) headers['x-switchboard-token'] = token;
   }
   for (const [k, v] of Object.entries(headers)) if (/token/i.test(k)) registerSecret(v);

@@ -247,6 +247,7 @@ async function run(argv: string[]): Promise<number> {
   };
   try {
     let profilePath: string;
+    let switchboardToken: string | undefined;
     if (o.profile !== undefined) {
       const file = path.resolve(o.profile);
       let profile = loadProfile(file);
@@ -276,6 +277,7 @@ async function run(argv: string[]): Promise<number> {
       }
       cleanups.push(() => ref.stop());
       profilePath = ref.profilePath;
+      switchboardToken = ref.switchboardToken;
       process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
     }
 
@@ -292,8 +294,12 @@ async function run(argv: string[]): Promise<number> {
     const env: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_OUT: outDir };
     delete env.CONFORMANCE_SETUP_ERROR;
     // Only the sandbox the CLI started itself may stand in the harness's example webhook receiver.
+    // Nothing of an enclosing run's sandbox (its token, its sandbox flag) may leak into this one.
+    delete env.CONFORMANCE_SWITCHBOARD_TOKEN;
+    delete env.CONFORMANCE_REFERENCE_PID;
     if (o.target === undefined) env.CONFORMANCE_SANDBOX = '1';
     else delete env.CONFORMANCE_SANDBOX;
+    if (switchboardToken) env.CONFORMANCE_SWITCHBOARD_TOKEN = switchboardToken;
     env.CONFORMANCE_PROGRESS = 'terse';
     if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
     if (waiversPath) env.CONFORMANCE_WAIVERS = waiversPath;
