@@ -6,8 +6,23 @@ const secrets = new Set<string>();
 
 /** Registers a secret (an API key, a signing secret, a signed URL) so it never appears in output. */
 export function registerSecret(value: string | undefined | null): void {
-  if (!value || value.length < 6) return;
+  if (!value || value.length < 6 || secrets.has(value)) return;
   secrets.add(value);
+  secretPattern = undefined;
+}
+
+// Every form of every secret in one alternation (longest first), rebuilt only when a secret is added:
+// one pass over the text instead of one split/join per form per secret.
+let secretPattern: RegExp | null | undefined;
+
+function secretsRegex(): RegExp | null {
+  if (secretPattern === undefined) {
+    const all = new Set<string>();
+    for (const s of secrets) for (const f of forms(s)) if (f) all.add(f);
+    const alts = [...all].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    secretPattern = alts.length ? new RegExp(alts.join('|'), 'g') : null;
+  }
+  return secretPattern;
 }
 
 export function registeredSecretCount(): number {
@@ -39,7 +54,8 @@ export function redact(text: string): string {
 
 function redactAt(text: string, depth: number): string {
   let out = text;
-  for (const s of secrets) for (const f of forms(s)) if (f) out = out.split(f).join(REDACTED);
+  const re = secretsRegex();
+  if (re) out = out.replace(re, REDACTED);
   for (const [re, rep] of PATTERNS) out = out.replace(re, rep);
   return depth < 2 ? redactEncoded(out, depth) : out;
 }
