@@ -11,6 +11,8 @@ import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
 import { runCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
 import { registerSecret } from './redact.ts';
+import type { Capture } from './webhook/sender-suite.ts';
+import type { ReceiverUnderTest } from './webhook/receiver-fixture.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
 
@@ -23,7 +25,39 @@ function mutantsFor(id: string, matrix: Record<string, string[]>): string[] {
   return Object.entries(matrix).filter(([, ps]) => ps.some((p) => matchesPattern(p, id))).map(([m]) => m);
 }
 
-export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Promise<CheckRecord> }, { target: Target; mutantMatrix: Record<string, string[]> | undefined }>({
+/** How long the sender suite's listener holds a "timeout" answer past the sender's own timeout. */
+export const SENDER_TIMEOUT_MS = 500;
+
+interface WorkerFixtures {
+  target: Target;
+  mutantMatrix: Record<string, string[]> | undefined;
+  /** The webhook listener of the sender suite (suites/webhook-sender.spec.ts). */
+  capture: Capture;
+  /** The webhook receiver under test of the receiver suite (suites/webhook-receiver.spec.ts). */
+  receiver: ReceiverUnderTest;
+}
+
+// Every suite and property uses this one `test`, so all share one worker pool per project; the webhook
+// fixtures are imported lazily, when a test asks for them. (A separate `test.extend` per file would
+// give each file its own worker processes.)
+export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Promise<CheckRecord> }, WorkerFixtures>({
+  capture: [
+    async ({}, use) => {
+      const { Capture } = await import('./webhook/sender-suite.ts');
+      const capture = new Capture({ holdMs: SENDER_TIMEOUT_MS + 1000 });
+      await capture.listen();
+      await use(capture);
+      await capture.close();
+    },
+    { scope: 'worker' },
+  ],
+  receiver: [
+    async ({}, use) => {
+      const { provideReceiver } = await import('./webhook/receiver-fixture.ts');
+      await provideReceiver(use);
+    },
+    { scope: 'worker', timeout: 60_000 },
+  ],
   mutantMatrix: [
     async ({}, use) => {
       const file = process.env.CONFORMANCE_MUTANTS_MATRIX;

@@ -2,7 +2,7 @@
 // own test and records its seed (replay with CONFORMANCE_SEED). Green is paired with red (STYLE §8):
 // deliberately broken verifiers/signers, built here around the real ones, must make a property fail.
 import crypto from 'node:crypto';
-import { test, expect } from '@playwright/test';
+import { test, expect } from '../harness/fixtures.ts';
 import type { TestInfo } from '@playwright/test';
 import fc from 'fast-check';
 import { runSeed, numRuns, recordSeed } from '../harness/seed.ts';

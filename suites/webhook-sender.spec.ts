@@ -3,24 +3,10 @@
 // (a target whose webhook delivery is not generally available, §6) every check is not_verified.
 // One test per check; the title is the check id. Mutant runs reach the delivery worker through the
 // subscription: the switchboard headers of the activating request stick to it.
-import { test as base } from '../harness/fixtures.ts';
+import { test, SENDER_TIMEOUT_MS } from '../harness/fixtures.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { CredentialRole } from '../harness/profile.ts';
-import { Capture, SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
-
-const SENDER_TIMEOUT_MS = 500;
-
-const test = base.extend<{}, { capture: Capture }>({
-  capture: [
-    async ({}, use) => {
-      const capture = new Capture({ holdMs: SENDER_TIMEOUT_MS + 1000 });
-      await capture.listen();
-      await use(capture);
-      await capture.close();
-    },
-    { scope: 'worker' },
-  ],
-});
+import { SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 
 /** Headers for the control routes: the profile's request headers, plus the switchboard token if they lack it. */
 function controlHeaders(profile: { requestHeaders?: Record<string, string>; faults?: Record<string, { headers: Record<string, string> } | undefined> }): Record<string, string> {
