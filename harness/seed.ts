@@ -1,6 +1,7 @@
 // One seed per run for every fast-check property, so a failing run can be replayed with --seed.
 // CONFORMANCE_SEED wins; otherwise a seed is drawn once per process and recorded by the caller.
 import type { TestInfo } from '@playwright/test';
+import { integer as fcInteger, type Arbitrary } from 'fast-check';
 
 let drawn: number | undefined;
 
@@ -21,4 +22,13 @@ export function numRuns(base: number): number {
 export function recordSeed(testInfo: TestInfo, seed: number, runs: number): void {
   testInfo.annotations.push({ type: 'seed', description: `${seed} (${runs} runs)` });
   console.log(`[seed] ${testInfo.title}: seed=${seed} runs=${runs}`);
+}
+
+/**
+ * Any code point, lone surrogate halves included: what fast-check's `unit: 'binary'` draws, without the
+ * ~0.7 s that building that unit costs in every process that loads a property file (Playwright's main
+ * process lists every file, each worker loads the ones it runs).
+ */
+export function anyCodePoint(): Arbitrary<string> {
+  return fcInteger({ min: 0, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp));
 }

@@ -15,7 +15,7 @@ import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
 import type { CredentialRole, FaultName } from '../harness/profile.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
-import { numRuns, recordSeed, runSeed } from '../harness/seed.ts';
+import { numRuns, recordSeed, runSeed, anyCodePoint } from '../harness/seed.ts';
 import type { As, CheckApi, Target } from '../harness/target.ts';
 
 const ID = 'query-fuzz-documented-responses';
@@ -98,7 +98,7 @@ function idArb(known: string[]): fc.Arbitrary<PathId> {
     { weight: known.length > 0 ? 3 : 0, arbitrary: known.length > 0 ? fc.constantFrom(...known) : fc.constant('x') },
     { weight: 1, arbitrary: fc.constantFrom(...DOT_IDS) },
     { weight: 1, arbitrary: fc.constantFrom(...ODD_IDS) },
-    { weight: 1, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 24 }) },
+    { weight: 1, arbitrary: fc.string({ unit: anyCodePoint(), minLength: 1, maxLength: 24 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 }) },
     // Very long, within what any HTTP server accepts in a request line (the request stays under ~4 KiB).
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom('a', '0', '_', 'é', '𝟙'), fc.integer({ min: 100, max: 1500 })).map(([ch, n]) => ch.repeat(ch.length === 1 && ch < '\u0080' ? n : Math.floor(n / 10))) },
@@ -123,11 +123,11 @@ const valueArb: fc.Arbitrary<string> = fc.oneof(
   fc.stringMatching(/^[0-9]{1,40}$/),
   dateArb,
   fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString()),
-  fc.string({ unit: 'binary', maxLength: 16 }),
+  fc.string({ unit: anyCodePoint(), maxLength: 16 }),
 );
 
 const pairArb: fc.Arbitrary<Pair> = fc.record({
-  key: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...LIST_KEYS) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_KEYS) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 8 }) }),
+  key: fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...LIST_KEYS) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_KEYS) }, { weight: 1, arbitrary: fc.string({ unit: anyCodePoint(), maxLength: 8 }) }),
   value: valueArb,
   keyEncoding: fc.constantFrom<Encoding>('component', 'component', 'component', ...ENCODINGS),
   valueEncoding: fc.constantFrom<Encoding>(...ENCODINGS),
