@@ -172,7 +172,7 @@ async function conformanceRun(scale: number): Promise<VerdictRun> {
     allS += s;
     if (m[1] === 'properties') propertyS += s;
   }
-  const running = /Running ([0-9]+) tests? using ([0-9]+) workers?/.exec(text);
+  const running = /(?:Running|running) ([0-9]+) tests? using ([0-9]+) workers?/.exec(text);
   fs.rmSync(outDir, { recursive: true, force: true });
   if (exitCode !== 0) process.stderr.write(`${text.split('\n').slice(-15).join('\n')}\n`);
   const propertyCases = [...cases.values()].reduce((a, b) => a + b, 0);

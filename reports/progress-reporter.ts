@@ -2,15 +2,21 @@
 // (its id and the redacted detail), instead of the runner's code frames. It only prints; outcomes are
 // collected by conformance-reporter.ts.
 import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
+import { redact } from '../harness/redact.ts';
 
 export default class ProgressReporter implements Reporter {
   private total = 0;
   private done = 0;
   private lastPrint = 0;
 
-  onBegin(_config: FullConfig, suite: Suite): void {
+  onBegin(config: FullConfig, suite: Suite): void {
     this.total = suite.allTests().length;
-    process.stderr.write(`conformance: running ${this.total} tests\n`);
+    process.stderr.write(`conformance: running ${this.total} tests using ${config.workers} workers\n`);
+  }
+
+  /** Property seeds (`[seed] title: seed=S runs=N`, from harness/seed.ts) stay visible so a run can be replayed. */
+  onStdOut(chunk: string | Buffer): void {
+    for (const line of chunk.toString().split('\n')) if (line.startsWith('[seed] ')) process.stderr.write(`${redact(line)}\n`);
   }
 
   onTestEnd(test: TestCase, result: TestResult): void {
