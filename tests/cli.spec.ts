@@ -238,12 +238,20 @@ test.describe('run against a target', () => {
       const dir = tmp();
       const profile = writeJson(dir, 'p.json', { name: 'always-200', baseUrl: `http://127.0.0.1:${port}`, credentials: { full: { key: 'k_live_cli_test_0123456789' } } });
       const out = path.join(dir, 'out');
+      // A mutation score left by another run must not be reported as this run's.
+      fs.mkdirSync(out, { recursive: true });
+      writeJson(out, 'mutation.json', { total: 9, caught: 9, score: 1, survivors: [], unproven: [] });
       const r = await cli(['run', '--profile', profile, '--out', out, '--grep', 'auth-missing-bearer-list$', '--workers', '1'], { timeoutMs: 240_000 });
       expect(r.code, r.stderr.slice(-2000)).toBe(1);
       expect(r.stdout).toMatch(/^conformance: \d+ passed, [1-9]\d* failed, \d+ not verified, \d+ informational/m);
       const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8'));
       expect(report.verdict).toBe('not_conformant');
+      expect(report.mutation).toBeNull();
       expect(report.run.target).toEqual({ name: 'always-200', baseUrl: `http://127.0.0.1:${port}` });
+      // The mutation score can only be measured against the reference sandbox.
+      const m = await cli(['run', '--mutants', '--profile', profile, '--target', `http://127.0.0.1:${port}`, '--out', out]);
+      expect(m.code).toBe(2);
+      expectOneLine(m, /--mutants needs the reference sandbox/);
       for (const f of ['junit.xml', 'conformance.html', 'outcomes.json']) expect(fs.existsSync(path.join(out, f)), f).toBe(true);
       for (const f of fs.readdirSync(out).filter((x) => x !== 'test-results')) expect(fs.readFileSync(path.join(out, f), 'utf8')).not.toContain('k_live_cli_test_0123456789');
     } finally {

@@ -54,6 +54,8 @@ Options:
   --db KIND           database of the reference: embedded (default), container, url (DATABASE_URL)
   --shard I/N         run shard I of N; reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
   --workers N         parallel Playwright workers
+  --mutants           also measure the mutation score (every check against every mutant of the reference;
+                      sandbox runs only, adds about a minute); reported in conformance.json and the HTML
   -h, --help          this help
 
 Writes <out>/conformance.json, junit.xml, conformance.html and outcomes.json.
@@ -204,7 +206,7 @@ async function run(argv: string[]): Promise<number> {
   const { values: o } = parse('run', argv, {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' },
-    shard: { type: 'string' }, workers: { type: 'string' },
+    shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
@@ -228,6 +230,7 @@ async function run(argv: string[]): Promise<number> {
   }
   const grep = o.requirement !== undefined ? requirementGrep(o.requirement) : o.grep;
   if (o.target !== undefined && o.profile === undefined) throw new SetupError('--target needs --profile FILE (the profile names the credentials and resources to use)');
+  if (o.mutants && (o.target !== undefined || o.profile !== undefined)) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
   if (o.profile !== undefined && o.db !== undefined) throw new SetupError('--db applies only when the reference is started (without --profile)');
   const db = o.profile === undefined ? dbKind(o.db) : undefined;
   const waiversPath = o.waivers !== undefined ? path.resolve(o.waivers) : process.env.CONFORMANCE_WAIVERS ? path.resolve(process.env.CONFORMANCE_WAIVERS) : undefined;
@@ -284,8 +287,20 @@ async function run(argv: string[]): Promise<number> {
     try {
       fs.mkdirSync(outDir, { recursive: true });
       clearReports(outDir);
+      // A score from another run must never be reported as this run's.
+      fs.rmSync(path.join(outDir, 'mutation.json'), { force: true });
     } catch (e) {
       throw new SetupError(`cannot write reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    if (o.mutants) {
+      if (!switchboardToken) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
+      process.stderr.write('conformance: measuring the mutation score (tests/mutants.spec.ts against this sandbox)\n');
+      const mutEnv: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_SWITCHBOARD_TOKEN: switchboardToken, CONFORMANCE_OUT: outDir, CONFORMANCE_PROGRESS: 'terse', CONFORMANCE_SANDBOX: '1' };
+      const mutArgs = [PLAYWRIGHT_CLI, 'test', '--project=unit', 'tests/mutants.spec.ts'];
+      await runPlaywright(mutArgs, mutEnv, cleanups);
+      if (!fs.existsSync(path.join(outDir, 'mutation.json'))) process.stderr.write('conformance: the mutant meta-suite wrote no mutation.json; the report will say the score is unknown\n');
+      // Its own reporters wrote outcomes for the meta-suite's tests; the main run below writes the reports.
+      clearReports(outDir);
     }
     const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance', '--project=properties'];
     if (grep !== undefined) args.push(`--grep=${grep}`);
