@@ -7,8 +7,9 @@
 import fc from 'fast-check';
 import type { TestInfo } from '@playwright/test';
 import { test } from '../harness/fixtures.ts';
+import { checkProperty } from '../harness/property-check.ts';
 import { expectError } from '../harness/assertions.ts';
-import { CheckFailure, NotVerified, type Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/checks.ts';
 import { ENCODINGS, expectPage, isCanonicalInRange, LIMIT_RANGE, LIST_PATH, OFFSET_RANGE, percentEncode, type Encoding } from '../harness/pagination.ts';
 import { numRuns, recordSeed, runSeed, anyCodePoint } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';
@@ -121,24 +122,14 @@ async function runProperty<T>(api: CheckApi, testInfo: TestInfo, arb: fc.Arbitra
   recordSeed(testInfo, seed, runs);
   api.key('full');
   const prefetch = new Prefetch(fc.sample(arb, { seed, numRuns: runs }), (x) => c.send(api, x, false));
-  const prop = fc.asyncProperty(arb, async (x) => c.judge(await prefetch.get(x), x));
-  let out: fc.RunDetails<[T]>;
-  try {
-    out = await fc.check(prop, { seed, numRuns: runs });
-  } finally {
-    await prefetch.settle();
-  }
-  if (!out.failed) return;
-  if (out.errorInstance instanceof NotVerified) throw out.errorInstance;
-  const cx = out.counterexample![0];
-  const where = `${c.describe(cx)} (seed ${seed}, path ${out.counterexamplePath}, ${out.numShrinks} shrinks)`;
-  try {
-    c.judge(await c.send(api, cx, true), cx); // replayed once more, recorded as evidence
-  } catch (e) {
-    if (e instanceof CheckFailure) throw new CheckFailure(`${title}: ${e.title}`, `${where}: ${e.detail}`);
-    throw e;
-  }
-  throw new CheckFailure(`${title} (not reproduced on replay)`, `${where}: ${String(out.errorInstance)}`);
+  await checkProperty({
+    arbitrary: arb, seed, runs,
+    run: async (x) => c.judge(await prefetch.get(x), x),
+    replay: async (x) => c.judge(await c.send(api, x, true), x),
+    describe: c.describe,
+    failure: title,
+    after: () => prefetch.settle(),
+  });
 }
 
 const send = (api: CheckApi, target: string, record: boolean) => (record ? api.get(target) : api.target.send(target));

@@ -5,8 +5,9 @@
 // cover every pair of stages first, so the property is never luckier than its seed.
 import fc from 'fast-check';
 import { test } from '../harness/fixtures.ts';
+import { checkProperty } from '../harness/property-check.ts';
 import { expectError, expectSuccess } from '../harness/assertions.ts';
-import { CheckFailure, NotVerified, type Exchange } from '../harness/checks.ts';
+import { NotVerified, type Exchange } from '../harness/checks.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import { numRuns, recordSeed, runSeed } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';
@@ -122,23 +123,20 @@ test(ID, async ({ check }, testInfo) => {
     api.key('full');
     const byStage = new Map<string, number>();
     const fixed = examples().filter((x) => buildable(api, x));
-    const prop = fc.asyncProperty(caseArbitrary(api), async (x) => {
-      const key = earliest(x.c) ? `stage ${earliest(x.c)!.stage}` : 'none';
-      byStage.set(key, (byStage.get(key) ?? 0) + 1);
-      await judge(api, x, false);
-    });
-    const out = await fc.check(prop, { seed, numRuns: runs, examples: fixed.map((x) => [x] as [Case]) });
-    testInfo.annotations.push({ type: 'distribution', description: [...byStage].sort().map(([k, n]) => `${k}: ${n}`).join(', ') });
-    if (!out.failed) return;
-    if (out.errorInstance instanceof NotVerified) throw out.errorInstance;
-    const cx = out.counterexample![0];
-    const where = `${cx.route.name} with ${describeCombination(cx.c)} (seed ${seed}, path ${out.counterexamplePath}, ${out.numShrinks} shrinks)`;
     try {
-      await judge(api, cx, true); // replayed once more, recorded as evidence
-    } catch (e) {
-      if (e instanceof CheckFailure) throw new CheckFailure(`Earliest faulty stage did not answer: ${e.title}`, `${where}: ${e.detail}`);
-      throw e;
+      await checkProperty({
+        arbitrary: caseArbitrary(api), seed, runs, examples: fixed,
+        run: async (x) => {
+          const key = earliest(x.c) ? `stage ${earliest(x.c)!.stage}` : 'none';
+          byStage.set(key, (byStage.get(key) ?? 0) + 1);
+          await judge(api, x, false);
+        },
+        replay: async (x) => void (await judge(api, x, true)),
+        describe: (x) => `${x.route.name} with ${describeCombination(x.c)}`,
+        failure: 'Earliest faulty stage did not answer',
+      });
+    } finally {
+      testInfo.annotations.push({ type: 'distribution', description: [...byStage].sort().map(([k, n]) => `${k}: ${n}`).join(', ') });
     }
-    throw new CheckFailure('Earliest faulty stage did not answer (not reproduced on replay)', `${where}: ${String(out.errorInstance)}`);
   });
 });

@@ -9,8 +9,9 @@
 // undocumented is the service's answer, not the HTTP layer's.
 import fc from 'fast-check';
 import { test } from '../harness/fixtures.ts';
+import { checkProperty } from '../harness/property-check.ts';
 import { describe, expectDocumented, fail, type ErrorBody } from '../harness/assertions.ts';
-import { CheckFailure, NotVerified, type Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/checks.ts';
 import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
 import type { CredentialRole, FaultName } from '../harness/profile.ts';
@@ -253,23 +254,20 @@ test(ID, async ({ check }, testInfo) => {
   }, async (api) => {
     api.key('full');
     const statuses = new Map<number, number>();
-    const prop = fc.asyncProperty(caseArb(api.target), async (c) => {
-      const ex = await send(api, c, false);
-      if (ex.response) statuses.set(ex.response.status, (statuses.get(ex.response.status) ?? 0) + 1);
-      judge(ex, c);
-    });
-    const out = await fc.check(prop, { seed, numRuns: runs, examples: examples(api).map((c) => [c] as [FuzzCase]) });
-    testInfo.annotations.push({ type: 'distribution', description: [...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ') });
-    if (!out.failed) return;
-    if (out.errorInstance instanceof NotVerified) throw out.errorInstance;
-    const cx = out.counterexample![0];
-    const where = `${describeCase(cx)} (seed ${seed}, path ${out.counterexamplePath}, ${out.numShrinks} shrinks)`;
     try {
-      judge(await send(api, cx, true), cx); // replayed once more, recorded as evidence
-    } catch (e) {
-      if (e instanceof CheckFailure) throw new CheckFailure(`Undocumented answer: ${e.title}`, `${where}: ${e.detail}`);
-      throw e;
+      await checkProperty({
+        arbitrary: caseArb(api.target), seed, runs, examples: examples(api),
+        run: async (c) => {
+          const ex = await send(api, c, false);
+          if (ex.response) statuses.set(ex.response.status, (statuses.get(ex.response.status) ?? 0) + 1);
+          judge(ex, c);
+        },
+        replay: async (c) => judge(await send(api, c, true), c),
+        describe: describeCase,
+        failure: 'Undocumented answer',
+      });
+    } finally {
+      testInfo.annotations.push({ type: 'distribution', description: [...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ') });
     }
-    throw new CheckFailure('Undocumented answer (not reproduced on replay)', `${where}: ${String(out.errorInstance)}`);
   });
 });
