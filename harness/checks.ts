@@ -63,6 +63,11 @@ export interface CheckScope {
   record(ex: Exchange): void;
 }
 
+/** A mutant-matrix pattern names a check id exactly, or every id with a prefix when it ends in `*`. */
+export function matchesPattern(pattern: string, checkId: string): boolean {
+  return pattern.endsWith('*') ? checkId.startsWith(pattern.slice(0, -1)) : pattern === checkId;
+}
+
 const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const seen = new Map<string, string>();
 

@@ -9,17 +9,13 @@ import fs from 'node:fs';
 import { test as base } from '@playwright/test';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
-import { runCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
+import { matchesPattern, runCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
 import { registerSecret } from './redact.ts';
 import type { Capture } from './webhook/sender-suite.ts';
 import type { ReceiverUnderTest } from './webhook/receiver-fixture.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
 
-/** A matrix pattern names a check id exactly, or every id with a prefix when it ends in `*`. */
-export function matchesPattern(pattern: string, checkId: string): boolean {
-  return pattern.endsWith('*') ? checkId.startsWith(pattern.slice(0, -1)) : pattern === checkId;
-}
 
 function mutantsFor(id: string, matrix: Record<string, string[]>): string[] {
   return Object.entries(matrix).filter(([, ps]) => ps.some((p) => matchesPattern(p, id))).map(([m]) => m);

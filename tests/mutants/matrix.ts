@@ -20,9 +20,7 @@ export async function loadMatrix(): Promise<Matrix> {
   return merged;
 }
 
-export function matches(pattern: string, checkId: string): boolean {
-  return pattern.endsWith('*') ? checkId.startsWith(pattern.slice(0, -1)) : pattern === checkId;
-}
+export { matchesPattern as matches } from '../../harness/checks.ts';
 
 export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
