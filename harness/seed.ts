@@ -32,3 +32,11 @@ export function recordSeed(testInfo: TestInfo, seed: number, runs: number): void
 export function anyCodePoint(): Arbitrary<string> {
   return fcInteger({ min: 0, max: 0x10ffff }).map((cp) => String.fromCodePoint(cp));
 }
+
+/** Draws the run's seed and the case count for one property, and records both on the test. */
+export function startProperty(testInfo: TestInfo, baseRuns: number): { seed: number; runs: number } {
+  const seed = runSeed();
+  const runs = numRuns(baseRuns);
+  recordSeed(testInfo, seed, runs);
+  return { seed, runs };
+}

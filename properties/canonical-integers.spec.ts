@@ -11,7 +11,7 @@ import { checkProperty } from '../harness/property-check.ts';
 import { expectError } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { ENCODINGS, expectPage, isCanonicalInRange, LIMIT_RANGE, LIST_PATH, OFFSET_RANGE, percentEncode, type Encoding } from '../harness/pagination.ts';
-import { numRuns, recordSeed, runSeed, anyCodePoint } from '../harness/seed.ts';
+import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';
 
 type Param = 'limit' | 'offset';
@@ -117,9 +117,7 @@ class Prefetch<T> {
 }
 
 async function runProperty<T>(api: CheckApi, testInfo: TestInfo, arb: fc.Arbitrary<T>, c: Case<T>, title: string): Promise<void> {
-  const seed = runSeed();
-  const runs = numRuns(100);
-  recordSeed(testInfo, seed, runs);
+  const { seed, runs } = startProperty(testInfo, 100);
   api.key('full');
   const prefetch = new Prefetch(fc.sample(arb, { seed, numRuns: runs }), (x) => c.send(api, x, false));
   await checkProperty({

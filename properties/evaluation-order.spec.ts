@@ -9,7 +9,7 @@ import { checkProperty } from '../harness/property-check.ts';
 import { expectError, expectSuccess } from '../harness/assertions.ts';
 import { NotVerified, type Exchange } from '../harness/checks.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
-import { numRuns, recordSeed, runSeed } from '../harness/seed.ts';
+import { startProperty } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';
 import {
   AUTH_CREDENTIAL_FAULTS, AUTH_ENV_FAULTS, DEMO, NOT_ORG_SCOPED, ORG_NOT_ALLOWLISTED, OTHER_ORG, QUERY_FAULTS, STAGES, UNKNOWN_ENCOUNTER,
@@ -112,9 +112,7 @@ async function judge(api: CheckApi, { route: r, c }: Case, record: boolean): Pro
 
 test(ID, async ({ check }, testInfo) => {
   test.setTimeout(180_000);
-  const seed = runSeed();
-  const runs = numRuns(100);
-  recordSeed(testInfo, seed, runs);
+  const { seed, runs } = startProperty(testInfo, 100);
   await check({
     id: ID,
     requirements: ['ORDER-1-AUTH', 'ORDER-2-ROUTE-ORG', 'ORDER-3-SCOPES', 'ORDER-4-UNSUPPORTED-KEYS', 'ORDER-5-QUERY-VALIDATION', 'ORDER-6-LOOKUP', 'ORDER-AUTH-BEFORE-QUERY', 'ORDER-AUTH-OVER-QUERY-VALIDATION', 'ORDER-QUERY-BEFORE-LOOKUP'],

@@ -16,7 +16,7 @@ import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
 import type { CredentialRole, FaultName } from '../harness/profile.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
-import { numRuns, recordSeed, runSeed, anyCodePoint } from '../harness/seed.ts';
+import { anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { As, CheckApi, Target } from '../harness/target.ts';
 
 const ID = 'query-fuzz-documented-responses';
@@ -241,9 +241,7 @@ async function send(api: CheckApi, c: FuzzCase, record: boolean): Promise<Exchan
 
 test(ID, async ({ check }, testInfo) => {
   test.setTimeout(180_000);
-  const seed = runSeed();
-  const runs = numRuns(100);
-  recordSeed(testInfo, seed, runs);
+  const { seed, runs } = startProperty(testInfo, 100);
   await check({
     id: ID,
     requirements: [

@@ -5,7 +5,7 @@ import crypto from 'node:crypto';
 import { test, expect } from '../harness/fixtures.ts';
 import type { TestInfo } from '@playwright/test';
 import fc from 'fast-check';
-import { runSeed, numRuns, recordSeed, anyCodePoint } from '../harness/seed.ts';
+import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
 import {
   sign, verify, verifySignatureOnly, buildDelivery, VERIFY_REASONS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE,
 } from '../harness/webhook/signature.ts';
@@ -15,17 +15,13 @@ const H = WEBHOOK_HEADERS;
 type Verifier = (input: VerifyInput) => VerifyResult;
 
 function greenProperty<Ts>(testInfo: TestInfo, prop: fc.IProperty<Ts>): void {
-  const seed = runSeed();
-  const runs = numRuns(200);
-  recordSeed(testInfo, seed, runs);
+  const { seed, runs } = startProperty(testInfo, 200);
   fc.assert(prop, { seed, numRuns: runs });
 }
 
 /** The property must find a counterexample against a deliberately broken variant. */
 function redProperty<Ts>(testInfo: TestInfo, prop: fc.IProperty<Ts>): void {
-  const seed = runSeed();
-  const runs = numRuns(200);
-  recordSeed(testInfo, seed, runs);
+  const { seed, runs } = startProperty(testInfo, 200);
   const out = fc.check(prop, { seed, numRuns: runs });
   expect(out.failed, 'the property did not catch the broken variant').toBe(true);
   testInfo.annotations.push({ type: 'counterexample', description: `found after ${out.numRuns} runs, shrunk ${out.numShrinks} times` });
