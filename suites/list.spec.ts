@@ -132,45 +132,43 @@ function boundary(walk: Walk): EncounterSummary {
   return walk.items[Math.floor(walk.items.length / 2)];
 }
 
-test('list-start-at-inclusive', async ({ check }) => {
-  await check({ id: 'list-start-at-inclusive', requirements: ['LIST-START-AT-INCLUSIVE', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'start_at=T lists exactly the encounters created at or after T, including one created at T' }, async (api, scope) => {
-    const all = await walkList(api, { sort_order: 'asc' });
-    const b = boundary(all);
-    const t = createdAt(b);
-    const bounded = await walkList(api, { sort_order: 'asc', start_at: b.created_at });
-    const got = new Set(ids(bounded.items));
-    const known = new Set(ids(all.items));
-    const missing = ids(all.items.filter((i) => createdAt(i) >= t)).filter((x) => !got.has(x));
-    const outside = bounded.items.filter((i) => createdAt(i) < t).map((i) => `${i.encounter_id} ${i.created_at}`);
-    const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
-    let problem: Problem | undefined;
-    if (!got.has(b.encounter_id)) problem = { title: 'start_at is not inclusive', detail: `${b.encounter_id} (created_at ${b.created_at}) is missing with start_at=${b.created_at}` };
-    else if (missing.length > 0) problem = { title: `start_at=${b.created_at} leaves out encounters created at or after it`, detail: sample(missing) };
-    else if (outside.length > 0) problem = { title: `start_at=${b.created_at} lists encounters created before it`, detail: sample(outside) };
-    else if (unknown.length > 0) problem = { title: `start_at=${b.created_at} lists encounters the unbounded list does not`, detail: sample(unknown) };
-    await judge(api, scope, problem, [all, bounded]);
-  });
-});
+// start_at is inclusive and end_at exclusive: one check each, on a boundary taken from the target's data.
+const BOUNDS = [
+  {
+    param: 'start_at', id: 'list-start-at-inclusive', requirement: 'LIST-START-AT-INCLUSIVE', boundaryListed: true, inside: 'at or after', outside: 'before',
+    isInside: (created: bigint, t: bigint) => created >= t,
+    title: 'start_at=T lists exactly the encounters created at or after T, including one created at T',
+  },
+  {
+    param: 'end_at', id: 'list-end-at-exclusive', requirement: 'LIST-END-AT-EXCLUSIVE', boundaryListed: false, inside: 'before', outside: 'at or after',
+    isInside: (created: bigint, t: bigint) => created < t,
+    title: 'end_at=T lists exactly the encounters created before T, excluding one created at T',
+  },
+] as const;
 
-test('list-end-at-exclusive', async ({ check }) => {
-  await check({ id: 'list-end-at-exclusive', requirements: ['LIST-END-AT-EXCLUSIVE', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'end_at=T lists exactly the encounters created before T, excluding one created at T' }, async (api, scope) => {
-    const all = await walkList(api, { sort_order: 'asc' });
-    const b = boundary(all);
-    const t = createdAt(b);
-    const bounded = await walkList(api, { sort_order: 'asc', end_at: b.created_at });
-    const got = new Set(ids(bounded.items));
-    const known = new Set(ids(all.items));
-    const missing = ids(all.items.filter((i) => createdAt(i) < t)).filter((x) => !got.has(x));
-    const outside = bounded.items.filter((i) => createdAt(i) >= t).map((i) => `${i.encounter_id} ${i.created_at}`);
-    const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
-    let problem: Problem | undefined;
-    if (got.has(b.encounter_id)) problem = { title: 'end_at is not exclusive', detail: `${b.encounter_id} (created_at ${b.created_at}) is listed with end_at=${b.created_at}` };
-    else if (outside.length > 0) problem = { title: `end_at=${b.created_at} lists encounters created at or after it`, detail: sample(outside) };
-    else if (missing.length > 0) problem = { title: `end_at=${b.created_at} leaves out encounters created before it`, detail: sample(missing) };
-    else if (unknown.length > 0) problem = { title: `end_at=${b.created_at} lists encounters the unbounded list does not`, detail: sample(unknown) };
-    await judge(api, scope, problem, [all, bounded]);
+for (const bound of BOUNDS) {
+  test(bound.id, async ({ check }) => {
+    await check({ id: bound.id, requirements: [bound.requirement, 'LIST-OFFSET-NO-SNAPSHOT'], title: bound.title }, async (api, scope) => {
+      const all = await walkList(api, { sort_order: 'asc' });
+      const b = boundary(all);
+      const t = createdAt(b);
+      const bounded = await walkList(api, { sort_order: 'asc', [bound.param]: b.created_at });
+      const got = new Set(ids(bounded.items));
+      const known = new Set(ids(all.items));
+      const q = `${bound.param}=${b.created_at}`;
+      const missing = ids(all.items.filter((i) => bound.isInside(createdAt(i), t))).filter((x) => !got.has(x));
+      const outside = bounded.items.filter((i) => !bound.isInside(createdAt(i), t)).map((i) => `${i.encounter_id} ${i.created_at}`);
+      const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
+      let problem: Problem | undefined;
+      if (got.has(b.encounter_id) !== bound.boundaryListed) {
+        problem = { title: `${bound.param} is not ${bound.boundaryListed ? 'inclusive' : 'exclusive'}`, detail: `${b.encounter_id} (created_at ${b.created_at}) is ${bound.boundaryListed ? 'missing' : 'listed'} with ${q}` };
+      } else if (missing.length > 0) problem = { title: `${q} leaves out encounters created ${bound.inside} it`, detail: sample(missing) };
+      else if (outside.length > 0) problem = { title: `${q} lists encounters created ${bound.outside} it`, detail: sample(outside) };
+      else if (unknown.length > 0) problem = { title: `${q} lists encounters the unbounded list does not`, detail: sample(unknown) };
+      await judge(api, scope, problem, [all, bounded]);
+    });
   });
-});
+}
 
 // ---------------------------------------------------------------- date-time validation
 
