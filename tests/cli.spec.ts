@@ -157,7 +157,39 @@ test.describe('usage and setup errors exit 2 with one line', () => {
   });
 });
 
+/** Every live descendant of `pid` (from /proc), with its command line: what a stuck stop leaves behind. */
+function descendants(pid: number): { pid: number; cmd: string }[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      /* the process ended while we looked */
+    }
+  }
+  const out: { pid: number; cmd: string }[] = [];
+  const walk = (p: number) => {
+    for (const c of children.get(p) ?? []) {
+      let cmd = '';
+      try {
+        cmd = fs.readFileSync(`/proc/${c}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160);
+      } catch {
+        /* gone */
+      }
+      out.push({ pid: c, cmd });
+      walk(c);
+    }
+  };
+  walk(pid);
+  return out;
+}
+
 test.describe('serve', () => {
+  // Every wait is bounded by its own timer with a message naming the stage and what was still running,
+  // so a slow or stuck stop fails with evidence instead of the bare test timeout.
   test('starts the sandbox, writes its profile, and stops cleanly on SIGINT', async () => {
     test.skip(!fs.existsSync(path.join(ROOT, 'reference-impl/main.ts')), 'reference-impl/main.ts is not there yet');
     test.setTimeout(240_000);
@@ -166,23 +198,54 @@ test.describe('serve', () => {
     delete env.CONFORMANCE_PROFILE;
     const child = spawn(process.execPath, [SHIM, 'serve', '--profile-out', profileOut], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    const ready = new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (d: Buffer) => {
-        stderr += d;
-        if (/conformance: sandbox at http:\/\/\S+; profile in /.test(stderr)) resolve();
-      });
-      child.on('close', (code) => reject(new Error(`serve exited early with ${code}: ${stderr}`)));
-      setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`serve was not ready within 200 s; stderr so far:\n${stderr.slice(-3000)}`));
-      }, 200_000).unref();
-    });
-    await ready;
-    expect(JSON.parse(fs.readFileSync(profileOut, 'utf8')).baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
-    child.kill('SIGINT');
-    expect(await closed).toBe(0);
-    expect(stderr).toContain('conformance: stopping the sandbox');
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const within = <T,>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+      Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s; serve ${child.exitCode === null ? `(pid ${child.pid}) still running` : `exited ${child.exitCode}`}, its processes ${JSON.stringify(descendants(child.pid!))}; stderr tail: ${stderr.slice(-1500)}; stdout tail: ${stdout.slice(-500)}`)), ms).unref())]);
+    let tree: { pid: number; cmd: string }[] = [];
+    try {
+      await within(
+        new Promise<void>((resolve, reject) => {
+          child.stderr.on('data', (d: Buffer) => {
+            stderr += d;
+            if (/conformance: sandbox at http:\/\/\S+; profile in /.test(stderr)) resolve();
+          });
+          void exited.then((code) => reject(new Error(`serve exited early with ${code}: ${stderr.slice(-1500)}`)));
+        }),
+        150_000,
+        'serve was not ready',
+      );
+      expect(JSON.parse(fs.readFileSync(profileOut, 'utf8')).baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      tree = descendants(child.pid!);
+      expect(tree.length, 'the sandbox runs the reference (and its PostgreSQL) as child processes').toBeGreaterThan(0);
+      child.kill('SIGINT');
+      expect(await within(exited, 30_000, 'serve did not exit after SIGINT')).toBe(0);
+      expect(stderr).toContain('conformance: stopping the sandbox');
+      // Stopping the sandbox stops what it started: no process of the tree outlives the stop for long.
+      const deadline = Date.now() + 15_000;
+      const alive = (pid: number) => {
+        try {
+          return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+        } catch {
+          return false;
+        }
+      };
+      let left = tree.filter((t) => alive(t.pid));
+      while (left.length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        left = left.filter((t) => alive(t.pid));
+      }
+      expect(left, 'processes of the sandbox still running 15 s after serve exited').toEqual([]);
+    } finally {
+      for (const t of [{ pid: child.pid! }, ...tree, ...descendants(child.pid!)]) {
+        try {
+          process.kill(t.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    }
   });
 });
 

@@ -18,7 +18,7 @@ test('reference under load: documented answers, no cross-organization data, outa
   testInfo.annotations.push(
     { type: 'load', description: `${f.requests.total} requests (${f.requests.steady} steady, ${f.requests.outage} during the outage, ${f.requests.transition} in transitions) at concurrency ${f.concurrency} in ${f.durationMs} ms: ${f.requestsPerSecond} req/s, p50 ${f.latencyMs.p50} ms, p99 ${f.latencyMs.p99} ms` },
     { type: 'outage', description: `database stopped in ${f.outage.stopMs} ms, down ${f.outage.durationMs} ms (${JSON.stringify(f.outage.histogram)}), started in ${f.outage.startMs} ms, first 200 after ${f.outage.recoveryMs} ms` },
-    { type: 'restart', description: JSON.stringify(f.restart.tablesAfter) },
+    { type: 'restart', description: `${f.restart.readsServed} successful reads, ${f.restart.disclosureRows} disclosure rows; tables after the restart ${JSON.stringify(f.restart.tablesAfter)}` },
   );
   expect(f.violations.samples, JSON.stringify(f.violations.byKind)).toEqual([]);
   expect(problems(f)).toEqual([]);
@@ -31,6 +31,7 @@ test('reference under load: documented answers, no cross-organization data, outa
   expect(f.outage.recoveryMs).not.toBeNull();
   expect(f.outage.referencePidUnchanged).toBe(true);
   expect(f.steadyUnavailable).toBe(0);
+  expect(f.restart.disclosureRows).toBe(f.restart.readsServed);
   expect(f.restart.lostRows).toEqual([]);
   expect(f.restart.tablesBefore.disclosure_events).toBeGreaterThan(0);
   expect(f.restart.tablesAfter).toEqual(f.restart.tablesBefore);
@@ -45,3 +46,11 @@ for (const [mutant, kind] of [['cross-org-listed', 'cross-org-leak'], ['transcri
     expect(problems(f).join(' ')).toContain(kind);
   });
 }
+
+test('the restart verification fires on a lost disclosure row and on a lost table row (fabricated figures)', () => {
+  const restart = { readsServed: 10, disclosureRows: 10, tablesBefore: { encounters: 5 }, tablesAfter: { encounters: 5 }, listTotalsBefore: {}, listTotalsAfter: {}, lostRows: [] as string[] };
+  const figures = (r: Partial<typeof restart>) => ({ violations: { total: 0, byKind: {}, samples: [] }, outage: { enabled: false, histogram: {}, recoveryMs: null, referencePidUnchanged: true }, restart: { ...restart, ...r } }) as unknown as Parameters<typeof problems>[0];
+  expect(problems(figures({}))).toEqual([]);
+  expect(problems(figures({ disclosureRows: 9 }))).toEqual(['10 successful reads but 9 disclosure rows after an orderly stop']);
+  expect(problems(figures({ lostRows: ['encounters: 5 → 4'] }))).toEqual(['rows lost across a restart: encounters: 5 → 4']);
+});

