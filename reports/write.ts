@@ -20,10 +20,23 @@ function writeJson(file: string, value: unknown): void {
   fs.writeFileSync(file, `${JSON.stringify(redactValue(value), null, 2)}\n`);
 }
 
+/**
+ * `mkdir -p`, one level at a time: Node's recursive mkdirSync never returns for a path under /proc
+ * (seen with Node 24), and a report folder there must end in a clear error, not a hang.
+ */
+export function makeDir(dir: string): void {
+  const missing: string[] = [];
+  for (let d = path.resolve(dir); !fs.existsSync(d); d = path.dirname(d)) {
+    missing.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  for (const d of missing) fs.mkdirSync(d);
+}
+
 /** Builds the report from outcomes and context and writes the three formats. Returns the report. */
 export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunContext): ConformanceReport {
   const report = redactValue(buildReport(outcomes, ctx));
-  fs.mkdirSync(outDir, { recursive: true });
+  makeDir(outDir);
   writeJson(path.join(outDir, REPORT_FILES.json), { $schema: 'https://conformance.local/conformance-report.schema.json', ...report });
   writeRedacted(path.join(outDir, REPORT_FILES.junit), toJunit(report));
   writeRedacted(path.join(outDir, REPORT_FILES.html), toHtml(report));
@@ -31,7 +44,7 @@ export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunCon
 }
 
 export function writeOutcomes(outDir: string, outcomes: OutcomesFile): void {
-  fs.mkdirSync(outDir, { recursive: true });
+  makeDir(outDir);
   writeJson(path.join(outDir, REPORT_FILES.outcomes), { ...outcomes, checks: outcomes.checks.map((c) => ({ ...c, evidence: sanitizeEvidence(c.evidence) })) });
 }
 

@@ -183,10 +183,23 @@ test.describe('bad targets', () => {
       const dir = tmp();
       const notADir = write(dir, 'a-file', 'x');
       const r = await cli(['run', '--target', server.baseUrl, '--profile', write(dir, 'p.json', OK_PROFILE), '--out', notADir]);
-      expectOneLine(r, new RegExp(`cannot write reports to ${notADir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: EEXIST$`));
+      expectOneLine(r, new RegExp(`cannot write reports to ${notADir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ENOTDIR$`));
       expect(seen).toEqual([undefined]);
     } finally {
       await server.close();
     }
+  });
+
+  // Node's recursive mkdirSync never returns under /proc; the CLI creates the folder one level at a time.
+  test('a report folder under /proc is a setup error, not a hang, for run and merge', async () => {
+    const dir = tmp();
+    const r = await cli(['run', '--out', '/proc/conformance-x/y', '--db', 'sqlite']);
+    expectOneLine(r, /--db must be one of/); // option errors still come first
+    const run = await cli(['run', '--out', '/proc/conformance-x/y']);
+    expectOneLine(run, /cannot write reports to \/proc\/conformance-x\/y: ENOENT$/);
+    const shard = path.join(dir, 'shard');
+    fs.mkdirSync(shard);
+    write(shard, 'outcomes.json', { version: 1, checks: [] });
+    expectOneLine(await cli(['merge', '--out', '/proc/conformance-x', shard]), /cannot write reports to \/proc\/conformance-x: ENOENT$/);
   });
 });

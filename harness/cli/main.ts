@@ -17,7 +17,7 @@ import { startReference, type ReferenceHandle } from '../reference-process.ts';
 import { redact } from '../redact.ts';
 import { loadWaivers, loadRunContext, loadCatalog, WaiverError } from '../../reports/context.ts';
 import { mergeOutcomes, summaryLine, type ConformanceReport } from '../../reports/model.ts';
-import { readOutcomes, writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
+import { makeDir, readOutcomes, writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
@@ -198,6 +198,19 @@ function requirementGrep(id: string): string {
   return `(?:^|\\s)(?:${escaped.join('|')})$`;
 }
 
+/** Creates the report folder and removes the previous run's reports; a folder that cannot be written is a SetupError. */
+function prepareOutDir(outDir: string): void {
+  try {
+    makeDir(outDir);
+    clearReports(outDir);
+    const probeFile = path.join(outDir, `.write-probe-${process.pid}`);
+    fs.writeFileSync(probeFile, '');
+    fs.rmSync(probeFile);
+  } catch (e) {
+    throw new SetupError(`cannot write reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
 function clearReports(outDir: string): void {
   for (const f of Object.values(REPORT_FILES)) fs.rmSync(path.join(outDir, f), { force: true });
 }
@@ -270,7 +283,10 @@ async function run(argv: string[]): Promise<number> {
         throw new SetupError((e as Error).message);
       }
       await probe(profile.baseUrl, profile.requestHeaders);
+      prepareOutDir(outDir);
     } else {
+      // A report folder that cannot be written is a setup error before the reference is started.
+      prepareOutDir(outDir);
       process.stderr.write(`conformance: starting the reference implementation (--db ${db})\n`);
       let ref: ReferenceHandle;
       try {
@@ -284,14 +300,7 @@ async function run(argv: string[]): Promise<number> {
       process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
     }
 
-    try {
-      fs.mkdirSync(outDir, { recursive: true });
-      clearReports(outDir);
-      // A score from another run must never be reported as this run's.
-      fs.rmSync(path.join(outDir, 'mutation.json'), { force: true });
-    } catch (e) {
-      throw new SetupError(`cannot write reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-    }
+    fs.rmSync(path.join(outDir, 'mutation.json'), { force: true }); // a score from another run is never this run's
     if (o.mutants) {
       if (!switchboardToken) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
       process.stderr.write('conformance: measuring the mutation score (tests/mutants.spec.ts against this sandbox)\n');
@@ -427,6 +436,7 @@ async function merge(argv: string[]): Promise<number> {
   const merged = mergeOutcomes(parts);
   const ctx = loadRunContext({ outDir, profilePath: o.profile !== undefined ? path.resolve(o.profile) : undefined, waiversPath: waiversPath ? path.resolve(waiversPath) : undefined });
   if (!ctx.target && merged.target) ctx.target = merged.target;
+  prepareOutDir(outDir);
   writeOutcomes(outDir, merged);
   const report = writeReports(outDir, merged, ctx);
   process.stdout.write(`${summaryLine(report.summary)}\n`);
