@@ -149,6 +149,25 @@ for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
   });
 }
 
+const SUCCESS_REQ: Record<'document' | 'transcript' | 'audio', string> = { document: 'DOC-RESPONSE-SHAPE', transcript: 'TRANSCRIPT-FINALIZED-TURNS', audio: 'AUDIO-RESPONSE' };
+for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
+  // With a document of that organization in the profile, the document routes must answer 200 with it:
+  // the encounter route group being disabled must not close the document route group.
+  const name = route.name as keyof typeof SUCCESS_REQ;
+  const id = `access-document-routes-readable-when-encounter-routes-disabled-${name}`;
+  test(id, async ({ check }) => {
+    await check({
+      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', ROUTE_REQ[name].scopes, SUCCESS_REQ[name]],
+      title: `${name}: an organization whose encounter routes are disabled reads its own ambient transcript document on the ${name} route (200)`,
+    }, async (api) => {
+      const d = api.document('encounter_routes_disabled_document');
+      const ex = await api.get(route.pathFor(d.encounter_id, d.document_id), { as: 'encounter_routes_disabled' });
+      const body = expectSuccess<{ document?: { document_id?: string } }>(ex, route.operationId);
+      if (name === 'document' && body.document?.document_id !== d.document_id) fail('Document detail names another document', `asked ${d.document_id}, got ${body.document?.document_id}`);
+    });
+  });
+}
+
 // ---------------------------------------------------------------- step 6: other organization, demo data
 
 for (const route of ITEM_ROUTES) {

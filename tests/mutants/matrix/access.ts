@@ -12,7 +12,7 @@ export const MATRIX: Matrix = {
   'org-scope-check-skipped': ['access-org-scope-only-required-*'],
   'reason-not-allowlisted-as-route-not-allowed': ['access-organization-not-allowlisted-*'],
   'route-group-check-skipped': ['access-route-not-allowed-*'],
-  'route-disabled-blocks-both-groups': ['access-encounter-routes-open-when-document-routes-disabled-*', 'access-document-routes-open-when-encounter-routes-disabled-*'],
+  'route-disabled-blocks-both-groups': ['access-encounter-routes-open-when-document-routes-disabled-*', 'access-document-routes-open-when-encounter-routes-disabled-*', 'access-document-routes-readable-when-encounter-routes-disabled-*'],
   'every-route-requires-all-scopes': ['access-scope-not-required-*'],
   'status-403-as-401': ['access-missing-scope-*'],
   'audio-missing-scope-recordings-ignored': ['access-missing-scope-recordings-read-audio'],
