@@ -1,6 +1,6 @@
-// One runner for everything: `unit` (the project's own tests, including the mutant matrix),
-// `properties` (fast-check), `conformance` (black-box suites against the target of CONFORMANCE_PROFILE;
-// without one, global setup starts the reference on embedded PostgreSQL).
+// One runner for everything: `unit` (the project's own tests, including the mutant matrix) and
+// `conformance` (the black-box suites of suites/ and the fast-check properties of properties/, against the
+// target of CONFORMANCE_PROFILE; without one, global setup starts the reference on embedded PostgreSQL).
 import { defineConfig } from '@playwright/test';
 
 const outDir = process.env.CONFORMANCE_OUT ?? 'reports/out';
@@ -20,7 +20,8 @@ export default defineConfig({
   ],
   projects: [
     { name: 'unit', testDir: 'tests' },
-    { name: 'properties', testDir: 'properties' },
-    { name: 'conformance', testDir: 'suites' },
+    // Suites and properties in one project: they share worker processes (a second project would start its own
+    // workers only after the first one's tests ran out, about a second of a cold run).
+    { name: 'conformance', testDir: '.', testMatch: ['suites/**/*.spec.ts', 'properties/**/*.spec.ts'] },
   ],
 });

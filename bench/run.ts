@@ -155,7 +155,7 @@ async function conformanceRun(scale: number): Promise<VerdictRun> {
   // Share of test time spent in properties (from the list reporter's per-test durations): used to extrapolate scales.
   let propertyS = 0;
   let allS = 0;
-  for (const m of text.matchAll(/^\s+✓\s+[0-9]+ \[([a-z]+)\] .* \(([0-9.]+)(ms|s|m)\)$/gm)) {
+  for (const m of text.matchAll(/^\s+✓\s+[0-9]+ \[[a-z]+\] › (\S+?)[:/].* \(([0-9.]+)(ms|s|m)\)$/gm)) {
     const s = Number(m[2]) * (m[3] === 'ms' ? 0.001 : m[3] === 'm' ? 60 : 1);
     allS += s;
     if (m[1] === 'properties') propertyS += s;

@@ -2,10 +2,27 @@
 // implementation (embedded PostgreSQL) once for the whole run and point the suites at its profile.
 // A start-up failure does not abort the run: it is recorded, so the unit tests still run and every
 // conformance check fails with that one clear reason.
+// Under `conformance run` the CLI starts the reference itself, while Playwright loads; it names a file
+// (CONFORMANCE_WAIT_READY) that it writes once the reference is ready (`ready`) or failed (the reason):
+// no worker may run a check before that.
+import fs from 'node:fs';
 import type { FullConfig } from '@playwright/test';
 import { startReference } from './reference-process.ts';
 
+const WAIT_READY_MS = 200_000;
+
+async function waitForReady(file: string): Promise<void> {
+  const deadline = Date.now() + WAIT_READY_MS;
+  while (!fs.existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`the reference implementation was not ready within ${WAIT_READY_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const text = fs.readFileSync(file, 'utf8');
+  if (text !== 'ready') throw new Error(text);
+}
+
 export default async function globalSetup(config: FullConfig): Promise<(() => Promise<void>) | void> {
+  if (process.env.CONFORMANCE_WAIT_READY) return waitForReady(process.env.CONFORMANCE_WAIT_READY);
   if (process.env.CONFORMANCE_PROFILE) return;
   const wanted = config.projects.some((p) => p.name === 'conformance');
   if (!wanted) return;

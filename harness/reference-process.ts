@@ -25,10 +25,12 @@ export interface StartOptions {
   /** Forward the reference's stderr (guide, logs) to ours. */
   inheritStderr?: boolean;
   timeoutMs?: number;
+  /** The switchboard token to start it with (default: a fresh random one). */
+  switchboardToken?: string;
 }
 
 export async function startReference(opts: StartOptions = {}): Promise<ReferenceHandle> {
-  const switchboardToken = crypto.randomBytes(16).toString('hex');
+  const switchboardToken = opts.switchboardToken ?? crypto.randomBytes(16).toString('hex');
   const profilePath = opts.profilePath ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-profile-')), 'reference.profile.json');
   const args = [REFERENCE_MAIN, '--db', opts.db ?? 'embedded', '--port', String(opts.port ?? 0), '--profile-out', profilePath, '--switchboard-token', switchboardToken, ...(opts.args ?? [])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', opts.inheritStderr ? 'inherit' : 'pipe'], env: { ...process.env } });

@@ -202,4 +202,16 @@ test.describe('bad targets', () => {
     write(shard, 'outcomes.json', { version: 1, checks: [] });
     expectOneLine(await cli(['merge', '--out', '/proc/conformance-x', shard]), /cannot write reports to \/proc\/conformance-x: ENOENT$/);
   });
+
+  // The reference starts while Playwright loads (harness/cli/main.ts); when it fails, Playwright's output about
+  // the aborted run is dropped: after the progress line naming the start, one line gives the reason.
+  test('a reference that cannot start: exit 2, the reason in one line, nothing of the aborted run', async () => {
+    const r = await runCli(['run', '--db', 'url', '--out', path.join(tmp(), 'out')], { timeoutMs: 60_000, sampleMs: 0, env: { DATABASE_URL: '' } });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      'conformance: starting the reference implementation (--db url)',
+      expect.stringMatching(/^conformance: reference implementation did not start: .*--db url needs DATABASE_URL=/),
+    ]);
+  });
 });

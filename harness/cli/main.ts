@@ -1,10 +1,11 @@
 // The `conformance` command: `run` (the main job: start the reference or reach a target, run the
-// conformance and properties projects through Playwright, decide the exit code from conformance.json),
+// conformance project (suites and properties) through Playwright, decide the exit code from conformance.json),
 // `serve` (the reference as a partner sandbox) and `merge` (one report from shard outputs).
 // Exit codes: 0 conformant, 1 non-conformant (an un-waived failing check, an expired waiver, a test
 // failing outside any check), 2 usage or setup error — always ONE line `conformance: <reason>` on
 // stderr, never a stack trace. The implementation is reached only as a child process.
 import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -264,6 +265,8 @@ async function run(argv: string[]): Promise<number> {
   try {
     let profilePath: string;
     let switchboardToken: string | undefined;
+    let referenceReady: Promise<void> = Promise.resolve();
+    let readyFile: string | undefined;
     if (o.profile !== undefined) {
       const file = path.resolve(o.profile);
       let profile = loadProfile(file);
@@ -288,16 +291,29 @@ async function run(argv: string[]): Promise<number> {
       // A report folder that cannot be written is a setup error before the reference is started.
       prepareOutDir(outDir);
       process.stderr.write(`conformance: starting the reference implementation (--db ${db})\n`);
-      let ref: ReferenceHandle;
-      try {
-        ref = await startReference({ db, timeoutMs: 180_000 });
-      } catch (e) {
-        throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
-      }
-      cleanups.push(() => ref.stop());
-      profilePath = ref.profilePath;
-      switchboardToken = ref.switchboardToken;
-      process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-reference-'));
+      cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      profilePath = path.join(dir, 'reference.profile.json');
+      switchboardToken = crypto.randomBytes(16).toString('hex');
+      const started = startReference({ db, timeoutMs: 180_000, profilePath, switchboardToken }).then((ref) => {
+        cleanups.push(() => ref.stop());
+        process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
+        return ref;
+      });
+      referenceReady = started.then(
+        () => undefined,
+        (e: Error) => {
+          throw new SetupError(`reference implementation did not start: ${e.message}`);
+        },
+      );
+      // Playwright loads its configuration and every test file while the reference starts; its global setup
+      // waits for this file (harness/global-setup.ts) before any worker runs a check.
+      readyFile = path.join(dir, 'ready');
+      void referenceReady.then(
+        () => fs.writeFileSync(readyFile!, 'ready'),
+        (e: Error) => fs.writeFileSync(readyFile!, e.message),
+      );
+      if (o.mutants) await referenceReady;
     }
 
     fs.rmSync(path.join(outDir, 'mutation.json'), { force: true }); // a score from another run is never this run's
@@ -311,7 +327,7 @@ async function run(argv: string[]): Promise<number> {
       // Its own reporters wrote outcomes for the meta-suite's tests; the main run below writes the reports.
       clearReports(outDir);
     }
-    const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance', '--project=properties'];
+    const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance'];
     if (grep !== undefined) args.push(`--grep=${grep}`);
     if (shard) args.push(`--shard=${shard.i}/${shard.n}`);
     if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
@@ -329,7 +345,10 @@ async function run(argv: string[]): Promise<number> {
     if (waiversPath) env.CONFORMANCE_WAIVERS = waiversPath;
     else delete env.CONFORMANCE_WAIVERS;
     if (o.requirement !== undefined) env.CONFORMANCE_REQUIREMENT = o.requirement;
-    const code = await runPlaywright(args, env, cleanups);
+    if (readyFile) env.CONFORMANCE_WAIT_READY = readyFile;
+    else delete env.CONFORMANCE_WAIT_READY;
+    const code = await runPlaywright(args, env, cleanups, referenceReady);
+    await referenceReady; // a reference that never started is the reason, whatever Playwright said
     const report = readReport(outDir);
     if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
     tellProblems(report, outDir);
@@ -343,16 +362,35 @@ async function run(argv: string[]): Promise<number> {
  * Runs Playwright as a child. Its progress (stdout) goes to our stderr, except the reporter's plain
  * `conformance: ...` summary line, which stays on stdout for scripts.
  */
-function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: (() => Promise<void> | void)[]): Promise<number> {
+function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: (() => Promise<void> | void)[], gate: Promise<void> = Promise.resolve()): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Until `gate` settles (the reference starting beside Playwright), output is held back; when it fails,
+    // Playwright's output about the aborted run is dropped and the caller reports the one reason.
+    let state: 'held' | 'open' | 'dropped' = 'held';
+    const held: [NodeJS.WriteStream, string][] = [];
+    const emit = (stream: NodeJS.WriteStream, text: string) => {
+      if (state === 'open') stream.write(text);
+      else if (state === 'held') held.push([stream, text]);
+    };
+    void gate.then(
+      () => {
+        state = 'open';
+        for (const [stream, text] of held.splice(0)) stream.write(text);
+      },
+      () => {
+        state = 'dropped';
+        held.length = 0;
+      },
+    );
     let pending = '';
     child.stdout.on('data', (d: Buffer) => {
       pending += d.toString('utf8');
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
-      for (const line of lines) (line.startsWith('conformance: ') ? process.stdout : process.stderr).write(`${line}\n`);
+      for (const line of lines) emit(line.startsWith('conformance: ') ? process.stdout : process.stderr, `${line}\n`);
     });
+    child.stderr.on('data', (d: Buffer) => emit(process.stderr, d.toString('utf8')));
     const onSignal = (sig: NodeJS.Signals) => {
       child.kill(sig);
     };
@@ -364,7 +402,7 @@ function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: (() => 
     });
     child.on('error', (e) => reject(new SetupError(`cannot start playwright: ${e.message}`)));
     child.on('close', (code, signal) => {
-      if (pending) process.stderr.write(`${pending}\n`);
+      if (pending) emit(process.stderr, `${pending}\n`);
       if (signal) reject(new SetupError(`interrupted (${signal})`));
       else resolve(code ?? 1);
     });
