@@ -29,13 +29,17 @@ function runChild(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: numbe
   });
 }
 
+// The webhook-signature properties judge the harness's own signer and verifier, never a target, and pair
+// each green property with its red case in the same file: no service mutant concerns them.
+const SELF_TESTS = new Set(['properties/webhook-signature.spec.ts']);
+
 /** Every check id of the conformance suites and target-facing properties: by convention, test titles. */
 async function listCheckIds(): Promise<string[]> {
   const { stdout } = await runChild(['test', '--list', '--reporter=json', '--project=conformance'], { CONFORMANCE_PROFILE: '/dev/null' });
   const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { suites: any[] };
   const ids: string[] = [];
   const walk = (s: any) => {
-    for (const spec of s.specs ?? []) ids.push(spec.title);
+    for (const spec of s.specs ?? []) if (!SELF_TESTS.has(spec.file)) ids.push(spec.title);
     for (const c of s.suites ?? []) walk(c);
   };
   for (const s of report.suites) walk(s);
