@@ -10,7 +10,7 @@ export type CredentialRole =
   | 'full' | 'malformed_token' | 'invalid_key' | 'disabled_key' | 'revoked_key' | 'expired_key' | 'test_key'
   | 'missing_scope_encounters_read' | 'missing_scope_patients_read' | 'missing_scope_documents_read' | 'missing_scope_recordings_read'
   | 'not_org_scoped' | 'org_not_allowlisted' | 'encounter_routes_disabled' | 'document_routes_disabled'
-  | 'no_scopes_not_org_scoped' | 'no_scopes_org_not_allowlisted';
+  | 'no_scopes_not_org_scoped' | 'no_scopes_org_not_allowlisted' | 'no_scopes_encounter_routes_disabled' | 'no_scopes_document_routes_disabled';
 
 export type EncounterRole = 'own_encounter' | 'other_org_encounter' | 'demo_encounter' | 'unknown_encounter';
 export type DocumentRole =

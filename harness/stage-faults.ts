@@ -167,6 +167,8 @@ export function callerFor(c: Combination): CredentialRole | 'none' | undefined {
     // Only the order-of-evaluation roles combine a stage-2 fault with missing scopes (they hold no scope).
     if (s2.as === 'not_org_scoped') return 'no_scopes_not_org_scoped';
     if (s2.as === 'org_not_allowlisted') return 'no_scopes_org_not_allowlisted';
+    if (s2.as === 'encounter_routes_disabled') return 'no_scopes_encounter_routes_disabled';
+    if (s2.as === 'document_routes_disabled') return 'no_scopes_document_routes_disabled';
     return undefined;
   }
   return s2?.as ?? s3?.as ?? 'full';

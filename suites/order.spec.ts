@@ -23,7 +23,8 @@ const QUERY_KINDS = ['limit-0', 'offset-negative', 'sort-uppercase', 'start-at-n
 /**
  * The representative faults of each pair of stages on one route. Stage 1 pairs with stages 2 and 3
  * through the environment switches (a bad credential fixes the caller, so it cannot also be a stage-2/3
- * key); stages 2 and 3 combine through the keys that are not org scoped / not allowlisted AND hold no scope.
+ * key); stages 2 and 3 combine through the keys that hold no scope and are not org scoped, or of an organization
+ * that is not allowlisted or lacks the route's group.
  */
 function pairCases(route: RouteRef): PairCase[] {
   const apiKeysDisabled = authFaultNamed('api-keys-disabled');
@@ -37,7 +38,7 @@ function pairCases(route: RouteRef): PairCase[] {
     ...product([apiKeysDisabled, digest], [scope]),
     ...product(badCallers, [unsupported]),
     ...product([authFaultNamed('invalid-key')], [...QUERY_KINDS, UNKNOWN_ENCOUNTER, DEMO]),
-    ...product([NOT_ORG_SCOPED, ORG_NOT_ALLOWLISTED], [scope]),
+    ...product(routeFaults(route), [scope]),
     ...product(routeFaults(route), [unsupported, queryFaultNamed('limit-0'), UNKNOWN_ENCOUNTER]),
     ...product([scope], [unsupported, ...QUERY_KINDS, UNKNOWN_ENCOUNTER, OTHER_ORG]),
     ...product([unsupported], [...QUERY_KINDS, UNKNOWN_ENCOUNTER, OTHER_ORG]),
