@@ -62,10 +62,15 @@ let pool: pg.Pool | undefined;
 let server: http.Server | undefined;
 let worker: DeliveryWorker | undefined;
 let disclosures: DisclosureLog | undefined;
+let providerStarting: Promise<DbProvider> | undefined;
 let stopping = false;
+let shuttingDown: Promise<never> | undefined;
 
-async function shutdown(code: number): Promise<never> {
-  if (!stopping) {
+// One shutdown, whatever asks for it and how often: Ctrl-C in a terminal signals the whole process group, so
+// `conformance serve` forwards a SIGTERM while the SIGINT's shutdown is still writing disclosure rows and
+// stopping PostgreSQL; a second signal must not cut that short (process.exit would leave the data folder).
+function shutdown(code: number): Promise<never> {
+  shuttingDown ??= (async () => {
     stopping = true;
     if (server) {
       const closed = new Promise((resolve) => server!.close(resolve));
@@ -76,9 +81,12 @@ async function shutdown(code: number): Promise<never> {
     await disclosures?.close().catch(() => {});
     await worker?.stop().catch(() => {});
     await pool?.end().catch(() => {});
-    await provider?.stop().catch(() => {});
-  }
-  process.exit(code);
+    // A signal during start-up waits for the database being started, then stops it too.
+    const started = provider ?? (await providerStarting?.catch(() => undefined));
+    await started?.stop().catch(() => {});
+    process.exit(code);
+  })();
+  return shuttingDown;
 }
 
 function oneLine(e: unknown): string {
@@ -91,7 +99,8 @@ async function main(): Promise<void> {
   const opts = options();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(0));
 
-  provider = await startProvider(opts.db, { dataDir: opts.dataDir, env: process.env });
+  providerStarting = startProvider(opts.db, { dataDir: opts.dataDir, env: process.env });
+  provider = await providerStarting;
   if (stopping) return;
   // Short timeouts: an unreachable database must turn into 503 digest_key_unavailable quickly, never a hang.
   pool = new pg.Pool({ connectionString: provider.connectionString, max: 16, connectionTimeoutMillis: 2000, query_timeout: 5000, idleTimeoutMillis: 10_000 });

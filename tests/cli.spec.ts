@@ -190,13 +190,15 @@ function descendants(pid: number): { pid: number; cmd: string }[] {
 test.describe('serve', () => {
   // Every wait is bounded by its own timer with a message naming the stage and what was still running,
   // so a slow or stuck stop fails with evidence instead of the bare test timeout.
-  test('starts the sandbox, writes its profile, and stops cleanly on SIGINT', async () => {
+  // SIGINT to serve alone (a supervisor), and Ctrl-C in a terminal: SIGINT to the whole process group, so the
+  // reference and its PostgreSQL get it too while serve forwards its own stop.
+  for (const how of ['serve', 'group'] as const) test(`starts the sandbox, writes its profile, and stops cleanly on SIGINT to ${how === 'serve' ? 'serve' : 'the process group (Ctrl-C)'}`, async () => {
     test.skip(!fs.existsSync(path.join(ROOT, 'reference-impl/main.ts')), 'reference-impl/main.ts is not there yet');
     test.setTimeout(240_000);
     const profileOut = path.join(tmp(), 'sandbox.profile.json');
     const env = { ...process.env };
     delete env.CONFORMANCE_PROFILE;
-    const child = spawn(process.execPath, [SHIM, 'serve', '--profile-out', profileOut], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [SHIM, 'serve', '--profile-out', profileOut], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: how === 'group' });
     let stderr = '';
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
@@ -209,7 +211,8 @@ test.describe('serve', () => {
         new Promise<void>((resolve, reject) => {
           child.stderr.on('data', (d: Buffer) => {
             stderr += d;
-            if (/conformance: sandbox at http:\/\/\S+; profile in /.test(stderr)) resolve();
+            // The reference's own line (with its data folder) and serve's line come through one pipe in either order.
+            if (/conformance: sandbox at http:\/\/\S+; profile in /.test(stderr) && /data dir \S+ \(temporary\)/.test(stderr)) resolve();
           });
           void exited.then((code) => reject(new Error(`serve exited early with ${code}: ${stderr.slice(-1500)}`)));
         }),
@@ -219,7 +222,10 @@ test.describe('serve', () => {
       expect(JSON.parse(fs.readFileSync(profileOut, 'utf8')).baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       tree = descendants(child.pid!);
       expect(tree.length, 'the sandbox runs the reference (and its PostgreSQL) as child processes').toBeGreaterThan(0);
-      child.kill('SIGINT');
+      const dataDir = /data dir (\S+) \(temporary\)/.exec(stderr)?.[1];
+      expect(dataDir, 'the reference names its temporary data folder').toBeTruthy();
+      if (how === 'group') process.kill(-child.pid!, 'SIGINT');
+      else child.kill('SIGINT');
       expect(await within(exited, 30_000, 'serve did not exit after SIGINT')).toBe(0);
       expect(stderr).toContain('conformance: stopping the sandbox');
       // Stopping the sandbox stops what it started: no process of the tree outlives the stop for long.
@@ -237,6 +243,7 @@ test.describe('serve', () => {
         left = left.filter((t) => alive(t.pid));
       }
       expect(left, 'processes of the sandbox still running 15 s after serve exited').toEqual([]);
+      expect(fs.existsSync(dataDir!), `the temporary data folder ${dataDir} is removed`).toBe(false);
     } finally {
       for (const t of [{ pid: child.pid! }, ...tree, ...descendants(child.pid!)]) {
         try {
