@@ -257,6 +257,40 @@ test.describe('serve', () => {
 });
 
 test.describe('merge', () => {
+  // End to end: two real shards (each starts its own reference) split the checks without overlap and merge
+  // into one report holding exactly the checks of the unsharded selection. A slice (--grep) keeps it short.
+  test('two real shards of a run merge into one report of exactly the unsharded checks', async () => {
+    test.setTimeout(240_000);
+    test.skip(!fs.existsSync(path.join(ROOT, 'reference-impl/main.ts')), 'reference-impl/main.ts is not there yet');
+    const dir = tmp();
+    const grep = 'order-route-before-';
+    const shards = [];
+    for (const shard of ['1/2', '2/2']) {
+      const r = await cli(['run', '--grep', grep, '--shard', shard, '--out', dir], { timeoutMs: 180_000 });
+      expect(r.code, r.stderr).toBe(0);
+      shards.push(JSON.parse(fs.readFileSync(path.join(dir, `shard-${shard.replace('/', '-of-')}`, 'conformance.json'), 'utf8')) as { checks: { id: string }[] });
+    }
+    const [a, b] = shards.map((s) => s.checks.map((c) => c.id));
+    expect(a.length).toBeGreaterThan(0);
+    expect(b.length).toBeGreaterThan(0);
+    expect(a.filter((id) => b.includes(id)), 'a check in both shards').toEqual([]);
+    const merged = path.join(dir, 'merged');
+    const m = await cli(['merge', '--out', merged, path.join(dir, 'shard-1-of-2'), path.join(dir, 'shard-2-of-2')]);
+    expect(m.code, m.stderr).toBe(0);
+    const report = JSON.parse(fs.readFileSync(path.join(merged, 'conformance.json'), 'utf8')) as { checks: { id: string }[]; run: { shards: string[] } };
+    expect(report.run.shards).toEqual(['1/2', '2/2']);
+    // The unsharded selection, as Playwright lists it (test titles are check ids).
+    const listed = await new Promise<string>((resolve) => {
+      const child = spawn(process.execPath, [path.join(ROOT, 'node_modules/@playwright/test/cli.js'), 'test', '--list', '--project=conformance', `--grep=${grep}`], { cwd: ROOT, env: { ...process.env, CONFORMANCE_PROFILE: '/dev/null' } });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d));
+      child.on('close', () => resolve(out));
+    });
+    const titles = [...listed.matchAll(/› (order-route-before-\S+)$/gm)].map((x) => x[1]);
+    expect(titles.length).toBeGreaterThan(0);
+    expect(report.checks.map((c) => c.id).sort()).toEqual([...new Set(titles)].sort());
+  });
+
   test('joins two shard outcome files into one report; exit follows the merged verdict', async () => {
     const dir = tmp();
     const s1 = path.join(dir, 'shard-1-of-2');
