@@ -32,8 +32,10 @@ export interface StartOptions {
 export async function startReference(opts: StartOptions = {}): Promise<ReferenceHandle> {
   const switchboardToken = opts.switchboardToken ?? crypto.randomBytes(16).toString('hex');
   const profilePath = opts.profilePath ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-profile-')), 'reference.profile.json');
-  const args = [REFERENCE_MAIN, '--db', opts.db ?? 'embedded', '--port', String(opts.port ?? 0), '--profile-out', profilePath, '--switchboard-token', switchboardToken, ...(opts.args ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', opts.inheritStderr ? 'inherit' : 'pipe'], env: { ...process.env } });
+  // --exit-with-parent: the reference shuts itself down when our end of its stdin closes, so it never
+  // outlives this process, whatever ends it.
+  const args = [REFERENCE_MAIN, '--db', opts.db ?? 'embedded', '--port', String(opts.port ?? 0), '--profile-out', profilePath, '--switchboard-token', switchboardToken, '--exit-with-parent', ...(opts.args ?? [])];
+  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', opts.inheritStderr ? 'inherit' : 'pipe'], env: { ...process.env } });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);

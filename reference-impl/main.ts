@@ -1,6 +1,6 @@
 // Entry point of the reference implementation: database provider → migrations → seed → HTTP server → one ready line.
 //   node reference-impl/main.ts [--db embedded|container|url] [--port 0] [--host 127.0.0.1] [--profile-out FILE]
-//        [--switchboard-token TOKEN] [--mutant NAME] [--guide] [--data-dir DIR]
+//        [--switchboard-token TOKEN] [--mutant NAME] [--guide] [--data-dir DIR] [--exit-with-parent]
 // stdout carries exactly one line, {"event":"ready",...}; everything else goes to stderr. Startup failure: exit 2.
 import fs from 'node:fs';
 import type http from 'node:http';
@@ -35,6 +35,7 @@ function options() {
       mutant: { type: 'string' },
       guide: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
+      'exit-with-parent': { type: 'boolean', default: false },
     },
     strict: true,
     allowPositionals: false,
@@ -54,6 +55,7 @@ function options() {
     mutant: (values.mutant ?? null) as MutantName | null,
     guide: values.guide,
     dataDir: values['data-dir'],
+    exitWithParent: values['exit-with-parent'],
   };
 }
 
@@ -98,6 +100,13 @@ async function main(): Promise<void> {
   const started = performance.now();
   const opts = options();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(0));
+  if (opts.exitWithParent) {
+    // The parent holds the other end of our stdin and never writes to it: when the parent dies, however
+    // (even SIGKILL), stdin ends and the sandbox shuts down in order instead of living on as an orphan.
+    process.stdin.on('end', () => void shutdown(0));
+    process.stdin.on('error', () => void shutdown(0));
+    process.stdin.resume();
+  }
 
   providerStarting = startProvider(opts.db, { dataDir: opts.dataDir, env: process.env });
   provider = await providerStarting;

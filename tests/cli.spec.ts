@@ -190,9 +190,11 @@ function descendants(pid: number): { pid: number; cmd: string }[] {
 test.describe('serve', () => {
   // Every wait is bounded by its own timer with a message naming the stage and what was still running,
   // so a slow or stuck stop fails with evidence instead of the bare test timeout.
-  // SIGINT to serve alone (a supervisor), and Ctrl-C in a terminal: SIGINT to the whole process group, so the
-  // reference and its PostgreSQL get it too while serve forwards its own stop.
-  for (const how of ['serve', 'group'] as const) test(`starts the sandbox, writes its profile, and stops cleanly on SIGINT to ${how === 'serve' ? 'serve' : 'the process group (Ctrl-C)'}`, async () => {
+  // SIGINT to serve alone (a supervisor), Ctrl-C in a terminal (SIGINT to the whole process group, so the
+  // reference and its PostgreSQL get it too while serve forwards its own stop), and serve killed outright:
+  // the reference notices its parent is gone (its stdin ends) and still shuts down in order.
+  const WAYS = { serve: 'SIGINT to serve', group: 'SIGINT to the process group (Ctrl-C)', killed: 'SIGKILL of serve (the sandbox must not outlive it)' } as const;
+  for (const how of Object.keys(WAYS) as (keyof typeof WAYS)[]) test(`starts the sandbox, writes its profile, and stops cleanly on ${WAYS[how]}`, async () => {
     test.skip(!fs.existsSync(path.join(ROOT, 'reference-impl/main.ts')), 'reference-impl/main.ts is not there yet');
     test.setTimeout(240_000);
     const profileOut = path.join(tmp(), 'sandbox.profile.json');
@@ -225,9 +227,12 @@ test.describe('serve', () => {
       const dataDir = /data dir (\S+) \(temporary\)/.exec(stderr)?.[1];
       expect(dataDir, 'the reference names its temporary data folder').toBeTruthy();
       if (how === 'group') process.kill(-child.pid!, 'SIGINT');
-      else child.kill('SIGINT');
-      expect(await within(exited, 30_000, 'serve did not exit after SIGINT')).toBe(0);
-      expect(stderr).toContain('conformance: stopping the sandbox');
+      else child.kill(how === 'killed' ? 'SIGKILL' : 'SIGINT');
+      const code = await within(exited, 30_000, `serve did not exit after ${how === 'killed' ? 'SIGKILL' : 'SIGINT'}`);
+      if (how !== 'killed') {
+        expect(code).toBe(0);
+        expect(stderr).toContain('conformance: stopping the sandbox');
+      }
       // Stopping the sandbox stops what it started: no process of the tree outlives the stop for long.
       const deadline = Date.now() + 15_000;
       const alive = (pid: number) => {
