@@ -465,7 +465,7 @@ test.describe('lifecycle', () => {
     const id = (flag: string) => Number(execFileSync('id', [flag, 'nobody'], { encoding: 'utf8' }).trim());
     const as = { uid: id('-u'), gid: id('-g') };
     const readable = spawnSync(nodeBinary(), ['-e', `require('fs').accessSync(${JSON.stringify(path.join(ROOT, 'reference-impl/main.ts'))}, require('fs').constants.R_OK)`], { ...as, encoding: 'utf8' });
-    test.skip(readable.status !== 0, `user "nobody" cannot read the checkout at ${ROOT}`);
+    test.skip(readable.status !== 0, `cannot run node as user "nobody" on the checkout at ${ROOT}: ${readable.error?.message ?? readable.stderr.trim().split('\n')[0] ?? `exit ${readable.status}`}`);
     const ref = await startReference(['--db', 'embedded'], { HOME: os.tmpdir() }, 100_000, as);
     try {
       const seed = readJson('fixtures', 'seed', 'seed.json');
