@@ -13,34 +13,12 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { check, outcomes, waiver } from './helpers/report-data.ts';
 import { startReference } from '../harness/reference-process.ts';
+import { processTree, runCli, ROOT, SHIM, type CliResult } from './helpers/cli-process.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
-const ROOT = path.resolve(import.meta.dirname, '..');
-const SHIM = path.join(ROOT, 'harness/cli/conformance.mjs');
 
-interface Result { code: number | null; stdout: string; stderr: string; ms: number }
-
-function cli(args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Result> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, ...opts.env };
-    delete env.CONFORMANCE_PROFILE;
-    delete env.CONFORMANCE_WAIVERS;
-    const child = spawn(process.execPath, [SHIM, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`conformance ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 30_000} ms\n${stderr}`));
-    }, opts.timeoutMs ?? 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr, ms: Date.now() - started });
-    });
-  });
-}
+/** The CLI as a child process (tests/helpers/cli-process.ts), without memory sampling. */
+const cli = (args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}) => runCli(args, { ...opts, sampleMs: 0 });
 
 function tmp(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'cec-cli-'));
@@ -61,7 +39,7 @@ async function deadPort(): Promise<number> {
   return port;
 }
 
-function expectOneLine(r: Result, pattern: RegExp): void {
+function expectOneLine(r: CliResult, pattern: RegExp): void {
   const lines = r.stderr.trimEnd().split('\n');
   expect(lines, r.stderr).toHaveLength(1);
   expect(lines[0]).toMatch(/^conformance: /);
@@ -159,32 +137,13 @@ test.describe('usage and setup errors exit 2 with one line', () => {
 
 /** Every live descendant of `pid` (from /proc), with its command line: what a stuck stop leaves behind. */
 function descendants(pid: number): { pid: number; cmd: string }[] {
-  const children = new Map<number, number[]>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  return processTree(pid).filter((p) => p !== pid).map((p) => {
     try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+      return { pid: p, cmd: fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160) };
     } catch {
-      /* the process ended while we looked */
+      return { pid: p, cmd: '' }; // gone
     }
-  }
-  const out: { pid: number; cmd: string }[] = [];
-  const walk = (p: number) => {
-    for (const c of children.get(p) ?? []) {
-      let cmd = '';
-      try {
-        cmd = fs.readFileSync(`/proc/${c}/cmdline`, 'utf8').replace(/\0/g, ' ').trim().slice(0, 160);
-      } catch {
-        /* gone */
-      }
-      out.push({ pid: c, cmd });
-      walk(c);
-    }
-  };
-  walk(pid);
-  return out;
+  });
 }
 
 test.describe('serve', () => {

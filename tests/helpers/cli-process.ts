@@ -39,7 +39,7 @@ function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number | undefined {
 }
 
 /** Every live descendant of root (root included), from the parent links in /proc/<pid>/stat. */
-function tree(root: number): number[] {
+export function processTree(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const name of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
@@ -92,7 +92,7 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     const sample = () => {
       if (child.pid === undefined) return;
       let sum = 0;
-      for (const pid of tree(child.pid)) {
+      for (const pid of processTree(child.pid)) {
         seen.add(pid);
         const hwm = statusKb(pid, 'VmHWM') ?? 0;
         sum += statusKb(pid, 'VmRSS') ?? 0;
