@@ -13,6 +13,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { check, outcomes, waiver } from './helpers/report-data.ts';
 import { startReference } from '../harness/reference-process.ts';
+import { freePort } from '../harness/embedded-cluster.ts';
 import { processTree, runCli, ROOT, SHIM, type CliResult } from './helpers/cli-process.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -28,15 +29,6 @@ function writeJson(dir: string, name: string, data: unknown): string {
   const f = path.join(dir, name);
   fs.writeFileSync(f, typeof data === 'string' ? data : JSON.stringify(data));
   return f;
-}
-
-/** A port with nothing listening: bind port 0, note it, close. */
-async function deadPort(): Promise<number> {
-  const srv = net.createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as net.AddressInfo).port;
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 function expectOneLine(r: CliResult, pattern: RegExp): void {
@@ -87,7 +79,7 @@ test.describe('usage and setup errors exit 2 with one line', () => {
   });
 
   test('unreachable target exits 2 within a few seconds', async () => {
-    const port = await deadPort();
+    const port = await freePort();
     const profile = writeJson(tmp(), 'p.json', { name: 'dead', baseUrl: `http://127.0.0.1:${port}`, credentials: {} });
     const r = await cli(['run', '--profile', profile]);
     expect(r.code).toBe(2);
@@ -96,7 +88,7 @@ test.describe('usage and setup errors exit 2 with one line', () => {
   });
 
   test('--target overrides the profile base URL', async () => {
-    const port = await deadPort();
+    const port = await freePort();
     const profile = writeJson(tmp(), 'p.json', { name: 'x', baseUrl: 'http://127.0.0.1:1', credentials: {} });
     const r = await cli(['run', '--target', `http://127.0.0.1:${port}/`, '--profile', profile]);
     expect(r.code).toBe(2);
