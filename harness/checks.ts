@@ -3,10 +3,10 @@
 // description is JSON (id, requirements, title, detail). Evidence (redacted exchanges) is attached as
 // `evidence:<id>`. The reporter only collects these; it never decides an outcome.
 import type { TestInfo } from '@playwright/test';
-import { redact, redactValue } from './redact.ts';
+import { redact } from './redact.ts';
+import { encodeCheckAnnotation, evidenceOf, type CheckRecord, type Exchange } from './record.ts';
 
-export const OUTCOMES = ['pass', 'fail', 'not_verified', 'informational'] as const;
-export type Outcome = (typeof OUTCOMES)[number];
+export { OUTCOMES, evidenceOf, type Outcome, type CheckRecord, type Exchange } from './record.ts';
 
 export interface CheckDef {
   /** Permanent kebab-case id; reports key on it. */
@@ -15,15 +15,6 @@ export interface CheckDef {
   requirements: string[];
   /** The rule stated positively. */
   title: string;
-}
-
-export interface CheckRecord {
-  id: string;
-  requirements: string[];
-  title: string;
-  outcome: Outcome;
-  /** Why it failed, why it could not be verified, or what was observed. */
-  detail?: string;
 }
 
 /** Thrown by a check when the target departs from the contract. `title` names the violation. */
@@ -46,19 +37,14 @@ export class NotVerified extends Error {
   }
 }
 
-export interface Exchange {
-  /** `body`: a request body worth showing (webhook deliveries); never a secret. */
-  request: { method: string; target: string; headers: Record<string, string>; body?: string };
-  response?: { status: number; headers: Record<string, string>; body: string; bodyBytes: number; durationMs: number };
-  error?: { kind: string; message: string };
-}
-
 /** What the check body can call besides sending requests. */
 export interface CheckScope {
   /** Returns the value, or ends the check as not_verified naming what the profile lacks. */
   need<T>(value: T | undefined | null, what: string): T;
   /** Marks the check informational (unspecified behaviour, recorded as observed). */
   observe(text: string): void;
+  /** Marks the check `warning`: a `should` of the specification not met (fails the run only under --strict). */
+  warn(text: string): void;
   /** Records an exchange as evidence. */
   record(ex: Exchange): void;
 }
@@ -81,25 +67,8 @@ export function defineCheck(def: CheckDef): CheckDef {
   return def;
 }
 
-const MAX_EVIDENCE_BODY = 8 * 1024;
-
-/** Serialises exchanges for evidence: redacted, bodies truncated. */
-export function evidenceOf(exchanges: Exchange[]): string {
-  // Only the Exchange fields: callers may pass richer objects (Target.send adds `raw`, whose body Buffer
-  // would serialise as an array of byte numbers that no redaction pattern can see).
-  const trimmed = exchanges.map(({ request, response, error }) => ({
-    request,
-    error,
-    response: response && {
-      status: response.status, headers: response.headers, bodyBytes: response.bodyBytes, durationMs: response.durationMs,
-      body: response.body.length > MAX_EVIDENCE_BODY ? `${response.body.slice(0, MAX_EVIDENCE_BODY)}…[truncated, ${response.bodyBytes} bytes]` : response.body,
-    },
-  }));
-  return JSON.stringify(redactValue(trimmed), null, 2);
-}
-
-function annotate(testInfo: TestInfo, rec: CheckRecord, mutant?: string): void {
-  testInfo.annotations.push({ type: `check:${rec.outcome}`, description: redact(JSON.stringify({ id: rec.id, requirements: rec.requirements, title: rec.title, detail: rec.detail, mutant })) });
+function annotate(testInfo: TestInfo, rec: CheckRecord, tag: { mutant?: string; variant?: string }): void {
+  testInfo.annotations.push(encodeCheckAnnotation({ ...rec, ...tag }));
 }
 
 /** The outcome of running a check body, before anything is recorded anywhere. */
@@ -119,6 +88,7 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
   defineCheck(def);
   const exchanges: Exchange[] = [];
   let observed: string | undefined;
+  let warned: string | undefined;
   const scope: CheckScope = {
     need(value, what) {
       if (value === undefined || value === null) throw new NotVerified(`profile lacks ${what}`);
@@ -127,12 +97,17 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
     observe(text) {
       observed = observed ? `${observed}; ${text}` : text;
     },
+    warn(text) {
+      warned = warned ? `${warned}; ${text}` : text;
+    },
     record(ex) {
       exchanges.push(ex);
     },
   };
   try {
     await body(scope);
+    // A `should` not met outranks an observation; both outrank a pass.
+    if (warned !== undefined) return { exchanges, rec: { ...def, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned) } };
     return { exchanges, rec: observed !== undefined ? { ...def, outcome: 'informational', detail: redact(observed) } : { ...def, outcome: 'pass' } };
   } catch (e) {
     if (e instanceof NotVerified) return { exchanges, rec: { ...def, outcome: 'not_verified', detail: redact(e.message) } };
@@ -146,14 +121,15 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
  * or a hostile target) records `fail` and is re-thrown so the test fails; NotVerified records
  * `not_verified` and skips the test; `observe` makes the outcome informational.
  */
-export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: { mutant?: string } = {}): Promise<CheckRecord> {
+export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: { mutant?: string; variant?: string } = {}): Promise<CheckRecord> {
   const { rec, exchanges, error } = await evaluateCheck(def, body);
   const rethrow = error === undefined ? undefined : error instanceof CheckFailure ? new Error(redact(`${def.id}: ${error.message}`)) : error;
-  annotate(testInfo, rec, tag.mutant);
-  if (exchanges.length > 0 && !tag.mutant) {
+  annotate(testInfo, rec, tag);
+  const meta = tag.mutant !== undefined || tag.variant !== undefined;
+  if (exchanges.length > 0 && !meta) {
     await testInfo.attach(`evidence:${def.id}`, { body: evidenceOf(exchanges), contentType: 'application/json' });
   }
-  if (tag.mutant) return rec; // the meta-suite reads outcomes; a mutant's expected failure is not a test failure
+  if (meta) return rec; // the meta-suites read outcomes; a mutant's expected failure is not a test failure
   if (rethrow) throw rethrow;
   if (rec.outcome === 'not_verified') testInfo.skip(true, `not_verified: ${rec.detail}`);
   return rec;

@@ -12,6 +12,7 @@ import { bearerToken, digestToken, digestsEqual, parseToken } from './auth.ts';
 import { AudioSigner, STORAGE_PREFIX } from './audio.ts';
 import { ApiError, toErrorBody } from './errors.ts';
 import { isFaultName, isMutantName } from './mutants.ts';
+import { isVariantName, type VariantName } from './variants.ts';
 import type { FaultName, MutantName } from './mutants.ts';
 import { LIST_KEYS, parseRawQuery, rejectUnsupportedKeys, validateListQuery } from './query.ts';
 import type { ListQuery, QueryPair } from './query.ts';
@@ -49,6 +50,8 @@ interface Ctx {
   pairs: QueryPair[];
   faults: Set<FaultName>;
   mutant: MutantName | null;
+  /** Legitimate choices the spec allows, switched on for this request (reference-impl/variants.ts). */
+  variants: ReadonlySet<VariantName>;
   origin: string;
   key?: KeyRow;
   list?: ListQuery;
@@ -386,10 +389,10 @@ class App {
   }
 
   /** Switchboard headers count only with the right token; otherwise they are ignored as if absent. */
-  switchboard(req: http.IncomingMessage): { faults: Set<FaultName>; mutant: MutantName | null } | { rejected: string } {
+  switchboard(req: http.IncomingMessage): { faults: Set<FaultName>; mutant: MutantName | null; variants: Set<VariantName> } | { rejected: string } {
     const token = this.options.switchboardToken;
     const given = req.headers['x-switchboard-token'];
-    const none = { faults: new Set<FaultName>(), mutant: this.options.defaultMutant };
+    const none = { faults: new Set<FaultName>(), mutant: this.options.defaultMutant, variants: new Set<VariantName>() };
     if (token === null || typeof given !== 'string') return none;
     const a = crypto.createHash('sha256').update(given).digest();
     const b = crypto.createHash('sha256').update(token).digest();
@@ -406,7 +409,13 @@ class App {
       if (!isMutantName(mutantHeader.trim())) return { rejected: `unknown mutant "${mutantHeader.trim()}"` };
       mutant = mutantHeader.trim() as MutantName;
     }
-    return { faults, mutant };
+    const variants = new Set<VariantName>();
+    const variantHeader = req.headers['x-switchboard-variant'];
+    for (const name of (typeof variantHeader === 'string' ? variantHeader : '').split(',').map((s) => s.trim()).filter(Boolean)) {
+      if (!isVariantName(name)) return { rejected: `unknown variant "${name}"` };
+      variants.add(name);
+    }
+    return { faults, mutant, variants };
   }
 
   /**
@@ -480,7 +489,7 @@ class App {
         break;
       }
     }
-    const ctx: Ctx = { req, method, op, params, pairs: parseRawQuery(rawQuery, mutant), faults: sw.faults, mutant, origin: this.origin(req) };
+    const ctx: Ctx = { req, method, op, params, pairs: parseRawQuery(rawQuery, mutant), faults: sw.faults, mutant, variants: sw.variants, origin: this.origin(req) };
     try {
       for (const stage of pipelineFor(mutant)) await STAGES[stage](ctx, this);
       // Mutant non-get-answers-204: a DELETE that got past the method check is answered 204 and changes nothing.

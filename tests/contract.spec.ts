@@ -17,7 +17,7 @@ import {
 const addFormats = addFormatsModule.default;
 
 const CONTRACT_PATH = path.resolve(import.meta.dirname, '../fixtures/contract/openapi.json');
-const SPEC_PATH = path.resolve(import.meta.dirname, '../../shared/spec/clinical-encounter-public-api.md');
+import { SPEC_PATH } from '../fixtures/paths.ts';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Schema = { [key: string]: Json };

@@ -20,7 +20,7 @@ interface Catalog {
   requirements: Requirement[];
 }
 
-const SPEC_FILE = path.resolve(import.meta.dirname, '../../shared/spec/clinical-encounter-public-api.md');
+import { SPEC_PATH as SPEC_FILE } from '../fixtures/paths.ts';
 const CATALOG_FILE = path.resolve(import.meta.dirname, '../fixtures/requirements/requirements.json');
 
 const specText = fs.readFileSync(SPEC_FILE, 'utf8');

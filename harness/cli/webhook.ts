@@ -98,12 +98,12 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   const secret = secretFrom(io.env, values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET');
   const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
   io.stdout(redact(`conformance webhook receiver: judging ${url.href}`));
-  const counts = { pass: 0, fail: 0, informational: 0, not_verified: 0 };
+  const counts = { pass: 0, fail: 0, warning: 0, informational: 0, not_verified: 0 };
   await runReceiverSuite({ url: url.href, secret, timeoutMs }, (r) => {
     counts[r.outcome] += 1;
     io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
   });
-  io.stdout(`${counts.pass} passed, ${counts.fail} failed, ${counts.informational} informational, ${counts.not_verified} not verified`);
+  io.stdout(`${counts.pass} passed, ${counts.fail} failed, ${counts.warning} warnings, ${counts.informational} informational, ${counts.not_verified} not verified`);
   return counts.fail > 0 ? 1 : 0;
 }
 

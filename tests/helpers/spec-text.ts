@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-export const SPEC_PATH = path.resolve(import.meta.dirname, '../../../shared/spec/clinical-encounter-public-api.md');
+export { SPEC_PATH } from '../../fixtures/paths.ts';
+import { SPEC_PATH } from '../../fixtures/paths.ts';
 
 export function readSpecText(file: string = SPEC_PATH): string {
   return fs.readFileSync(file, 'utf8');

@@ -1,0 +1,113 @@
+// The check record: the one owner of what travels from a worker to the report. It holds the outcome
+// list, the shape of an exchange and of a recorded check, the annotation's encoding and decoding, and
+// the trimming of evidence. Checks (harness/checks.ts), the reporter and every writer import it; nobody
+// else declares these shapes. Redaction happens here, once, structurally, when a record leaves the
+// worker (encodeCheckAnnotation, evidenceOf): headers by name, JSON by value, never text over JSON.
+import { redactValue } from './redact.ts';
+
+/**
+ * The outcomes of a check, in order of severity: `fail` only for what the specification decides,
+ * `warning` for a `should` not met, `not_verified` when the profile lacks what the check needs,
+ * `informational` for behaviour the specification leaves open (recorded as observed), `pass`.
+ */
+export const OUTCOMES = ['pass', 'fail', 'warning', 'not_verified', 'informational'] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+export function isOutcome(v: unknown): v is Outcome {
+  return typeof v === 'string' && (OUTCOMES as readonly string[]).includes(v);
+}
+
+/** One HTTP exchange as evidence. `request.body`: a request body worth showing (webhook deliveries). */
+export interface Exchange {
+  request: { method: string; target: string; headers: Record<string, string>; body?: string };
+  response?: { status: number; headers: Record<string, string>; body: string; bodyBytes: number; durationMs: number };
+  error?: { kind: string; message: string };
+}
+
+/** A check's identity and verdict as the worker records it. */
+export interface CheckRecord {
+  id: string;
+  requirements: string[];
+  title: string;
+  outcome: Outcome;
+  /** Why it failed, why it could not be verified, or what was observed. */
+  detail?: string;
+}
+
+/** The annotation payload: the record plus the switchboard entry that was on (meta-suites only). */
+export interface AnnotatedRecord extends CheckRecord {
+  mutant?: string;
+  variant?: string;
+}
+
+const ANNOTATION = /^check:([a-z_]+)$/;
+
+/** Encodes a record as a Playwright annotation `check:<outcome>` with a JSON description (redacted by value). */
+export function encodeCheckAnnotation(rec: AnnotatedRecord): { type: string; description: string } {
+  const { id, requirements, title, detail, mutant, variant } = rec;
+  return { type: `check:${rec.outcome}`, description: JSON.stringify(redactValue({ id, requirements, title, detail, mutant, variant })) };
+}
+
+export type DecodedAnnotation = { ok: true; record: AnnotatedRecord } | { ok: false; error: string } | null;
+
+/**
+ * Decodes an annotation: null when it is not a check annotation at all; an error (never a silent drop)
+ * when it claims to be one but cannot be read, so the report can show it as a harness error.
+ */
+export function decodeCheckAnnotation(a: { type: string; description?: string }): DecodedAnnotation {
+  const m = ANNOTATION.exec(a.type);
+  if (!m) return null;
+  if (!isOutcome(m[1])) return { ok: false, error: `unknown check outcome "${m[1]}"` };
+  let d: Partial<AnnotatedRecord>;
+  try {
+    d = JSON.parse(a.description ?? '') as Partial<AnnotatedRecord>;
+  } catch (e) {
+    return { ok: false, error: `unreadable check record (${(e as Error).message})` };
+  }
+  if (!d || typeof d.id !== 'string' || !Array.isArray(d.requirements) || typeof d.title !== 'string') {
+    return { ok: false, error: 'check record without id, requirements or title' };
+  }
+  return { ok: true, record: { ...d, id: d.id, requirements: d.requirements, title: d.title, outcome: m[1] } };
+}
+
+export const MAX_EVIDENCE_BODY = 8 * 1024;
+
+/**
+ * Keeps only the exchange fields (request, response, error) and truncates long bodies. Callers may pass
+ * richer objects (a raw response whose body Buffer would serialise as an array of byte numbers that no
+ * redaction can see). Values of any other shape are kept as they are.
+ */
+export function trimExchanges(evidence: unknown): unknown {
+  if (!Array.isArray(evidence)) return evidence;
+  return evidence.map((ex: unknown) => {
+    if (!ex || typeof ex !== 'object' || !('request' in ex)) return ex;
+    const { request, response, error } = ex as { request: unknown; response?: Record<string, unknown>; error?: unknown };
+    const out: Record<string, unknown> = { request };
+    if (response && typeof response === 'object') {
+      const { status, headers, body, bodyBytes, durationMs } = response;
+      const text = typeof body === 'string' ? body : body === undefined ? undefined : '[non-text body omitted]';
+      out.response = {
+        status, headers, bodyBytes, durationMs,
+        body: text !== undefined && text.length > MAX_EVIDENCE_BODY ? `${text.slice(0, MAX_EVIDENCE_BODY)}…[truncated, ${String(bodyBytes)} bytes]` : text,
+      };
+    }
+    if (error !== undefined) out.error = error;
+    return out;
+  });
+}
+
+/** Serialises exchanges for evidence: trimmed, then redacted by structure (headers by name, JSON by value). */
+export function evidenceOf(exchanges: Exchange[]): string {
+  return JSON.stringify(redactValue(trimExchanges(exchanges)), null, 2);
+}
+
+/** Reads an evidence attachment back; text that is not JSON is kept as text. */
+export function decodeEvidence(body: Buffer | string | undefined): unknown {
+  if (body === undefined) return undefined;
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  try {
+    return trimExchanges(JSON.parse(text));
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,40 @@
+// The project is self-contained: the specification it checks against is its own byte-identical copy
+// (fixtures/spec/, with its SHA-256 beside it), and no file of the project reads anything outside the project
+// folder (a user's clone has nothing beside it).
+import { test, expect } from '@playwright/test';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT, SPEC_PATH, SPEC_SHA256_PATH } from '../fixtures/paths.ts';
+
+test('the specification copy matches the SHA-256 recorded beside it', () => {
+  const recorded = fs.readFileSync(SPEC_SHA256_PATH, 'utf8').split(/\s+/)[0];
+  const actual = crypto.createHash('sha256').update(fs.readFileSync(SPEC_PATH)).digest('hex');
+  expect(actual).toBe(recorded);
+});
+
+function sources(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (['node_modules', '.git', 'out', 'test-results'].includes(e.name)) continue;
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...sources(p));
+    else if (/\.(ts|mjs|js|json|yml|yaml|sh)$/.test(e.name) || e.name === 'run') out.push(p);
+  }
+  return out;
+}
+
+test('no project file reads a path outside the project folder (../shared or beyond)', () => {
+  // A relative path that climbs out of the project root from the file's own folder.
+  const offenders: string[] = [];
+  for (const file of sources(PROJECT_ROOT)) {
+    if (file.endsWith('package-lock.json') || file === path.join(PROJECT_ROOT, '.ci', 'run')) continue;
+    const text = fs.readFileSync(file, 'utf8');
+    if (/['"`][^'"`]*\.\.\/shared\//.test(text)) offenders.push(`${path.relative(PROJECT_ROOT, file)}: names ../shared/`);
+    for (const m of text.matchAll(/['"`]((?:\.\.\/)+)[^'"`\s]*['"`]/g)) {
+      const resolved = path.resolve(path.dirname(file), m[1]);
+      if (!resolved.startsWith(PROJECT_ROOT)) offenders.push(`${path.relative(PROJECT_ROOT, file)}: ${m[0]}`);
+    }
+  }
+  expect(offenders).toEqual([]);
+});
