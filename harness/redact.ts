@@ -1,6 +1,12 @@
 // The one redaction layer: every string that leaves the harness (evidence, logs, terminal output,
-// every report format) passes through `redact`. It removes registered secrets in their plain,
+// every report format) passes through it. It removes registered secrets in their plain,
 // percent-encoded and base64 forms, bearer tokens, signature headers and signed URLs.
+//
+// Two kinds of input, never confused: structured values (`redactValue`: headers by name, bodies that
+// are JSON by value, with the body text kept and only the string tokens that carry a secret
+// re-encoded, so it stays the same valid JSON) and free text (`redact`: terminal lines, details, a
+// rendered page). No pattern ever runs across a line break, so a header line can never swallow the
+// name of the next one (`www-authenticate: Bearer` then `date: ...`).
 
 const secrets = new Set<string>();
 
@@ -36,16 +42,29 @@ function forms(secret: string): string[] {
   return [secret, encodeURIComponent(secret), b64, b64.replace(/=+$/, ''), Buffer.from(secret).toString('base64url'), JSON.stringify(secret).slice(1, -1)];
 }
 
+// Patterns safe inside any single value (a header value, a JSON string): they match a whole token
+// that is a secret by its shape, never a part of the surrounding structure.
+function VALUE_PATTERNS(): [RegExp, string][] {
+  return [
+    // A bearer credential (token68), unless what follows the scheme is an auth-param
+    // (`Bearer realm="api"`, `error=invalid_token`, `realm=&quot;` in a rendered page): a challenge.
+    [/\b(Bearer)[ \t]+(?![A-Za-z0-9_-]+=(?:"|&quot;|[A-Za-z0-9_-]))[A-Za-z0-9._~+/=-]+/g, `$1 ${REDACTED}`],
+    [/\bv1=[0-9a-fA-F]{16,}/g, `v1=${REDACTED}`],
+    // Signed URLs: audio_url fields and any URL carrying a signature or expiry query.
+    [/("audio_url"[ \t]*:[ \t]*")[^"]*(")/g, `$1${REDACTED}$2`],
+    [/\bhttps?:\/\/[^\s"'<>]*[?&](?:sig|signature|x-amz-signature|token|expires)=[^\s"'<>]*/gi, REDACTED],
+  ];
+}
+const VALUE_ONLY = VALUE_PATTERNS();
+
+// Patterns for free text. Whitespace inside a match is horizontal only ([ \t]): a value ends at the end
+// of its line, so `www-authenticate: Bearer` followed by `date: Sun, ...` on the next line stays intact.
 const PATTERNS: [RegExp, string][] = [
   // Authorization values of any scheme.
-  [/(authorization["']?\s*[:=]\s*["']?)(bearer|basic)?\s*[^"'\r\n,}]+/gi, `$1$2 ${REDACTED}`],
-  [/\b(Bearer)\s+[A-Za-z0-9._~+/=-]+/g, `$1 ${REDACTED}`],
+  [/(authorization["']?[ \t]*[:=][ \t]*["']?)(bearer|basic)?[ \t]*[^"'\r\n,}]+/gi, `$1$2 ${REDACTED}`],
   // Webhook signature headers: the digest is derived from the secret.
-  [/(service-signature["']?\s*[:=]\s*["']?)[^"'\r\n,}]+/gi, `$1${REDACTED}`],
-  [/\bv1=[0-9a-fA-F]{16,}/g, `v1=${REDACTED}`],
-  // Signed URLs: audio_url fields and any URL carrying a signature or expiry query.
-  [/("audio_url"\s*:\s*")[^"]*(")/g, `$1${REDACTED}$2`],
-  [/\bhttps?:\/\/[^\s"'<>]*[?&](?:sig|signature|x-amz-signature|token|expires)=[^\s"'<>]*/gi, REDACTED],
+  [/(service-signature["']?[ \t]*[:=][ \t]*["']?)[^"'\r\n,}]+/gi, `$1${REDACTED}`],
+  ...VALUE_PATTERNS(),
 ];
 
 export function redact(text: string): string {
@@ -96,16 +115,101 @@ function redactEncoded(text: string, depth: number): string {
   });
 }
 
-const KEYED = /^(authorization|service-signature)$/i;
+/** Secrets and secret-shaped tokens only (no free-text patterns): for one value that is not prose. */
+function redactToken(text: string): string {
+  let out = text;
+  const re = secretsRegex();
+  if (re) out = out.replace(re, REDACTED);
+  for (const [p, rep] of VALUE_ONLY) out = out.replace(p, rep);
+  return redactEncoded(out, 0);
+}
+
+// Header names whose whole value is a credential (keep nothing), whose value is `scheme credentials`
+// (keep the scheme), or a list of `name=value` pairs (keep the names).
+const SECRET_HEADER = /token|secret|api[-_]?key|password|session/i;
+const AUTH_HEADER = /authorization/i;
+const COOKIE_HEADER = /^(set-)?cookie$/i;
+const SIGNATURE_HEADER = /signature/i;
+
+/** Redacts one header value by the header's name; other headers lose only secrets and signed URLs. */
+export function redactHeader(name: string, value: string): string {
+  if (value === REDACTED) return value;
+  if (AUTH_HEADER.test(name)) {
+    // `Bearer <token>` keeps its scheme; a lone word that could be a scheme (`Bearer`, `Basic`) is kept.
+    const m = /^([ \t]*)([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)([ \t]+)(.*)$/s.exec(value);
+    if (m) return m[4] === '' ? value : `${m[1]}${m[2]}${m[3]}${REDACTED}`;
+    return /^[ \t]*[A-Za-z]{1,12}[ \t]*$/.test(value) ? value : value === '' ? value : REDACTED;
+  }
+  if (SIGNATURE_HEADER.test(name)) {
+    // `t=1700000000,v1=<hex>`: the timestamp stays readable, every digest goes.
+    return value.split(',').map((part) => (/^[ \t]*t=[0-9]*[ \t]*$/.test(part) ? part : part.includes('=') ? `${part.slice(0, part.indexOf('=') + 1)}${REDACTED}` : REDACTED)).join(',');
+  }
+  if (COOKIE_HEADER.test(name)) {
+    return value.split(';').map((pair, i) => {
+      const eq = pair.indexOf('=');
+      // In set-cookie only the first pair is the cookie; the rest are attributes (Path, Expires).
+      if (i > 0 && /^set-/i.test(name)) return redactToken(pair);
+      return eq < 0 ? pair : `${pair.slice(0, eq + 1)}${REDACTED}`;
+    }).join(';');
+  }
+  if (SECRET_HEADER.test(name)) return value === '' ? value : REDACTED;
+  return redactToken(value);
+}
+
+export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, typeof v === 'string' ? redactHeader(k, v) : redactValue(v)]));
+}
+
+// A JSON string token (the quotes included), and what may follow it to make it a key.
+const STRING_TOKEN = /"(?:[^"\\\u0000-\u001f]|\\.)*"(\s*:)?/g;
 
 /**
- * Deep-redacts a JSON-able value string by string (a body is itself JSON text: a pattern run over the
- * escaped outer serialisation could eat an escape and break it, and `"audio_url"` would not match).
+ * Redacts a body. A body that is JSON keeps its text byte for byte except the string tokens whose
+ * decoded value carried a secret: those are re-encoded after redaction, so the result is the same
+ * valid JSON (a secret between quotes and backslashes leaves no half-escape behind). The value of an
+ * `audio_url` member is redacted whole. A body that is not JSON is free text.
+ */
+export function redactBody(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch {
+    return redact(text);
+  }
+  let pendingKey: string | undefined;
+  const out = text.replace(STRING_TOKEN, (token: string, colon: string | undefined) => {
+    const literal = colon ? token.slice(0, token.length - colon.length) : token;
+    const decoded = JSON.parse(literal) as string;
+    const key = pendingKey;
+    pendingKey = colon ? decoded : undefined;
+    const next = !colon && key === 'audio_url' ? REDACTED : redact(decoded);
+    return next === decoded ? token : `${JSON.stringify(next)}${colon ?? ''}`;
+  });
+  return out;
+}
+
+function walk(value: unknown, key: string | undefined): unknown {
+  if (typeof value === 'string') {
+    if (key === 'audio_url') return REDACTED;
+    if (key === 'body') return redactBody(value);
+    return redact(value);
+  }
+  if (Array.isArray(value)) return value.map((v) => walk(v, undefined));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => {
+      if (/^(headers|requestHeaders)$/i.test(k) && v && typeof v === 'object' && !Array.isArray(v)) return [k, redactHeaders(v as Record<string, unknown>)];
+      if (AUTH_HEADER.test(k) || SIGNATURE_HEADER.test(k)) return [k, typeof v === 'string' ? redactHeader(k, v) : walk(v, k)];
+      return [k, walk(v, k)];
+    }));
+  }
+  return value;
+}
+
+/**
+ * Deep-redacts a JSON-able value (evidence, a record, a report) by structure: header objects by name
+ * (`headers`), bodies by JSON value (`body`), `audio_url` whole, every other string as text. The
+ * result is a new value; the input is not changed.
  */
 export function redactValue<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value), (key, v: unknown) => {
-    if (typeof v !== 'string') return v;
-    if (key === 'audio_url') return REDACTED;
-    return KEYED.test(key) ? redact(`${key}: ${v}`).slice(key.length + 2) : redact(v);
-  }) as T;
+  if (value === undefined) return value;
+  return walk(JSON.parse(JSON.stringify(value)), undefined) as T;
 }
