@@ -6,7 +6,8 @@
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import { redact } from '../harness/redact.ts';
-import { sanitizeEvidence, summaryLine, type CollectedCheck, type OutcomesFile, type TestFailure } from './model.ts';
+import { decodeCheckAnnotation, decodeEvidence } from '../harness/record.ts';
+import { summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
 import { loadRunContext } from './context.ts';
 import { writeOutcomes, writeReports } from './write.ts';
 
@@ -44,29 +45,23 @@ export default class ConformanceReporter implements Reporter {
     const seed = result.annotations.find((a) => a.type === 'seed')?.description;
     let failedCheck = false;
     for (const a of result.annotations) {
-      const m = /^check:(pass|fail|not_verified|informational)$/.exec(a.type);
-      if (!m || !a.description) continue;
-      let d: { id: string; requirements: string[]; title: string; detail?: string; mutant?: string };
-      try {
-        d = JSON.parse(a.description);
-      } catch {
+      const decoded = decodeCheckAnnotation(a);
+      if (decoded === null) continue;
+      if (!decoded.ok) {
+        // A record that cannot be read is a harness error shown in the report, never silently dropped.
+        this.runErrors.push(redact(`harness error: ${decoded.error} in test "${test.title}" (${file})`));
+        if (a.type === 'check:fail') failedCheck = true;
         continue;
       }
-      if (m[1] === 'fail') failedCheck = true;
+      const d = decoded.record;
+      if (d.outcome === 'fail') failedCheck = true;
       const att = result.attachments.find((x) => x.name === `evidence:${d.id}`);
-      let evidence: unknown;
-      if (att?.body) {
-        try {
-          evidence = JSON.parse(att.body.toString('utf8'));
-        } catch {
-          evidence = att.body.toString('utf8');
-        }
-      }
       // A retried test replaces its earlier record; the last attempt is the verdict.
-      // In mutant mode one test records the check once per mutant; each is its own record.
-      this.checks.set(`${project}:${d.id}:${test.id}:${d.mutant ?? ''}`, {
-        id: d.id, requirements: d.requirements, title: d.title, outcome: m[1] as CollectedCheck['outcome'], detail: d.detail,
-        project, file, test: test.title, evidence: sanitizeEvidence(evidence), seed, ...(d.mutant ? { mutant: d.mutant } : {}),
+      // In the meta-suites one test records the check once per mutant or variant; each is its own record.
+      this.checks.set(`${project}:${d.id}:${test.id}:${d.mutant ?? ''}:${d.variant ?? ''}`, {
+        id: d.id, requirements: d.requirements, title: d.title, outcome: d.outcome, detail: d.detail,
+        project, file, test: test.title, evidence: decodeEvidence(att?.body), seed, durationMs: result.duration,
+        ...(d.mutant ? { mutant: d.mutant } : {}), ...(d.variant ? { variant: d.variant } : {}),
       });
     }
     const bad = result.status === 'failed' || result.status === 'timedOut' || result.status === 'interrupted';
@@ -85,6 +80,7 @@ export default class ConformanceReporter implements Reporter {
     const outcomes: OutcomesFile = {
       startedAt: this.started.toISOString(), finishedAt: new Date().toISOString(), runStatus: result.status,
       seed: process.env.CONFORMANCE_SEED ?? null, shard: this.shard, target: ctx.target, checks, testFailures, runErrors: this.runErrors,
+      filter: runFilter(),
     };
     writeOutcomes(this.outDir, outcomes);
     // A unit-only run (`--project=unit`) has no conformance to report.
@@ -95,6 +91,18 @@ export default class ConformanceReporter implements Reporter {
 
   printsToStdio(): boolean {
     return false;
+  }
+}
+
+/** The grep/requirement filter the CLI ran with (CONFORMANCE_FILTER, JSON); shards come from the runner's config. */
+function runFilter(): RunFilter | null {
+  const raw = process.env.CONFORMANCE_FILTER;
+  if (!raw) return null;
+  try {
+    const f = JSON.parse(raw) as RunFilter;
+    return f.grep !== undefined || f.requirement !== undefined ? { ...(f.grep !== undefined ? { grep: String(f.grep) } : {}), ...(f.requirement !== undefined ? { requirement: String(f.requirement) } : {}) } : null;
+  } catch {
+    return { grep: raw };
   }
 }
 

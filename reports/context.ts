@@ -8,7 +8,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { loadProfile, credentialKey, signingSecret, type CredentialRole } from '../harness/profile.ts';
-import { todayUtc, type Catalog, type MutationInput, type RunContext, type Waiver } from './model.ts';
+import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type VariantInput, type Waiver } from './model.ts';
+import { SPEC_PATH } from '../fixtures/paths.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CONTRACT_PATH = path.join(ROOT, 'fixtures/contract/openapi.json');
@@ -83,6 +84,19 @@ function loadMutation(file: string): MutationInput | null | string {
   }
 }
 
+function loadVariants(file: string): VariantInput | null | string {
+  if (!fs.existsSync(file)) return null;
+  try {
+    const v = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<VariantInput>;
+    if (typeof v.total !== 'number' || typeof v.passed !== 'number') return `${file} lacks numeric total/passed`;
+    const failing: Record<string, string[]> = {};
+    for (const [k, ids] of Object.entries(v.failing ?? {})) failing[k] = Array.isArray(ids) ? ids.map(String) : [];
+    return { total: v.total, passed: v.passed, failing };
+  } catch (e) {
+    return `${file} is not valid JSON: ${(e as Error).message}`;
+  }
+}
+
 const ROLES: CredentialRole[] = [
   'full', 'malformed_token', 'invalid_key', 'disabled_key', 'revoked_key', 'expired_key', 'test_key',
   'missing_scope_encounters_read', 'missing_scope_patients_read', 'missing_scope_documents_read', 'missing_scope_recordings_read',
@@ -96,6 +110,8 @@ export interface ContextOptions {
   waiversPath?: string;
   catalogPath?: string;
   today?: string;
+  /** --strict: warnings fail the run. */
+  strict?: boolean;
 }
 
 export const COVERAGE_PATH = path.join(ROOT, 'fixtures/requirements/coverage.json');
@@ -113,6 +129,7 @@ function loadNotTested(): Record<string, string> {
 export function loadRunContext(opts: ContextOptions): RunContext {
   const warnings: string[] = [];
   let target: RunContext['target'] = null;
+  let outOfScope: OutOfScope[] = [];
   if (opts.profilePath) {
     try {
       const profile = loadProfile(opts.profilePath);
@@ -120,6 +137,7 @@ export function loadRunContext(opts: ContextOptions): RunContext {
       for (const role of ROLES) credentialKey(profile, role);
       signingSecret(profile);
       target = { name: profile.name, baseUrl: profile.baseUrl };
+      outOfScope = (profile.outOfScope ?? []).map((p) => ({ part: p.part, reason: p.reason }));
     } catch (e) {
       warnings.push(`the target profile could not be read: ${(e as Error).message}`);
     }
@@ -136,8 +154,14 @@ export function loadRunContext(opts: ContextOptions): RunContext {
   }
   const mutation = loadMutation(path.join(opts.outDir, 'mutation.json'));
   if (typeof mutation === 'string') warnings.push(`mutation result ignored: ${mutation}`);
+  const variants = loadVariants(path.join(opts.outDir, 'variants.json'));
+  if (typeof variants === 'string') warnings.push(`variant result ignored: ${variants}`);
   const ctx: RunContext = {
     harnessVersion: harnessVersion(),
+    specSha256: sha256File(SPEC_PATH),
+    outOfScope,
+    strict: opts.strict ?? process.env.CONFORMANCE_STRICT === '1',
+    variants: typeof variants === 'string' ? null : variants,
     target,
     contractSha256: sha256File(CONTRACT_PATH),
     catalogSha256: sha256File(catalogPath),

@@ -3,12 +3,31 @@
 // format (JUnit, HTML, the summary line) renders this object. It aggregates recorded outcomes; it never
 // re-judges a check. Nothing here touches the file system or the network.
 
-export const CHECK_OUTCOMES = ['pass', 'fail', 'not_verified', 'informational'] as const;
-export type CheckOutcome = (typeof CHECK_OUTCOMES)[number];
+import { OUTCOMES, trimExchanges, type Outcome } from '../harness/record.ts';
+
+export const CHECK_OUTCOMES = OUTCOMES;
+export type CheckOutcome = Outcome;
 /** A check as reported: its recorded outcome, or `waived` when a valid waiver covers its failure. */
 export type ReportedOutcome = CheckOutcome | 'waived';
-export type RequirementStatus = ReportedOutcome | 'not_covered';
-export const REQUIREMENT_STATUSES: readonly RequirementStatus[] = ['pass', 'fail', 'not_verified', 'informational', 'not_covered', 'waived'];
+export type RequirementStatus = ReportedOutcome | 'not_covered' | 'out_of_scope';
+export const REQUIREMENT_STATUSES: readonly RequirementStatus[] = ['pass', 'fail', 'warning', 'not_verified', 'informational', 'not_covered', 'waived', 'out_of_scope'];
+export type RequirementLevel = 'must' | 'should' | 'unspecified';
+export type Verdict = 'conformant' | 'not_conformant' | 'incomplete' | 'partial';
+export const VERDICT_LABEL: Record<Verdict, string> = { conformant: 'CONFORMANT', not_conformant: 'NOT CONFORMANT', incomplete: 'INCOMPLETE', partial: 'PARTIAL' };
+
+/** What narrowed a run: a run with any of these makes no conformance claim (PARTIAL). */
+export interface RunFilter {
+  grep?: string;
+  requirement?: string;
+  /** `I/N`, or several joined by `,` after a merge. */
+  shard?: string;
+}
+
+/** A part of the contract the profile declares out of scope: a requirement id, `area:<area>` or `section:<n>`. */
+export interface OutOfScope {
+  part: string;
+  reason: string;
+}
 
 /** One check as the Playwright reporter collected it (outcomes.json `checks[]`). */
 export interface CollectedCheck {
@@ -24,6 +43,10 @@ export interface CollectedCheck {
   seed?: string;
   /** Set only in the mutant meta-suite: the mutant that was on when this outcome was recorded. */
   mutant?: string;
+  /** Set only in the variant meta-suite: the variant (bundle) that was on. */
+  variant?: string;
+  /** How long the check's test took. */
+  durationMs?: number;
 }
 
 /** A test that failed without recording a failing check (a crash, a property without checks, a setup error). */
@@ -45,6 +68,8 @@ export interface OutcomesFile {
   checks: CollectedCheck[];
   testFailures?: TestFailure[];
   runErrors?: string[];
+  /** What narrowed the run (grep, requirement), recorded by the CLI. */
+  filter?: RunFilter | null;
 }
 
 export interface Requirement {
@@ -52,7 +77,7 @@ export interface Requirement {
   section: string;
   area: string;
   statement: string;
-  level: 'must' | 'unspecified';
+  level: RequirementLevel;
   note?: string;
   reason_codes?: string[];
 }
@@ -77,8 +102,22 @@ export interface MutationInput {
   unproven: string[];
 }
 
+export interface VariantInput {
+  total: number;
+  passed: number;
+  failing: Record<string, string[]>;
+}
+
 export interface RunContext {
   harnessVersion: string;
+  /** SHA-256 of the project's copy of the specification (fixtures/spec/). */
+  specSha256?: string | null;
+  /** Parts of the contract the profile declares out of scope, each with its reason. */
+  outOfScope?: OutOfScope[];
+  /** --strict: a warning (a `should` not met) fails the run. */
+  strict?: boolean;
+  /** The variant meta-suite's result (variants.json), when measured. */
+  variants?: VariantInput | null;
   /** Reviewed reasons why a must requirement has no check (fixtures/requirements/coverage.json `notTested`). */
   notTested?: Record<string, string>;
   target: { name: string; baseUrl: string } | null;
@@ -111,6 +150,8 @@ export interface ReportCheck {
   seed: string | null;
   waiver: Waiver | null;
   evidence: unknown;
+  /** How long the check's test took (null when not recorded). */
+  durationMs: number | null;
 }
 
 export interface ReportRequirement {
@@ -118,9 +159,13 @@ export interface ReportRequirement {
   section: string;
   area: string;
   statement: string;
-  level: 'must' | 'unspecified';
+  level: RequirementLevel;
   status: RequirementStatus;
   checks: string[];
+  /** How many of its checks ended in each outcome. */
+  counts: Partial<Record<ReportedOutcome, number>>;
+  /** Why it is out of scope, when the profile says so. */
+  outOfScope?: string;
   note?: string;
 }
 
@@ -129,15 +174,30 @@ export interface Summary {
   fail: number;
   not_verified: number;
   informational: number;
+  warning: number;
   waived: number;
+}
+
+/** A profile role (or setting) whose absence left checks not verified. */
+export interface MissingRole {
+  role: string;
+  kind: 'credential' | 'resource' | 'fault' | 'webhook' | 'other';
+  checks: number;
+  requirements: number;
 }
 
 export interface ConformanceReport {
   reportVersion: 1;
-  verdict: 'conformant' | 'not_conformant';
+  verdict: Verdict;
+  /** One line: why this verdict. */
+  verdictReason: string;
   run: {
     harnessVersion: string;
     spec: string | null;
+    specSha256: string | null;
+    /** What narrowed the run; null for a full run. */
+    filter: RunFilter | null;
+    strict: boolean;
     target: { name: string; baseUrl: string } | null;
     startedAt: string;
     finishedAt: string;
@@ -150,33 +210,31 @@ export interface ConformanceReport {
   summary: Summary;
   requirements: ReportRequirement[];
   checks: ReportCheck[];
-  coverage: { mustTotal: number; mustCovered: number; uncovered: string[]; notTested: Record<string, string> };
+  coverage: {
+    mustTotal: number;
+    /** Must requirements not declared out of scope. */
+    mustInScope: number;
+    /** Must requirements in scope whose checks all ran and passed (or are waived). */
+    mustVerified: number;
+    /** Must requirements in scope that were not verified (not covered, not verified, informational only). */
+    mustNotVerified: string[];
+    mustCovered: number;
+    uncovered: string[];
+    notTested: Record<string, string>;
+    outOfScope: { id: string; reason: string }[];
+  };
+  scope: { outOfScope: (OutOfScope & { requirements: string[] })[] };
   mutation: { score: number | null; caught: number; total: number; survivors: string[]; unproven: string[] } | null;
+  variants: { total: number; passed: number; failing: Record<string, string[]> } | null;
+  missingRoles: MissingRole[];
   waivers: { applied: (Waiver & { checks: string[] })[]; expired: Waiver[]; unmatched: (Waiver & { why: string })[] };
   /** Reasons the run fails besides failing checks (expired waivers, tests failing outside checks...). */
   problems: string[];
   warnings: string[];
 }
 
-/**
- * Keeps only the exchange fields of recorded evidence (request, response, error). A richer object (a raw
- * response whose body Buffer serialises as an array of byte numbers) would hide its content from the
- * redaction patterns and bloat every report. Evidence of any other shape is kept as it is.
- */
-export function sanitizeEvidence(evidence: unknown): unknown {
-  if (!Array.isArray(evidence)) return evidence;
-  return evidence.map((ex: unknown) => {
-    if (!ex || typeof ex !== 'object' || !('request' in ex)) return ex;
-    const { request, response, error } = ex as { request: unknown; response?: Record<string, unknown>; error?: unknown };
-    const out: Record<string, unknown> = { request };
-    if (response && typeof response === 'object') {
-      const { status, headers, body, bodyBytes, durationMs } = response;
-      out.response = { status, headers, body: typeof body === 'string' ? body : body === undefined ? undefined : '[non-text body omitted]', bodyBytes, durationMs };
-    }
-    if (error !== undefined) out.error = error;
-    return out;
-  });
-}
+/** Trims recorded evidence to the exchange fields (owned by harness/record.ts). */
+export const sanitizeEvidence = trimExchanges;
 
 /** A waiver applies through the end of its `expires` day (UTC). */
 export function isExpired(w: Waiver, today: string): boolean {
@@ -192,8 +250,53 @@ function requirementStatus(outcomes: ReportedOutcome[]): RequirementStatus {
   if (outcomes.includes('fail')) return 'fail';
   if (outcomes.includes('waived')) return 'waived';
   if (outcomes.includes('not_verified')) return 'not_verified';
+  if (outcomes.includes('warning')) return 'warning';
   if (outcomes.every((o) => o === 'informational')) return 'informational';
   return 'pass';
+}
+
+/** Whether a declared out-of-scope part names this requirement: its id, `area:<area>` or `section:<n>` (and its subsections). */
+export function partCovers(part: string, r: Pick<Requirement, 'id' | 'area' | 'section'>): boolean {
+  if (part === r.id) return true;
+  if (part.startsWith('area:')) return part.slice(5) === r.area;
+  if (part.startsWith('section:')) {
+    const n = part.slice(8).replace(/^§/, '');
+    return r.section === n || r.section.startsWith(`${n}.`);
+  }
+  return false;
+}
+
+/** A run narrowed by a filter, or by shards that do not add up to the whole run, makes no conformance claim. */
+export function isPartial(filter: RunFilter | null | undefined, shards: string[]): boolean {
+  if (filter?.grep !== undefined || filter?.requirement !== undefined) return true;
+  if (shards.length === 0) return false;
+  const parsed = shards.map((s) => /^([0-9]+)\/([0-9]+)$/.exec(s)).filter((m): m is RegExpExecArray => m !== null);
+  if (parsed.length !== shards.length) return true;
+  const total = Number(parsed[0][2]);
+  if (parsed.some((m) => Number(m[2]) !== total)) return true;
+  const seen = new Set(parsed.map((m) => Number(m[1])));
+  for (let i = 1; i <= total; i++) if (!seen.has(i)) return true;
+  return false;
+}
+
+const LACKS = /profile lacks (credential role|resource role|fault switch|webhook setting|[a-z ]+?) '?([A-Za-z0-9_.:-]+)'?/;
+
+/** Groups not-verified checks by the profile role whose absence the check named. */
+function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: string | null; requirements: string[] }[]): MissingRole[] {
+  const byRole = new Map<string, { kind: MissingRole['kind']; checks: Set<string>; reqs: Set<string> }>();
+  for (const c of checks) {
+    if (c.outcome !== 'not_verified' || !c.detail) continue;
+    const m = LACKS.exec(c.detail);
+    if (!m) continue;
+    const kind: MissingRole['kind'] = m[1].startsWith('credential') ? 'credential' : m[1].startsWith('resource') ? 'resource' : m[1].startsWith('fault') ? 'fault' : m[1].startsWith('webhook') ? 'webhook' : 'other';
+    const role = kind === 'other' ? `${m[1]} ${m[2]}` : m[2];
+    const entry = byRole.get(role) ?? { kind, checks: new Set<string>(), reqs: new Set<string>() };
+    entry.checks.add(c.id);
+    for (const r of c.requirements) entry.reqs.add(r);
+    byRole.set(role, entry);
+  }
+  return [...byRole].map(([role, e]) => ({ role, kind: e.kind, checks: e.checks.size, requirements: e.reqs.size }))
+    .sort((a, b) => b.checks - a.checks || a.role.localeCompare(b.role));
 }
 
 /**
@@ -225,7 +328,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
       return {
         id: c.id, title: c.title, outcome: waiver ? 'waived' : c.outcome, recorded: c.outcome, detail: c.detail ?? null,
         requirements: [...c.requirements], section: first?.section ?? null, area: first?.area ?? null,
-        project: c.project, file: c.file, test: c.test, seed: c.seed ?? null, waiver, evidence: sanitizeEvidence(c.evidence) ?? null,
+        project: c.project, file: c.file, test: c.test, seed: c.seed ?? null, waiver, evidence: sanitizeEvidence(c.evidence) ?? null, durationMs: c.durationMs ?? null,
       };
     });
 
@@ -244,17 +347,29 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
   if (catalog) for (const c of checks) for (const r of c.requirements) if (!byReq.has(r)) unknownReqs.add(`${r} (check ${c.id})`);
   for (const u of [...unknownReqs].sort()) warnings.push(`check names a requirement that is not in the catalog: ${u}`);
 
+  const outOfScopeParts = ctx.outOfScope ?? [];
+  const outOfScopeReason = (r: Requirement): string | undefined => outOfScopeParts.find((p) => partCovers(p.part, r))?.reason;
   const requirements: ReportRequirement[] = (catalog?.requirements ?? []).map((r) => {
     const mine = checks.filter((c) => c.requirements.includes(r.id));
+    const counts: Partial<Record<ReportedOutcome, number>> = {};
+    for (const c of mine) counts[c.outcome] = (counts[c.outcome] ?? 0) + 1;
+    let status = requirementStatus(mine.map((c) => c.outcome));
+    const oos = outOfScopeReason(r);
+    // Declared out of scope: listed as such, never counted as verified; a failure seen anyway stays a failure.
+    if (oos !== undefined && status !== 'fail') status = 'out_of_scope';
     const row: ReportRequirement = {
       id: r.id, section: r.section, area: r.area, statement: r.statement, level: r.level,
-      status: requirementStatus(mine.map((c) => c.outcome)), checks: [...new Set(mine.map((c) => c.id))],
+      status, checks: [...new Set(mine.map((c) => c.id))], counts,
     };
+    if (oos !== undefined) row.outOfScope = oos;
     if (r.note !== undefined) row.note = r.note;
     return row;
   });
+  for (const p of outOfScopeParts) {
+    if (catalog && !(catalog.requirements).some((r) => partCovers(p.part, r))) warnings.push(`out-of-scope part "${p.part}" names no requirement of the catalog (use a requirement id, area:<area> or section:<n>)`);
+  }
 
-  const summary: Summary = { pass: 0, fail: 0, not_verified: 0, informational: 0, waived: 0 };
+  const summary: Summary = { pass: 0, fail: 0, warning: 0, not_verified: 0, informational: 0, waived: 0 };
   for (const c of checks) summary[c.outcome]++;
 
   for (const f of outcomes.testFailures ?? []) problems.push(`test "${f.test}" (${f.project}, ${f.file}) failed outside any check: ${f.error}`);
@@ -265,34 +380,105 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
 
   const must = requirements.filter((r) => r.level === 'must');
   const uncovered = must.filter((r) => r.status === 'not_covered').map((r) => r.id);
+  // A must requirement with no check and a reviewed reason (fixtures/requirements/coverage.json `notTested`) is an
+  // obligation on clients or an operational status no exchange with a service can show: it is listed, with its
+  // reason, but it is not part of what a run against a service can verify.
+  const notTestable = new Set(uncovered.filter((id) => ctx.notTested?.[id]));
+  const mustInScope = must.filter((r) => r.status !== 'out_of_scope' && !notTestable.has(r.id));
+  const verifiedStatus = (st: RequirementStatus) => st === 'pass' || st === 'waived' || st === 'warning';
+  const mustNotVerified = mustInScope.filter((r) => !verifiedStatus(r.status) && r.status !== 'fail').map((r) => r.id);
+  const mustVerified = mustInScope.filter((r) => verifiedStatus(r.status)).length;
 
   const seeds = [...new Set([...(outcomes.seed ?? '').split(','), ...outcomes.checks.map((c) => c.seed)].filter((s): s is string => !!s))].sort();
+  const shards = outcomes.shard ? outcomes.shard.split(',') : [];
+  const filter: RunFilter | null = outcomes.filter || shards.length ? { ...(outcomes.filter ?? {}), ...(shards.length ? { shard: shards.join(',') } : {}) } : null;
+  const strict = ctx.strict === true;
+
+  // The verdict: any un-waived failure (or a problem) is a non-conformance, whatever the scope of the run;
+  // otherwise a narrowed run claims nothing; otherwise every must requirement in scope must be verified.
+  let verdict: Verdict;
+  let verdictReason: string;
+  if (summary.fail > 0 || problems.length > 0) {
+    verdict = 'not_conformant';
+    verdictReason = summary.fail > 0 ? `${summary.fail} check${summary.fail === 1 ? '' : 's'} failed` : problems[0];
+  } else if (strict && summary.warning > 0) {
+    verdict = 'not_conformant';
+    verdictReason = `--strict: ${summary.warning} warning${summary.warning === 1 ? '' : 's'} (a should not met)`;
+  } else if (isPartial(outcomes.filter, shards)) {
+    verdict = 'partial';
+    verdictReason = `a narrowed run (${describeFilter(filter)}) makes no conformance claim; nothing failed`;
+  } else if (mustNotVerified.length > 0 || mustInScope.length === 0) {
+    verdict = 'incomplete';
+    verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope; nothing failed`;
+  } else {
+    verdict = 'conformant';
+    const aside = [outOfScopeParts.length ? `${must.filter((r) => r.status === 'out_of_scope').length} declared out of scope` : '', notTestable.size ? `${notTestable.size} not observable at a service` : ''].filter(Boolean);
+    verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope${aside.length ? ` (${aside.join('; ')})` : ''}`;
+  }
+
   const m = ctx.mutation;
+  const v = ctx.variants;
   return {
     reportVersion: 1,
-    verdict: summary.fail === 0 && problems.length === 0 ? 'conformant' : 'not_conformant',
+    verdict,
+    verdictReason,
     run: {
-      harnessVersion: ctx.harnessVersion, spec: catalog?.spec ?? null, target: ctx.target ?? outcomes.target ?? null,
+      harnessVersion: ctx.harnessVersion, spec: catalog?.spec ?? null, specSha256: ctx.specSha256 ?? null, filter, strict,
+      target: ctx.target ?? outcomes.target ?? null,
       startedAt: outcomes.startedAt, finishedAt: outcomes.finishedAt, runStatus: outcomes.runStatus, seeds,
-      shards: outcomes.shard ? outcomes.shard.split(',') : [], contractSha256: ctx.contractSha256, catalogSha256: ctx.catalogSha256,
+      shards, contractSha256: ctx.contractSha256, catalogSha256: ctx.catalogSha256,
     },
     summary,
     requirements,
     checks,
     coverage: {
-      mustTotal: must.length, mustCovered: must.length - uncovered.length, uncovered,
+      mustTotal: must.length, mustInScope: mustInScope.length, mustVerified, mustNotVerified,
+      mustCovered: must.length - uncovered.length, uncovered,
       notTested: Object.fromEntries(uncovered.filter((id) => ctx.notTested?.[id]).map((id) => [id, ctx.notTested![id]])),
+      outOfScope: requirements.filter((r) => r.outOfScope !== undefined).map((r) => ({ id: r.id, reason: r.outOfScope! })),
+    },
+    scope: {
+      outOfScope: outOfScopeParts.map((p) => ({ ...p, requirements: (catalog?.requirements ?? []).filter((r) => partCovers(p.part, r)).map((r) => r.id) })),
     },
     mutation: m ? { score: m.total > 0 ? m.caught / m.total : null, caught: m.caught, total: m.total, survivors: [...m.survivors], unproven: [...m.unproven] } : null,
+    variants: v ? { total: v.total, passed: v.passed, failing: { ...v.failing } } : null,
+    missingRoles: missingRolesOf(checks),
     waivers: { applied: [...applied].map(([w, ids]) => ({ ...w, checks: [...new Set(ids)] })), expired, unmatched },
     problems,
     warnings,
   };
 }
 
+/** `grep x`, `requirement ID`, `shard 1/2`. */
+export function describeFilter(filter: RunFilter | null | undefined): string {
+  if (!filter) return 'full run';
+  const parts: string[] = [];
+  if (filter.grep !== undefined) parts.push(`--grep ${filter.grep}`);
+  if (filter.requirement !== undefined) parts.push(`--requirement ${filter.requirement}`);
+  if (filter.shard !== undefined) parts.push(`--shard ${filter.shard}`);
+  return parts.join(', ') || 'full run';
+}
+
 /** The plain closing line: `conformance: N passed, N failed, N not verified, N informational[, N waived]`. */
 export function summaryLine(s: Summary): string {
-  return `conformance: ${s.pass} passed, ${s.fail} failed, ${s.not_verified} not verified, ${s.informational} informational${s.waived ? `, ${s.waived} waived` : ''}`;
+  return `conformance: ${s.pass} passed, ${s.fail} failed, ${s.warning ?? 0} warnings, ${s.not_verified} not verified, ${s.informational} informational${s.waived ? `, ${s.waived} waived` : ''}`;
+}
+
+/**
+ * The exit decision, from the report alone: 1 when any failure is un-waived, a waiver expired, a problem is
+ * listed or the verdict is NOT CONFORMANT; 1 on INCOMPLETE unless --allow-incomplete; 0 on CONFORMANT and on
+ * a PARTIAL run in which nothing failed.
+ */
+export function exitCodeFor(report: Pick<ConformanceReport, 'summary' | 'waivers' | 'problems' | 'verdict'>, opts: { allowIncomplete?: boolean } = {}): 0 | 1 {
+  if (report.summary.fail > 0 || report.waivers.expired.length > 0 || report.problems.length > 0) return 1;
+  if (report.verdict === 'not_conformant') return 1;
+  if (report.verdict === 'incomplete') return opts.allowIncomplete ? 0 : 1;
+  return 0;
+}
+
+/** The closing verdict line: `conformance: INCOMPLETE: verified 200 of 268 must requirements in scope; ...`. */
+export function verdictLine(report: Pick<ConformanceReport, 'verdict' | 'verdictReason'>): string {
+  return `conformance: ${VERDICT_LABEL[report.verdict]}: ${report.verdictReason}`;
 }
 
 /**
@@ -314,5 +500,7 @@ export function mergeOutcomes(parts: OutcomesFile[]): OutcomesFile {
     checks: parts.flatMap((p) => p.checks),
     testFailures: parts.flatMap((p) => p.testFailures ?? []),
     runErrors: parts.flatMap((p) => p.runErrors ?? []),
+    // Shards of one run share their grep/requirement filter; shards themselves are judged from `shard`.
+    filter: parts.find((p) => p.filter)?.filter ?? null,
   };
 }

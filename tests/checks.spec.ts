@@ -51,8 +51,8 @@ async function rejection(p: Promise<unknown>): Promise<Error> {
   throw new Error('expected a rejection');
 }
 
-test('the four outcomes', () => {
-  expect(OUTCOMES).toEqual(['pass', 'fail', 'not_verified', 'informational']);
+test('the five outcomes', () => {
+  expect(OUTCOMES).toEqual(['pass', 'fail', 'warning', 'not_verified', 'informational']);
 });
 
 test('a passing check records check:pass with a JSON description', async () => {

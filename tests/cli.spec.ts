@@ -303,7 +303,7 @@ test.describe('run against a target', () => {
       writeJson(out, 'mutation.json', { total: 9, caught: 9, score: 1, survivors: [], unproven: [] });
       const r = await cli(['run', '--profile', profile, '--out', out, '--grep', 'auth-missing-bearer-list$', '--workers', '1'], { timeoutMs: 240_000 });
       expect(r.code, r.stderr.slice(-2000)).toBe(1);
-      expect(r.stdout).toMatch(/^conformance: \d+ passed, [1-9]\d* failed, \d+ not verified, \d+ informational/m);
+      expect(r.stdout).toMatch(/^conformance: \d+ passed, [1-9]\d* failed, \d+ warnings, \d+ not verified, \d+ informational/m);
       const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8'));
       expect(report.verdict).toBe('not_conformant');
       expect(report.mutation).toBeNull();
@@ -333,7 +333,7 @@ test.describe('run against a target', () => {
     expect(report.checks.length).toBeGreaterThan(0);
     // The exit code is the report's verdict, nothing else.
     expect(r.code).toBe(report.verdict === 'conformant' ? 0 : 1);
-    expect(r.stdout).toMatch(/^conformance: \d+ passed, \d+ failed, \d+ not verified, \d+ informational/m);
+    expect(r.stdout).toMatch(/^conformance: \d+ passed, \d+ failed, \d+ warnings, \d+ not verified, \d+ informational/m);
   });
 
   test('against a mutant of the reference: exit 1, and the HTML names the failing requirement with its evidence', async () => {

@@ -52,7 +52,10 @@ test.describe('requirement status', () => {
 
   test('coverage counts must requirements only and lists the uncovered ids', () => {
     const r = buildReport(outcomes(), context());
-    expect(r.coverage).toEqual({ mustTotal: 6, mustCovered: 4, uncovered: ['AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'], notTested: {} });
+    expect(r.coverage).toEqual({
+      mustTotal: 6, mustCovered: 4, uncovered: ['AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'], notTested: {},
+      mustInScope: 6, mustVerified: 2, mustNotVerified: ['AUTH-401-INVALID-KEY', 'AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'], outOfScope: [],
+    });
   });
 
   test('an uncovered must requirement carries its reviewed notTested reason', () => {
@@ -62,10 +65,10 @@ test.describe('requirement status', () => {
 
   test('summary, verdict and the plain summary line', () => {
     const r = buildReport(outcomes(), context());
-    expect(r.summary).toEqual({ pass: 2, fail: 1, not_verified: 1, informational: 1, waived: 0 });
+    expect(r.summary).toEqual({ pass: 2, fail: 1, warning: 0, not_verified: 1, informational: 1, waived: 0 });
     expect(r.verdict).toBe('not_conformant');
-    expect(summaryLine(r.summary)).toBe('conformance: 2 passed, 1 failed, 1 not verified, 1 informational');
-    expect(summaryLine({ ...r.summary, fail: 0, waived: 1 })).toBe('conformance: 2 passed, 0 failed, 1 not verified, 1 informational, 1 waived');
+    expect(summaryLine(r.summary)).toBe('conformance: 2 passed, 1 failed, 0 warnings, 1 not verified, 1 informational');
+    expect(summaryLine({ ...r.summary, fail: 0, waived: 1 })).toBe('conformance: 2 passed, 0 failed, 0 warnings, 1 not verified, 1 informational, 1 waived');
     expect(r.run.seeds).toEqual(['42']);
   });
 
@@ -98,7 +101,7 @@ test.describe('requirement status', () => {
 });
 
 test.describe('waivers', () => {
-  test('a waiver by check id turns the failure into waived, keeps it listed with its evidence, and the verdict passes', () => {
+  test('a waiver by check id turns the failure into waived, keeps it listed with its evidence, and nothing fails', () => {
     const r = buildReport(outcomes(), context({ waivers: [waiver('list-limit-rejects-plus-sign')] }));
     const c = r.checks.find((x) => x.id === 'list-limit-rejects-plus-sign')!;
     expect(c).toMatchObject({ outcome: 'waived', recorded: 'fail', waiver: { id: 'list-limit-rejects-plus-sign' } });
@@ -106,7 +109,8 @@ test.describe('waivers', () => {
     expect(r.summary.fail).toBe(0);
     expect(r.summary.waived).toBe(1);
     expect(r.requirements.find((x) => x.id === 'LIST-LIMIT-CANONICAL')!.status).toBe('waived');
-    expect(r.verdict).toBe('conformant');
+    // Nothing fails un-waived; two must requirements have no check and one is not verified: INCOMPLETE, not CONFORMANT.
+    expect(r.verdict).toBe('incomplete');
     expect(r.waivers.applied).toEqual([{ ...waiver('list-limit-rejects-plus-sign'), checks: ['list-limit-rejects-plus-sign'] }]);
   });
 
@@ -116,7 +120,7 @@ test.describe('waivers', () => {
   });
 
   test('the waiver applies through its expiry day and not after', () => {
-    expect(buildReport(outcomes(), context({ today: '2026-03-01', waivers: [waiver('LIST-LIMIT-CANONICAL', '2026-03-01')] })).verdict).toBe('conformant');
+    expect(buildReport(outcomes(), context({ today: '2026-03-01', waivers: [waiver('LIST-LIMIT-CANONICAL', '2026-03-01')] })).verdict).toBe('incomplete');
     const r = buildReport(outcomes(), context({ today: '2026-03-02', waivers: [waiver('LIST-LIMIT-CANONICAL', '2026-03-01')] }));
     expect(r.verdict).toBe('not_conformant');
     expect(r.summary.fail).toBe(1);
@@ -131,7 +135,8 @@ test.describe('waivers', () => {
 
   test('a waiver that matches nothing is a warning, not a failure', () => {
     const r = buildReport(outcomes([check('a', 'pass', ['VERSION-HEADER'])]), context({ waivers: [waiver('NOPE-1'), waiver('a')] }));
-    expect(r.verdict).toBe('conformant');
+    expect(r.verdict).toBe('incomplete');
+    expect(r.problems).toEqual([]);
     expect(r.waivers.unmatched.map((w) => [w.id, w.why])).toEqual([
       ['NOPE-1', 'names no requirement of the catalog and no check of this run'],
       ['a', 'no failing check to waive (fixed, or not run)'],

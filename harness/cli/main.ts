@@ -11,13 +11,13 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { loadProfile, validateProfile, ProfileError } from '../profile.ts';
+import { loadProfile, validateProfile, unresolvedVariables, ProfileError, type Profile } from '../profile.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../http.ts';
 import { webhookCommand } from './webhook.ts';
 import { startReference, type ReferenceHandle } from '../reference-process.ts';
 import { redact } from '../redact.ts';
 import { loadWaivers, loadRunContext, loadCatalog, WaiverError } from '../../reports/context.ts';
-import { mergeOutcomes, summaryLine, type ConformanceReport } from '../../reports/model.ts';
+import { exitCodeFor, mergeOutcomes, summaryLine, verdictLine, type ConformanceReport } from '../../reports/model.ts';
 import { makeDir, readOutcomes, writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -46,7 +46,7 @@ Without --profile, starts the reference implementation and runs every suite agai
 
 Options:
   --target URL        base URL of the target (overrides the profile's baseUrl; needs --profile)
-  --profile FILE      target profile (fixtures/profiles/profile.schema.json)
+  --profile FILE      target profile (fixtures/profiles/profile.schema.json); runs against its baseUrl
   --out DIR           report folder (default reports/out)
   --seed N            seed for property-based runs (replays a recorded run)
   --grep PATTERN      run only checks whose id (= test title) matches PATTERN
@@ -57,12 +57,18 @@ Options:
   --workers N         parallel Playwright workers
   --mutants           also measure the mutation score (every check against every mutant of the reference;
                       sandbox runs only, adds about a minute); reported in conformance.json and the HTML
+  --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
+                      verified); the reports still say INCOMPLETE
+  --strict            a warning (a "should" of the spec not met) fails the run
   -h, --help          this help
 
+Verdicts: CONFORMANT (every must requirement in scope verified and passed), NOT CONFORMANT (an un-waived
+failing check), INCOMPLETE (nothing failed, something in scope not verified: name the roles to provide),
+PARTIAL (a run narrowed by --grep, --requirement or one --shard: no conformance claim; merge all shards).
 Writes <out>/conformance.json, junit.xml, conformance.html and outcomes.json.
-Exit codes: 0 conformant, 1 an un-waived failing check, an expired waiver or a test failing outside a check,
-2 usage or setup error (bad option, bad profile, unreachable target, a target that is not this API,
-reference did not start).`,
+Exit codes: 0 conformant (or partial with nothing failed, or incomplete with --allow-incomplete),
+1 not conformant or incomplete, 2 usage or setup error (bad option, bad profile, a variable the profile names
+that is unset, unreachable target, a target that is not this API, reference did not start).`,
   serve: `Usage: conformance serve [options]
 
 Starts the reference implementation with deterministic seeded data and prints its guide. Ctrl-C stops it.
@@ -79,7 +85,9 @@ Merges the outcomes.json of each shard folder into one conformance.json, junit.x
 Options:
   --out DIR           folder for the merged reports (required)
   --waivers FILE      reviewed waiver file, as for \`run\`
-  --profile FILE      target profile (to name the target and register its secrets for redaction)
+  --profile FILE      target profile (to name the target, its out-of-scope parts, and register its secrets)
+  --allow-incomplete  exit 0 on INCOMPLETE, as for \`run\`
+  --strict            warnings fail the run, as for \`run\`
   -h, --help          this help
 
 Exit codes as for \`run\`.`,
@@ -108,11 +116,6 @@ function dbKind(value: string | undefined): DbKind {
   return v as DbKind;
 }
 
-/** The exit decision, from the report alone: 1 when any failure is un-waived, a waiver expired or a problem is listed. */
-export function exitCodeFor(report: Pick<ConformanceReport, 'summary' | 'waivers' | 'problems' | 'verdict'>): 0 | 1 {
-  return report.summary.fail > 0 || report.waivers.expired.length > 0 || report.problems.length > 0 || report.verdict !== 'conformant' ? 1 : 0;
-}
-
 function readReport(outDir: string): ConformanceReport | undefined {
   try {
     return JSON.parse(fs.readFileSync(path.join(outDir, REPORT_FILES.json), 'utf8')) as ConformanceReport;
@@ -126,10 +129,26 @@ function displayPath(p: string): string {
   return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
 }
 
-function tellProblems(report: ConformanceReport, outDir: string): void {
+function tellProblems(report: ConformanceReport, outDir: string, opts: { allowIncomplete?: boolean } = {}): void {
   for (const p of report.problems) process.stderr.write(`conformance: problem: ${oneLine(p)}\n`);
   for (const w of report.warnings) process.stderr.write(`conformance: warning: ${oneLine(w)}\n`);
-  process.stderr.write(`conformance: ${report.verdict === 'conformant' ? 'CONFORMANT' : 'NOT CONFORMANT'}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+  if (report.verdict === 'incomplete' || (report.missingRoles ?? []).length > 0) tellMissingRoles(report, opts);
+  process.stderr.write(`${verdictLine(report)}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+}
+
+/** What the profile would need to verify the rest: one row per missing role, most checks first. */
+function tellMissingRoles(report: ConformanceReport, opts: { allowIncomplete?: boolean }): void {
+  const roles = report.missingRoles ?? [];
+  if (roles.length > 0) {
+    process.stderr.write(`conformance: not verified for want of these profile roles (checks / requirements each would unlock):\n`);
+    for (const r of roles.slice(0, 25)) process.stderr.write(`conformance:   ${r.kind.padEnd(10)} ${r.role.padEnd(40)} ${String(r.checks).padStart(4)} checks ${String(r.requirements).padStart(4)} requirements\n`);
+    if (roles.length > 25) process.stderr.write(`conformance:   … and ${roles.length - 25} more (see ${REPORT_FILES.json} missingRoles)\n`);
+  }
+  if (report.verdict === 'incomplete') {
+    const what = roles.length ? `provide ${roles.slice(0, 5).map((r) => r.role).join(', ')}${roles.length > 5 ? ', …' : ''}` : 'see the not-verified checks in the report';
+    const out = report.coverage.mustNotVerified.length;
+    process.stderr.write(`conformance: ${out} must requirement${out === 1 ? '' : 's'} in scope not verified: ${what}, or declare parts out of scope in the profile${opts.allowIncomplete ? '' : ' (--allow-incomplete exits 0 on INCOMPLETE)'}\n`);
+  }
 }
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
@@ -183,6 +202,14 @@ async function probe(baseUrl: string, headers: Record<string, string> | undefine
   throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API (GET ${PROBE_TARGET} without a key answered ${res.status} ${said}${where})`);
 }
 
+/** A variable the profile names but the environment does not set is a setup error naming it. */
+function requireResolved(profile: Profile, file: string): void {
+  const missing = unresolvedVariables(profile);
+  if (missing.length === 0) return;
+  const list = missing.map((m) => `${m.variable} (${m.where})`).join(', ');
+  throw new SetupError(`profile ${displayPath(file)} names environment variable${missing.length === 1 ? '' : 's'} that ${missing.length === 1 ? 'is' : 'are'} unset or empty: ${list}`);
+}
+
 function requirementGrep(id: string): string {
   const catalog = loadCatalog();
   if (catalog && !catalog.requirements.some((r) => r.id === id)) throw new SetupError(`--requirement ${id} is not in the requirement catalog`);
@@ -221,6 +248,7 @@ async function run(argv: string[]): Promise<number> {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
@@ -271,6 +299,7 @@ async function run(argv: string[]): Promise<number> {
       const file = path.resolve(o.profile);
       let profile = loadProfile(file);
       profilePath = file;
+      requireResolved(profile, file);
       if (o.target !== undefined) {
         // The override lives in a private temporary copy: a profile may hold keys inline, so it never goes near the report folder.
         const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
@@ -337,8 +366,14 @@ async function run(argv: string[]): Promise<number> {
     // Nothing of an enclosing run's sandbox (its token, its sandbox flag) may leak into this one.
     delete env.CONFORMANCE_SWITCHBOARD_TOKEN;
     delete env.CONFORMANCE_REFERENCE_PID;
-    if (o.target === undefined) env.CONFORMANCE_SANDBOX = '1';
+    // Sandbox mode only when this command started the reference itself: `--profile` alone is a target run.
+    if (switchboardToken !== undefined) env.CONFORMANCE_SANDBOX = '1';
     else delete env.CONFORMANCE_SANDBOX;
+    const filter = { ...(o.grep !== undefined ? { grep: o.grep } : {}), ...(o.requirement !== undefined ? { requirement: o.requirement } : {}) };
+    if (Object.keys(filter).length > 0) env.CONFORMANCE_FILTER = JSON.stringify(filter);
+    else delete env.CONFORMANCE_FILTER;
+    if (o.strict) env.CONFORMANCE_STRICT = '1';
+    else delete env.CONFORMANCE_STRICT;
     if (switchboardToken) env.CONFORMANCE_SWITCHBOARD_TOKEN = switchboardToken;
     env.CONFORMANCE_PROGRESS = 'terse';
     if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
@@ -351,8 +386,8 @@ async function run(argv: string[]): Promise<number> {
     await referenceReady; // a reference that never started is the reason, whatever Playwright said
     const report = readReport(outDir);
     if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
-    tellProblems(report, outDir);
-    return exitCodeFor(report);
+    tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
+    return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
   } finally {
     await cleanup();
   }
@@ -447,7 +482,7 @@ async function serve(argv: string[]): Promise<number> {
 }
 
 async function merge(argv: string[]): Promise<number> {
-  const { values: o, positionals } = parse('merge', argv, { out: { type: 'string' }, waivers: { type: 'string' }, profile: { type: 'string' } }, true);
+  const { values: o, positionals } = parse('merge', argv, { out: { type: 'string' }, waivers: { type: 'string' }, profile: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' } }, true);
   if (o.help) {
     process.stdout.write(`${HELP.merge}\n`);
     return 0;
@@ -472,14 +507,14 @@ async function merge(argv: string[]): Promise<number> {
   });
   const outDir = path.resolve(o.out);
   const merged = mergeOutcomes(parts);
-  const ctx = loadRunContext({ outDir, profilePath: o.profile !== undefined ? path.resolve(o.profile) : undefined, waiversPath: waiversPath ? path.resolve(waiversPath) : undefined });
+  const ctx = loadRunContext({ outDir, profilePath: o.profile !== undefined ? path.resolve(o.profile) : undefined, waiversPath: waiversPath ? path.resolve(waiversPath) : undefined, strict: o.strict === true });
   if (!ctx.target && merged.target) ctx.target = merged.target;
   prepareOutDir(outDir);
   writeOutcomes(outDir, merged);
   const report = writeReports(outDir, merged, ctx);
   process.stdout.write(`${summaryLine(report.summary)}\n`);
-  tellProblems(report, outDir);
-  return exitCodeFor(report);
+  tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
+  return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
 }
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv) };

@@ -1,0 +1,213 @@
+// Verdicts a gate can trust (issue 11): CONFORMANT only when every must requirement in scope was verified
+// and passed; NOT CONFORMANT on any un-waived failure; INCOMPLETE when nothing failed but something in scope
+// was not verified (exit 1 unless --allow-incomplete); PARTIAL for a run narrowed by a filter or a subset of
+// shards; parts a profile declares out of scope are listed, never counted as verified; a variable the profile
+// names but the environment lacks is a setup error; `--profile` alone is a target run, never the sandbox.
+// The first half judges the pure report model on fabricated outcomes; the second replays the situations
+// through the CLI against the reference.
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildReport, exitCodeFor, isPartial, partCovers, verdictLine, mergeOutcomes, type Catalog } from '../reports/model.ts';
+import { toHtml } from '../reports/html.ts';
+import { check, context, outcomes } from './helpers/report-data.ts';
+import { runCli, type CliResult } from './helpers/cli-process.ts';
+import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
+
+const CATALOG: Catalog = {
+  spec: 'clinical-encounter-public-api.md',
+  requirements: [
+    { id: 'A-MUST', section: '4.1', area: 'list', statement: 'a', level: 'must' },
+    { id: 'B-MUST', section: '5', area: 'auth', statement: 'b', level: 'must' },
+    { id: 'C-SHOULD', section: '6.3', area: 'webhook', statement: 'c', level: 'should' },
+    { id: 'D-OPEN', section: '8', area: 'limits', statement: 'd', level: 'unspecified' },
+    { id: 'E-MUST-WEBHOOK', section: '6.3', area: 'webhook', statement: 'e', level: 'must' },
+  ],
+};
+const ctx = (extra: Parameters<typeof context>[0] = {}) => context({ catalog: CATALOG, ...extra });
+const allPass = () => [check('a', 'pass', ['A-MUST']), check('b', 'pass', ['B-MUST']), check('c', 'pass', ['C-SHOULD']), check('d', 'informational', ['D-OPEN']), check('e', 'pass', ['E-MUST-WEBHOOK'])];
+
+test.describe('the verdict of the report model', () => {
+  test('every must requirement verified and passed: CONFORMANT, exit 0', () => {
+    const r = buildReport(outcomes(allPass()), ctx());
+    expect(r.verdict).toBe('conformant');
+    expect(r.coverage).toMatchObject({ mustTotal: 3, mustInScope: 3, mustVerified: 3, mustNotVerified: [] });
+    expect(verdictLine(r)).toBe('conformance: CONFORMANT: verified 3 of 3 must requirements in scope');
+    expect(exitCodeFor(r)).toBe(0);
+  });
+
+  test('a must requirement not verified: INCOMPLETE, exit 1, exit 0 only with allowIncomplete; the missing role is named', () => {
+    const checks = allPass().map((c) => (c.id === 'b' ? { ...c, outcome: 'not_verified' as const, detail: "profile lacks credential role 'revoked_key'" } : c));
+    const r = buildReport(outcomes(checks), ctx());
+    expect(r.verdict).toBe('incomplete');
+    expect(r.coverage.mustNotVerified).toEqual(['B-MUST']);
+    expect(r.verdictReason).toBe('verified 2 of 3 must requirements in scope; nothing failed');
+    expect(r.missingRoles).toEqual([{ role: 'revoked_key', kind: 'credential', checks: 1, requirements: 1 }]);
+    expect(exitCodeFor(r)).toBe(1);
+    expect(exitCodeFor(r, { allowIncomplete: true })).toBe(0);
+  });
+
+  test('a must requirement without any check is not verified either; all checks informational is not a verification', () => {
+    expect(buildReport(outcomes(allPass().filter((c) => c.id !== 'e')), ctx()).verdict).toBe('incomplete');
+    const info = allPass().map((c) => (c.id === 'a' ? { ...c, outcome: 'informational' as const } : c));
+    const r = buildReport(outcomes(info), ctx());
+    expect(r.verdict).toBe('incomplete');
+    expect(r.coverage.mustNotVerified).toEqual(['A-MUST']);
+  });
+
+  test('a must requirement with a reviewed not-tested reason (a client obligation) is listed but outside what a service run verifies', () => {
+    const r = buildReport(outcomes(allPass().filter((c) => c.id !== 'e')), ctx({ notTested: { 'E-MUST-WEBHOOK': 'an obligation on clients' } }));
+    expect(r.verdict).toBe('conformant');
+    expect(r.coverage).toMatchObject({ mustInScope: 2, mustVerified: 2, notTested: { 'E-MUST-WEBHOOK': 'an obligation on clients' } });
+  });
+
+  test('a failure outweighs everything, a narrowed run included: NOT CONFORMANT, exit 1', () => {
+    const failing = allPass().map((c) => (c.id === 'a' ? { ...c, outcome: 'fail' as const } : c));
+    expect(buildReport(outcomes(failing), ctx()).verdict).toBe('not_conformant');
+    const narrowed = buildReport(outcomes(failing.slice(0, 1), { filter: { grep: 'a' } }), ctx());
+    expect(narrowed.verdict).toBe('not_conformant');
+    expect(exitCodeFor(narrowed)).toBe(1);
+  });
+
+  test('a run narrowed by --grep, --requirement or a subset of shards is PARTIAL: no claim, the filter recorded, exit 0', () => {
+    const r = buildReport(outcomes(allPass().slice(0, 1), { filter: { requirement: 'A-MUST' } }), ctx());
+    expect(r.verdict).toBe('partial');
+    expect(r.run.filter).toEqual({ requirement: 'A-MUST' });
+    expect(r.verdictReason).toContain('--requirement A-MUST');
+    expect(exitCodeFor(r)).toBe(0);
+    const html = toHtml(r);
+    expect(html).toContain('PARTIAL');
+    expect(html).not.toMatch(/>\s*CONFORMANT\s*</);
+    const shard = buildReport(outcomes(allPass(), { shard: '1/2' }), ctx());
+    expect(shard.verdict).toBe('partial');
+    expect(shard.run.filter).toEqual({ shard: '1/2' });
+  });
+
+  test('shards that add up to the whole run give the full verdict; a missing shard keeps it partial', () => {
+    expect(isPartial(null, ['1/2', '2/2'])).toBe(false);
+    expect(isPartial(null, ['2/2'])).toBe(true);
+    expect(isPartial(null, ['1/3', '2/3'])).toBe(true);
+    expect(isPartial({ grep: 'x' }, [])).toBe(true);
+    expect(isPartial(null, [])).toBe(false);
+    const merged = mergeOutcomes([outcomes(allPass().slice(0, 2), { shard: '1/2' }), outcomes(allPass().slice(2), { shard: '2/2' })]);
+    expect(buildReport(merged, ctx()).verdict).toBe('conformant');
+    const half = mergeOutcomes([outcomes(allPass().slice(0, 2), { shard: '1/2' })]);
+    expect(buildReport(half, ctx()).verdict).toBe('partial');
+  });
+
+  test('parts declared out of scope are listed with their reason and never counted as verified', () => {
+    const checks = allPass().filter((c) => c.id !== 'e');
+    const r = buildReport(outcomes(checks), ctx({ outOfScope: [{ part: 'area:webhook', reason: 'no partner receiver on staging' }] }));
+    expect(r.verdict).toBe('conformant');
+    expect(r.requirements.find((q) => q.id === 'E-MUST-WEBHOOK')).toMatchObject({ status: 'out_of_scope', outOfScope: 'no partner receiver on staging' });
+    expect(r.coverage).toMatchObject({ mustTotal: 3, mustInScope: 2, mustVerified: 2, outOfScope: [{ id: 'C-SHOULD', reason: 'no partner receiver on staging' }, { id: 'E-MUST-WEBHOOK', reason: 'no partner receiver on staging' }] });
+    expect(r.scope.outOfScope).toEqual([{ part: 'area:webhook', reason: 'no partner receiver on staging', requirements: ['C-SHOULD', 'E-MUST-WEBHOOK'] }]);
+    expect(r.verdictReason).toContain('declared out of scope');
+    // A failure seen on an out-of-scope part stays a failure.
+    const failing = buildReport(outcomes([...checks, check('e', 'fail', ['E-MUST-WEBHOOK'])]), ctx({ outOfScope: [{ part: 'area:webhook', reason: 'r' }] }));
+    expect(failing.verdict).toBe('not_conformant');
+    expect(partCovers('section:6', { id: 'X', area: 'webhook', section: '6.3' })).toBe(true);
+    expect(partCovers('section:6', { id: 'X', area: 'webhook', section: '61' })).toBe(false);
+    expect(partCovers('X', { id: 'X', area: 'a', section: '1' })).toBe(true);
+    const unknown = buildReport(outcomes(checks), ctx({ outOfScope: [{ part: 'webhooks', reason: 'typo' }] }));
+    expect(unknown.warnings.join('\n')).toContain('out-of-scope part "webhooks" names no requirement');
+  });
+
+  test('a warning (a should not met) is shown and counted, and fails the run only under --strict', () => {
+    const warned = allPass().map((c) => (c.id === 'c' ? { ...c, outcome: 'warning' as const, detail: 'answered 500: invites a retry' } : c));
+    const r = buildReport(outcomes(warned), ctx());
+    expect(r.summary.warning).toBe(1);
+    expect(r.requirements.find((q) => q.id === 'C-SHOULD')!.status).toBe('warning');
+    expect(r.verdict).toBe('conformant');
+    const strict = buildReport(outcomes(warned), ctx({ strict: true }));
+    expect(strict.verdict).toBe('not_conformant');
+    expect(strict.run.strict).toBe(true);
+    expect(exitCodeFor(strict)).toBe(1);
+  });
+
+  test('each requirement row carries its outcome counts', () => {
+    const r = buildReport(outcomes([...allPass(), check('a2', 'not_verified', ['A-MUST'], { detail: "profile lacks resource role 'own_encounter'" })]), ctx());
+    expect(r.requirements.find((q) => q.id === 'A-MUST')!.counts).toEqual({ pass: 1, not_verified: 1 });
+  });
+});
+
+// ---- The situations of issue 11, replayed through the CLI ----
+
+const cli = (args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> => runCli(args, { ...opts, sampleMs: 0 });
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cec-verdict-'));
+const readReport = (out: string) => JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8'));
+
+test.describe('through the CLI', () => {
+  test('a credential whose environment variable is unset or empty is a setup error naming the variable (exit 2), before any request', async () => {
+    const dir = tmp();
+    const profile = path.join(dir, 'p.json');
+    // An unreachable base URL: the variable is judged before the target is probed.
+    fs.writeFileSync(profile, JSON.stringify({ name: 'staging', baseUrl: 'http://127.0.0.1:1', credentials: { full: { keyEnv: 'CEC_TEST_UNSET_FULL_KEY' }, revoked_key: { keyEnv: 'CEC_TEST_EMPTY_KEY' } } }));
+    const r = await cli(['run', '--profile', profile], { env: { CEC_TEST_UNSET_FULL_KEY: undefined, CEC_TEST_EMPTY_KEY: '' } });
+    expect(r.code, r.stderr).toBe(2);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^conformance: profile .* names environment variables that are unset or empty: CEC_TEST_UNSET_FULL_KEY \(credentials\.full\), CEC_TEST_EMPTY_KEY \(credentials\.revoked_key\)$/);
+  });
+
+  test.describe('against the reference as a target', () => {
+    test.describe.configure({ mode: 'serial', timeout: 400_000 });
+    let ref: ReferenceHandle;
+    test.beforeAll(async () => {
+      test.setTimeout(200_000);
+      ref = await startReference();
+    });
+    test.afterAll(async () => {
+      await ref?.stop();
+    });
+
+    test('--profile alone runs against the profile baseUrl as a target: the harness\'s own example receiver is never credited', async () => {
+      const out = path.join(tmp(), 'out');
+      const r = await cli(['run', '--profile', ref.profilePath, '--out', out, '--grep', '^webhook-receiver-', '--workers', '1'], { timeoutMs: 240_000 });
+      const report = readReport(out);
+      const receiver = report.checks.filter((c: { id: string }) => c.id.startsWith('webhook-receiver-'));
+      expect(receiver.length, r.stderr.slice(-2000)).toBeGreaterThan(0);
+      for (const c of receiver) expect(c.outcome, `${c.id}: ${c.detail}`).toBe('not_verified');
+      expect(receiver[0].detail).toContain('webhook.receiverUrl');
+      expect(report.run.target.baseUrl).toBe(ref.baseUrl);
+    });
+
+    test('--requirement narrows the run: PARTIAL in every report, the filter in the metadata, exit 0', async () => {
+      const out = path.join(tmp(), 'out');
+      const r = await cli(['run', '--profile', ref.profilePath, '--out', out, '--requirement', 'AUTH-401-REVOKED-KEY', '--workers', '1'], { timeoutMs: 240_000 });
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      const report = readReport(out);
+      expect(report.verdict).toBe('partial');
+      expect(report.run.filter).toEqual({ requirement: 'AUTH-401-REVOKED-KEY' });
+      expect(r.stderr).toMatch(/conformance: PARTIAL: a narrowed run \(--requirement AUTH-401-REVOKED-KEY\) makes no conformance claim/);
+      const html = fs.readFileSync(path.join(out, 'conformance.html'), 'utf8');
+      expect(html).toContain('PARTIAL');
+      expect(html).toContain('AUTH-401-REVOKED-KEY');
+    });
+
+    test('half the credential roles missing: INCOMPLETE, exit 1 naming what to provide; exit 0 with --allow-incomplete', async () => {
+      const dir = tmp();
+      const full = JSON.parse(fs.readFileSync(ref.profilePath, 'utf8')) as { credentials: Record<string, unknown> };
+      const roles = Object.keys(full.credentials).sort();
+      const kept = Object.fromEntries(roles.filter((_, i) => i % 2 === 0 || roles[i] === 'full').map((k) => [k, full.credentials[k]]));
+      const half = path.join(dir, 'half.profile.json');
+      fs.writeFileSync(half, JSON.stringify({ ...full, credentials: kept }));
+      const dropped = roles.filter((k) => !(k in kept));
+      const out = path.join(dir, 'out');
+      const r = await cli(['run', '--profile', half, '--out', out], { timeoutMs: 300_000 });
+      const report = readReport(out);
+      expect(report.verdict, r.stderr.slice(-3000)).toBe('incomplete');
+      expect(r.code).toBe(1);
+      expect(report.summary.fail).toBe(0);
+      expect(report.coverage.mustVerified).toBeLessThan(report.coverage.mustInScope);
+      expect(r.stderr).toMatch(/conformance: INCOMPLETE: verified \d+ of \d+ must requirements in scope/);
+      expect(r.stderr).toMatch(/must requirements? in scope not verified: provide /);
+      for (const role of report.missingRoles.map((m: { role: string }) => m.role)) expect(dropped).toContain(role);
+      expect(report.missingRoles.length).toBeGreaterThan(0);
+      const allowed = await cli(['run', '--profile', half, '--out', path.join(dir, 'out2'), '--allow-incomplete'], { timeoutMs: 300_000 });
+      expect(allowed.code, allowed.stderr.slice(-2000)).toBe(0);
+      expect(readReport(path.join(dir, 'out2')).verdict).toBe('incomplete');
+    });
+  });
+});
