@@ -54,3 +54,12 @@ test('the reusable gate takes base-url, profile and waivers and never echoes its
   expect(action).toContain('::add-mask::');
   expect(action).not.toMatch(/echo "\$value"\s*$/m);
 });
+
+test('the gate requires its secret: a forgotten secret is a setup error, never a green gate', () => {
+  const gate = fs.readFileSync(path.join(ROOT, '.github/workflows/conformance-gate.yml'), 'utf8');
+  const secret = /secrets:\n\s+conformance-env:\n(?:\s+[a-z-]+:.*\n)*/.exec(gate)?.[0] ?? '';
+  expect(secret).toMatch(/required: true/);
+  expect(secret).not.toMatch(/required: false/);
+  // INCOMPLETE fails the gate unless the caller says otherwise.
+  expect(gate).toMatch(/allow-incomplete:\n(?:\s+[a-z-]+:.*\n)*\s+default: false/);
+});
