@@ -14,10 +14,15 @@ export type BrokenKind =
   | 'dedupes-by-delivery-id'
   | 'answers-500-to-invalid-signature'
   | 'hangs-on-invalid-signature'
-  | 'follows-up-before-verifying';
+  | 'follows-up-before-verifying'
+  | 'processes-concurrent-duplicates-twice'
+  | 'verifies-nothing';
 
-/** For each broken receiver, checks of runReceiverSuite that must FAIL against it. */
-export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFail: string[] }> = {
+/**
+ * For each broken receiver, checks of runReceiverSuite that must FAIL against it, and checks that must
+ * end as a `warning` (a `should` of §6.3 not met: the receiver is not broken in a way the spec forbids).
+ */
+export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFail: string[]; mustWarn?: string[] }> = {
   'accepts-stale-timestamps': {
     description: 'skips the 300-second tolerance (verifies against the timestamp itself)',
     mustFail: [
@@ -37,17 +42,21 @@ export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFai
     description: 'deduplicates business work by Service-Delivery-Id instead of the event id',
     mustFail: ['webhook-receiver-accepts-retry-with-new-delivery-id', 'webhook-receiver-processes-events-sharing-a-delivery-id'],
   },
+  // §6.3 "should answer non-2xx": 500 is non-2xx, only §6.4 makes it retryable, so a warning, not a failure.
   'answers-500-to-invalid-signature': {
     description: 'answers 500 when the signature or its header is wrong',
-    mustFail: [
+    mustFail: [],
+    mustWarn: [
       'webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-body-one-bit-flipped',
       'webhook-receiver-rejects-signature-version-v0', 'webhook-receiver-rejects-signature-truncated',
       'webhook-receiver-rejects-service-signature-absent', 'webhook-receiver-rejects-signature-over-reserialised-body',
     ],
   },
+  // No answer: the should (non-2xx) is not met and the service retries a timeout; no must is broken.
   'hangs-on-invalid-signature': {
     description: 'never answers a delivery whose signature is wrong',
-    mustFail: ['webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-body-one-bit-flipped'],
+    mustFail: [],
+    mustWarn: ['webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-body-one-bit-flipped'],
   },
   'follows-up-before-verifying': {
     description: 'fetches the encounter named in the body before it verifies the delivery',
@@ -55,6 +64,17 @@ export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFai
       'webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-timestamp-301-s-old',
       'webhook-receiver-rejects-event-id-header-differs', 'webhook-receiver-rejects-version-header-differs',
       'webhook-receiver-rejects-payload-other-event-type', 'webhook-receiver-no-followup-after-invalid-deliveries',
+    ],
+  },
+  'processes-concurrent-duplicates-twice': {
+    description: 'deduplicates by event id, but marks an event done only after its follow-up work (check-then-act race)',
+    mustFail: ['webhook-receiver-processes-concurrent-duplicates-once'],
+  },
+  'verifies-nothing': {
+    description: 'acknowledges every delivery with 204 and does the follow-up work for whatever the body names',
+    mustFail: [
+      'webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-timestamp-301-s-old',
+      'webhook-receiver-rejects-service-signature-absent', 'webhook-receiver-no-followup-after-invalid-deliveries',
     ],
   },
 };
@@ -105,6 +125,19 @@ export async function startBrokenReceiver(kind: BrokenKind, secret: string, api:
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const raw = await readBody(req);
+    if (kind === 'verifies-nothing') {
+      try {
+        const body = JSON.parse(raw.toString()) as Partial<WebhookEvent>;
+        const key = String(body.id);
+        if (!processed.has(key)) {
+          processed.add(key);
+          await followUp(body.resources?.encounter_id, body.resources?.document_id);
+        }
+      } catch {
+        /* not JSON: acknowledged all the same */
+      }
+      return void res.writeHead(204).end();
+    }
     if (kind === 'follows-up-before-verifying') {
       try {
         const early = JSON.parse(raw.toString()) as Partial<WebhookEvent>;
@@ -122,7 +155,13 @@ export async function startBrokenReceiver(kind: BrokenKind, secret: string, api:
       return void res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ reason: verdict.reason }));
     }
     const key = kind === 'dedupes-by-delivery-id' ? verdict.deliveryId : verdict.event.id;
-    if (!processed.has(key)) {
+    if (kind === 'processes-concurrent-duplicates-twice') {
+      // The defect: "done" is recorded after the work, so deliveries arriving meanwhile all do it.
+      if (!processed.has(key)) {
+        await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);
+        processed.add(key);
+      }
+    } else if (!processed.has(key)) {
       processed.add(key);
       await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);
     }

@@ -5,11 +5,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
-import { verify } from './signature.ts';
-import type { Secret, VerifyReason, WebhookEvent } from './signature.ts';
+import { verify, verifySignatureOnly, WEBHOOK_EVENT_TYPE, WEBHOOK_HEADERS } from './signature.ts';
+import type { HeaderBag, Secret, VerifyReason, VerifyResult, WebhookEvent } from './signature.ts';
+import { checkWebhookEvent } from './event-schema.ts';
+import type { ReceiverVariant } from './receiver-variants.ts';
 
 export interface ReceiverLogEntry {
-  outcome: 'accepted' | 'rejected' | 'duplicate_completed' | 'duplicate_in_progress' | 'followup_failed' | 'receiver_error';
+  outcome: 'accepted' | 'ignored' | 'rejected' | 'duplicate_completed' | 'duplicate_in_progress' | 'followup_failed' | 'receiver_error';
   reason?: VerifyReason | string;
   eventId?: string;
   deliveryId?: string;
@@ -50,6 +52,11 @@ export interface ReferenceReceiverOptions {
   onEvent?: (followUp: FollowUp) => Promise<void> | void;
   /** Structured log sink; entries carry identifiers and reasons only. */
   log?: (entry: ReceiverLogEntry) => void;
+  /**
+   * Other legitimate choices a receiver may make (receiver-variants.ts, each with its clause); off by
+   * default. The receiver-variant meta-test turns them on one at a time.
+   */
+  variants?: readonly ReceiverVariant[];
 }
 
 export interface RunningReceiver {
@@ -193,6 +200,67 @@ async function fetchJson(url: string, apiKey: string, timeoutMs: number, what: s
   }
 }
 
+/** Variant identical-repeated-headers-merged: identical repeated lines of one header read as one value. */
+function mergeIdenticalRepeats(headers: HeaderBag): HeaderBag {
+  const out: HeaderBag = {};
+  for (const [name, value] of Object.entries(headers)) {
+    out[name] = Array.isArray(value) && value.length > 1 && value.every((x) => x === value[0]) ? [value[0]] : value;
+  }
+  return out;
+}
+
+/** Variant uppercase-hex-accepted: a v1= digest is hex text in either case; compare it as lowercase. */
+function lowercaseDigest(headers: HeaderBag): HeaderBag {
+  const wanted = WEBHOOK_HEADERS.signature.toLowerCase();
+  const lower = (v: string) => (/^v1=[0-9A-Fa-f]{64}$/.test(v) ? v.toLowerCase() : v);
+  return Object.fromEntries(Object.entries(headers).map(([n, v]) => [n, n.toLowerCase() !== wanted || v === undefined ? v : Array.isArray(v) ? v.map(lower) : lower(v as string)]));
+}
+
+/** Variant several-signatures-accepted: each v1= value of a single signature header, as its own header. */
+function signatureCandidates(headers: HeaderBag): HeaderBag[] {
+  const wanted = WEBHOOK_HEADERS.signature.toLowerCase();
+  const entry = Object.entries(headers).find(([n]) => n.toLowerCase() === wanted);
+  const value = entry?.[1];
+  const values: readonly string[] = value === undefined ? [] : typeof value === 'string' ? [value] : value;
+  const single: string | undefined = values.length === 1 ? values[0] : undefined;
+  if (!entry || single === undefined) return [];
+  const parts = single.split(/[\s,]+/).filter((p: string) => p.startsWith('v1='));
+  return parts.length > 1 ? parts.map((p) => ({ ...headers, [entry[0]]: [p] })) : [];
+}
+
+const UTF8_SKIPPING_BOM = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * Variant bom-tolerated: §6.3 steps 1 to 7 over the raw bytes as received (mark included), then the
+ * JSON parsed with a decoder that skips a leading byte-order mark (RFC 8259 §8.1), then steps 9, 10.
+ */
+function verifySkippingBom(input: { headers: HeaderBag; rawBody: Buffer; secret: Secret; nowMs: number }): VerifyResult {
+  const signed = verifySignatureOnly(input);
+  if (!signed.ok) return signed;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(UTF8_SKIPPING_BOM.decode(input.rawBody));
+  } catch {
+    return { ok: false, reason: 'invalid_json', detail: 'body is not UTF-8 JSON text' };
+  }
+  const schema = checkWebhookEvent(parsed);
+  if (!schema.ok) return { ok: false, reason: 'schema_violation', detail: schema.errors };
+  const event = parsed as WebhookEvent;
+  if (signed.eventIdHeader !== event.id) return { ok: false, reason: 'event_id_mismatch', detail: 'event-id header differs from body id' };
+  if (signed.versionHeader !== event.api_version) return { ok: false, reason: 'webhook_version_mismatch', detail: 'version header differs from body api_version' };
+  return { ok: true, event, deliveryId: signed.deliveryId, timestamp: signed.timestamp };
+}
+
+/** Variant unsupported-type-ignored: the body of a validly signed delivery names another event type. */
+function otherEventType(rawBody: Buffer): boolean {
+  try {
+    const parsed = JSON.parse(rawBody.toString('utf8')) as { type?: unknown };
+    return typeof parsed?.type === 'string' && parsed.type !== WEBHOOK_EVENT_TYPE;
+  } catch {
+    return false;
+  }
+}
+
 /** The request handler, for mounting in an existing node:http server. */
 export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): http.RequestListener {
   const clock = opts.clock ?? Date.now;
@@ -203,6 +271,31 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
   const fetchTimeoutMs = opts.fetchTimeoutMs ?? 10_000;
   const base = opts.apiBaseUrl.replace(/\/+$/, '');
   const log = opts.log ?? (() => undefined);
+  const variants = new Set<ReceiverVariant>(opts.variants ?? []);
+
+  /** §6.3 as this receiver applies it: the harness verifier, with the variants' allowed choices. */
+  function verifyDelivery(received: HeaderBag, rawBody: Buffer): VerifyResult {
+    let headers = received;
+    if (variants.has('identical-repeated-headers-merged')) headers = mergeIdenticalRepeats(headers);
+    if (variants.has('uppercase-hex-accepted')) headers = lowercaseDigest(headers);
+    const run = (h: HeaderBag) => (variants.has('bom-tolerated')
+      ? verifySkippingBom({ headers: h, rawBody, secret: opts.secret, nowMs: clock() })
+      : verify({ headers: h, rawBody, secret: opts.secret, nowMs: clock() }));
+    const verdict = run(headers);
+    if (verdict.ok || verdict.reason !== 'multiple_signatures' || !variants.has('several-signatures-accepted')) return verdict;
+    for (const candidate of signatureCandidates(headers)) {
+      const again = run(candidate);
+      if (again.ok) return again;
+    }
+    return verdict;
+  }
+
+  /** Success answer: 204 by default; the variants answer 200 with a body. */
+  function acknowledge(res: http.ServerResponse, duplicate: boolean): void {
+    if (variants.has('success-200-with-body')) return answer(res, 200, { received: true });
+    if (duplicate && variants.has('duplicate-answered-200')) return answer(res, 200, { received: true, duplicate: true });
+    return answer(res, 204);
+  }
 
   async function followUp(event: WebhookEvent): Promise<void> {
     // Identifiers are opaque (§2): encode them as path segments, never interpret them.
@@ -227,9 +320,14 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
     }
 
     // headersDistinct keeps a repeated header as several values instead of joining them with ", ".
-    const verdict = verify({ headers: req.headersDistinct, rawBody, secret: opts.secret, nowMs: clock() });
+    const verdict = verifyDelivery(req.headersDistinct, rawBody);
     if (!verdict.ok) {
-      const status = rejectionStatus(verdict.reason);
+      if (verdict.reason === 'schema_violation' && variants.has('unsupported-type-ignored') && otherEventType(rawBody)) {
+        // Authentic (the signature held), of a type this receiver does not handle: ignored, nothing fetched.
+        log({ outcome: 'ignored', reason: 'unsupported_event_type', status: 202 });
+        return answer(res, 202, { ignored: true });
+      }
+      const status = variants.has('invalid-answered-500') ? 500 : variants.has('invalid-answered-400') ? 400 : rejectionStatus(verdict.reason);
       log({ outcome: 'rejected', reason: verdict.reason, status });
       return answer(res, status, { error: 'webhook_rejected', reason: verdict.reason });
     }
@@ -246,13 +344,27 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
     }
     if (state === 'completed') {
       log({ outcome: 'duplicate_completed', ...ids, status: 204, waitedForInProgress });
-      return answer(res, 204);
+      return acknowledge(res, true);
     }
     if (state !== 'claimed') {
       log({ outcome: 'duplicate_in_progress', ...ids, status: 409, waitedForInProgress });
       return answer(res, 409, { error: 'event_in_progress' }, { 'retry-after': '5' });
     }
 
+    if (variants.has('acknowledge-then-work')) {
+      // Acknowledged at once; the claim keeps duplicates from repeating the work meanwhile.
+      answer(res, 202, { received: true });
+      try {
+        await followUp(event);
+        await opts.pool.query(`UPDATE processed_events SET status = 'completed', completed_at = now() WHERE event_id = $1`, [event.id]);
+        log({ outcome: 'accepted', ...ids, status: 202, waitedForInProgress });
+      } catch (error) {
+        const message = error instanceof FollowUpError ? error.message : 'partner work failed';
+        await opts.pool.query(`UPDATE processed_events SET status = 'failed', last_error = $2 WHERE event_id = $1`, [event.id, message]);
+        log({ outcome: 'followup_failed', reason: message, ...ids, status: 202 });
+      }
+      return;
+    }
     try {
       await followUp(event);
     } catch (error) {
@@ -264,7 +376,7 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
     }
     await opts.pool.query(`UPDATE processed_events SET status = 'completed', completed_at = now() WHERE event_id = $1`, [event.id]);
     log({ outcome: 'accepted', ...ids, status: 204, waitedForInProgress });
-    return answer(res, 204);
+    return acknowledge(res, false);
   }
 
   return (req, res) => {
