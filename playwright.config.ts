@@ -16,7 +16,8 @@ export default defineConfig({
     // `conformance run` asks for terse progress (one line per failing check); otherwise the runner's own.
     process.env.CONFORMANCE_PROGRESS === 'terse' ? ['./reports/progress-reporter.ts'] : [process.env.CI ? 'line' : 'list'],
     ['./reports/conformance-reporter.ts', { outDir }],
-    ['./reports/summary-reporter.ts'],
+    // `conformance run` prints the check counts and the verdict once itself; the test-count line is for `npm test` and CI.
+    ...(process.env.CONFORMANCE_PROGRESS === 'terse' ? [] : [['./reports/summary-reporter.ts'] as [string]]),
   ],
   projects: [
     { name: 'unit', testDir: 'tests' },

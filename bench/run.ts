@@ -127,7 +127,7 @@ async function conformanceRun(scale: number): Promise<VerdictRun> {
   const marks: { ready?: number; running?: number } = {};
   let text = '';
   const exitCode = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, 'run', '--out', outDir], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'run', '--out', outDir, '--verbose'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     const onData = (d: Buffer) => {
       text += d.toString('utf8');
       if (marks.ready === undefined && text.includes('conformance: reference ready at')) marks.ready = performance.now();

@@ -1,6 +1,7 @@
 // Terse progress for `conformance run`: a count every few seconds and one line per failing check
-// (its id and the redacted detail), instead of the runner's code frames. It only prints; outcomes are
-// collected by conformance-reporter.ts.
+// (its id and the redacted detail), instead of the runner's code frames. A property's seed is printed
+// with its replay command only when the property failed (every seed with --verbose). It only prints;
+// outcomes are collected by conformance-reporter.ts, and the CLI prints the counts and verdict once.
 import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { redact } from '../harness/redact.ts';
 
@@ -14,8 +15,11 @@ export default class ProgressReporter implements Reporter {
     process.stderr.write(`conformance: running ${this.total} tests using ${config.workers} workers\n`);
   }
 
-  /** Property seeds (`[seed] title: seed=S runs=N`, from harness/seed.ts) stay visible so a run can be replayed. */
+  private readonly verbose = process.env.CONFORMANCE_VERBOSE === '1';
+
+  /** With --verbose, every property seed (`[seed] title: seed=S runs=N`, from harness/seed.ts) is shown as it is drawn. */
   onStdOut(chunk: string | Buffer): void {
+    if (!this.verbose) return;
     for (const line of chunk.toString().split('\n')) if (line.startsWith('[seed] ')) process.stderr.write(`${redact(line)}\n`);
   }
 
@@ -32,9 +36,15 @@ export default class ProgressReporter implements Reporter {
         /* not ours */
       }
     }
-    if (!sawFailingCheck && (result.status === 'failed' || result.status === 'timedOut')) {
+    const failed = result.status === 'failed' || result.status === 'timedOut';
+    if (!sawFailingCheck && failed) {
       const first = (result.errors[0]?.message ?? result.status).split('\n')[0].slice(0, 300);
-      process.stderr.write(`  ERROR ${test.title}: ${first}\n`);
+      process.stderr.write(`  ERROR ${test.title}: ${redact(first)}\n`);
+    }
+    const seed = result.annotations.find((a) => a.type === 'seed')?.description;
+    if ((failed || sawFailingCheck) && seed) {
+      const s = /-?[0-9]+/.exec(seed)?.[0];
+      process.stderr.write(`  seed of ${test.title}: ${seed}${s ? ` (replay: npx conformance run --seed ${s})` : ''}\n`);
     }
     const now = Date.now();
     if (now - this.lastPrint > 3000 || this.done === this.total) {

@@ -60,6 +60,8 @@ Options:
   --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
                       verified); the reports still say INCOMPLETE
   --strict            a warning (a "should" of the spec not met) fails the run
+  --verbose           print every property seed as it is drawn (by default a seed is printed, with its
+                      replay command, only when its property failed)
   -h, --help          this help
 
 Verdicts: CONFORMANT (every must requirement in scope verified and passed), NOT CONFORMANT (an un-waived
@@ -248,7 +250,7 @@ async function run(argv: string[]): Promise<number> {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' },
-    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
@@ -374,6 +376,8 @@ async function run(argv: string[]): Promise<number> {
     else delete env.CONFORMANCE_FILTER;
     if (o.strict) env.CONFORMANCE_STRICT = '1';
     else delete env.CONFORMANCE_STRICT;
+    if (o.verbose) env.CONFORMANCE_VERBOSE = '1';
+    else delete env.CONFORMANCE_VERBOSE;
     if (switchboardToken) env.CONFORMANCE_SWITCHBOARD_TOKEN = switchboardToken;
     env.CONFORMANCE_PROGRESS = 'terse';
     if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
