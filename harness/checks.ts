@@ -45,6 +45,12 @@ export interface CheckScope {
   observe(text: string): void;
   /** Marks the check `warning`: a `should` of the specification not met (fails the run only under --strict). */
   warn(text: string): void;
+  /**
+   * Records an open detail observed beside a decided rule (e.g. which 4xx reason a rejection carried when the
+   * spec decides the rejection but not its reason): the outcome stays what the decided rule gives; the note
+   * is kept as the detail. Use `observe` instead when the check judges nothing decided.
+   */
+  note(text: string): void;
   /** Records an exchange as evidence. */
   record(ex: Exchange): void;
 }
@@ -89,6 +95,7 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
   const exchanges: Exchange[] = [];
   let observed: string | undefined;
   let warned: string | undefined;
+  let noted: string | undefined;
   const scope: CheckScope = {
     need(value, what) {
       if (value === undefined || value === null) throw new NotVerified(`profile lacks ${what}`);
@@ -100,6 +107,9 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
     warn(text) {
       warned = warned ? `${warned}; ${text}` : text;
     },
+    note(text) {
+      noted = noted ? `${noted}; ${text}` : text;
+    },
     record(ex) {
       exchanges.push(ex);
     },
@@ -108,7 +118,8 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
     await body(scope);
     // A `should` not met outranks an observation; both outrank a pass.
     if (warned !== undefined) return { exchanges, rec: { ...def, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned) } };
-    return { exchanges, rec: observed !== undefined ? { ...def, outcome: 'informational', detail: redact(observed) } : { ...def, outcome: 'pass' } };
+    if (observed !== undefined) return { exchanges, rec: { ...def, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed) } };
+    return { exchanges, rec: noted !== undefined ? { ...def, outcome: 'pass', detail: redact(noted) } : { ...def, outcome: 'pass' } };
   } catch (e) {
     if (e instanceof NotVerified) return { exchanges, rec: { ...def, outcome: 'not_verified', detail: redact(e.message) } };
     const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;

@@ -257,3 +257,26 @@ test.describe('defineCheck', () => {
     expect(f.annotations).toEqual([]);
   });
 });
+
+test('warn() makes the outcome warning (a should not met), outranking an observation; note() keeps a pass and its detail', async () => {
+  const f = fakeTestInfo();
+  const warned = await runCheck(f.testInfo, def('checks-warn'), async (scope) => {
+    scope.observe('answered 500');
+    scope.warn('a 500 invites a retry');
+  });
+  expect(warned).toMatchObject({ outcome: 'warning', detail: 'a 500 invites a retry; observed: answered 500' });
+  expect(f.annotations[0].type).toBe('check:warning');
+  const g = fakeTestInfo();
+  const noted = await runCheck(g.testInfo, def('checks-note'), async (scope) => {
+    scope.note('rejected with 422 invalid_query');
+  });
+  expect(noted).toMatchObject({ outcome: 'pass', detail: 'rejected with 422 invalid_query' });
+  expect(g.annotations[0].type).toBe('check:pass');
+  const h = fakeTestInfo();
+  const failed = await runCheck(h.testInfo, def('checks-warn-fail'), async (scope) => {
+    scope.warn('should');
+    throw new CheckFailure('Decided rule broken', 'x');
+  }).catch((e: Error) => e);
+  expect(failed).toBeInstanceOf(Error);
+  expect(h.annotations[0].type).toBe('check:fail');
+});
