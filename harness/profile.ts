@@ -16,7 +16,7 @@ export type EncounterRole = 'own_encounter' | 'other_org_encounter' | 'demo_enco
 export type DocumentRole =
   | 'clinical_document' | 'ambient_transcript_with_audio' | 'ambient_transcript_without_audio' | 'ambient_transcript_audio_missing'
   | 'ambient_transcript_without_transcript' | 'billing_summary' | 'checklist_summary' | 'other_org_document' | 'demo_document'
-  | 'encounter_routes_disabled_document';
+  | 'encounter_routes_disabled_document' | 'ambient_transcript_unfinalized';
 export type FaultName = 'api_keys_disabled' | 'test_prefix_not_allowed' | 'digest_key_unavailable' | 'audio_storage_unavailable';
 
 type Credential = { key: string } | { keyEnv: string };
@@ -27,7 +27,7 @@ export interface Profile {
   requestHeaders?: Record<string, string>;
   timeouts?: { requestMs?: number; maxBodyBytes?: number };
   credentials: Partial<Record<CredentialRole, Credential>>;
-  resources?: Partial<Record<EncounterRole, { encounter_id: string }> & Record<DocumentRole, { encounter_id: string; document_id: string }>> & { list_min_total?: number };
+  resources?: Partial<Record<EncounterRole, { encounter_id: string }> & Record<DocumentRole, { encounter_id: string; document_id: string }>> & { list_min_total?: number; audio_url_reachable?: boolean };
   faults?: Partial<Record<FaultName, { headers: Record<string, string> }>>;
   webhook?: { signingSecretEnv?: string; signingSecret?: string; receiverUrl?: string; sandboxControlUrl?: string };
 }

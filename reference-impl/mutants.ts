@@ -130,6 +130,18 @@ export const MUTANTS = {
   'fuzz-crash-on-dotdot': { area: 'robustness', description: 'a path id containing ".." ends in a 500 internal error' },
   'raw-space-target-lenient': { area: 'robustness', description: 'a request line with a raw space in the target is repaired (spaces dropped) and served instead of refused' },
   'non-get-answers-204': { area: 'contract', description: 'DELETE on a /external/v1 route is answered 204 No Content (without changing anything) instead of being refused' },
+  // Semantics of issue 12 (suites/date-windows.spec.ts, ownership.spec.ts, transcripts.spec.ts, audio-links.spec.ts, credentials.spec.ts, properties/query-fuzz.spec.ts)
+  'date-window-total-unfiltered': { area: 'list-semantics', description: 'with start_at/end_at, total counts every listable encounter of the organization instead of the matching ones' },
+  'date-offset-ignored': { area: 'query-validation', description: 'the UTC offset of start_at/end_at is ignored: the local date and time are read as UTC' },
+  'date-window-desc-ignores-start': { area: 'list-semantics', description: 'with both bounds and sort_order=desc, the start_at bound is not applied' },
+  'date-window-empty-falls-back': { area: 'list-semantics', description: 'a date window that matches nothing answers the unfiltered list instead of an empty page' },
+  'detail-documents-by-patient': { area: 'resource-access', description: "the encounter detail's documents are gathered by patient: documents of the patient's other encounters join in" },
+  'detail-omits-summary-documents': { area: 'response-shape', description: 'the encounter detail leaves out its billing and checklist summaries' },
+  'transcript-unfinalized-returned': { area: 'transcript', description: 'a transcript that is not finalized is returned (200) with its draft turns' },
+  'transcript-phone-call-unsorted': { area: 'transcript', description: 'turns of phone_call transcripts are returned in storage order, not chronological order' },
+  'api-key-query-param-accepted': { area: 'auth-reason', description: 'a key in the api_key query parameter authenticates a request that has no Authorization header' },
+  'api-key-anywhere-accepted': { area: 'auth-reason', description: 'a key in the api_key or access_token query parameter, an api_key/access_token cookie or an X-API-Key header authenticates a request that has no Authorization header' },
+  'bearer-scheme-case-sensitive': { area: 'auth-reason', description: 'the Authorization scheme must be spelled "Bearer": bearer and BEARER count as no bearer key' },
 } as const satisfies Record<string, { area: string; description: string }>;
 
 export type MutantName = keyof typeof MUTANTS;

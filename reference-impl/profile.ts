@@ -17,6 +17,8 @@ export function buildProfile(seed: Seed, baseUrl: string, dbKind: string, switch
   const resources: Record<string, unknown> = {};
   for (const [role, ids] of Object.entries(seed.roles)) resources[role] = { ...ids };
   resources.list_min_total = listMinTotal;
+  // The sandbox serves its signed audio URLs itself, on the origin the harness reaches it at.
+  resources.audio_url_reachable = true;
   const profile: Record<string, unknown> = {
     name: `reference-impl (${dbKind})`,
     baseUrl,

@@ -101,6 +101,7 @@ export function parseDateTime(text: string, mutant: MutantName | null = null): b
     if (oh > 23 || om > 59) return null;
     offsetMinutes = (m[8][0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
+  if (mutant === 'date-offset-ignored') offsetMinutes = 0; // the local date and time read as UTC
   const micros = BigInt(((m[7] ?? '.').slice(1) + '000000').slice(0, 6));
   // Not Date.UTC: it reads years 0..99 as 1900..1999.
   const utc = new Date(0);

@@ -84,11 +84,13 @@ export class Repo {
     const where = [
       mutant === 'cross-org-listed' ? '$1::text IS NOT NULL' : 'organization_id = $1',
       'NOT is_demo',
-      `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,
+      // Mutant date-window-desc-ignores-start: with both bounds in descending order the lower bound is dropped.
+      mutant === 'date-window-desc-ignores-start' && dir === 'DESC' && q.endAt !== null ? '($2::timestamptz IS NULL OR TRUE)'
+        : `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,
       `($3::timestamptz IS NULL OR created_at ${mutant === 'end-at-inclusive' ? '<=' : '<'} $3)`,
     ].join(' AND ');
     const text = `SELECT t.total, ${ENCOUNTER_COLUMNS}, ds.documents
-         FROM (SELECT count(*)::int AS total FROM encounters WHERE ${where}) t
+         FROM (SELECT count(*)::int AS total FROM encounters WHERE ${mutant === 'date-window-total-unfiltered' ? where.replace(/created_at (>=|>|<=|<) \$([23])/g, '$$$2 IS NOT NULL') : where}) t
          LEFT JOIN LATERAL (SELECT * FROM encounters WHERE ${where} ORDER BY ${orderBy} LIMIT $4 OFFSET $5) e ON TRUE
          LEFT JOIN patients p ON p.patient_id = e.patient_id
          ${DOCUMENTS_JSON}
@@ -98,6 +100,8 @@ export class Repo {
       named(text, values), // random() (tiebreak-nondeterministic) is volatile: a prepared plan still draws anew
     );
     const total = r.rows[0]?.total ?? 0;
+    // Mutant date-window-empty-falls-back: an empty window answers the unfiltered list.
+    if (mutant === 'date-window-empty-falls-back' && total === 0 && (q.startAt !== null || q.endAt !== null)) return this.listEncounters(organizationId, { ...q, startAt: null, endAt: null }, null);
     return { total, rows: r.rows.filter((row) => row.encounter_id !== null) };
   }
 

@@ -115,7 +115,18 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
   async authenticate(ctx, app) {
     const deferEnvironment = ctx.mutant === 'precedence-route-before-auth' || ctx.mutant === 'precedence-scope-before-auth';
     if (ctx.faults.has('api_keys_disabled') && !deferEnvironment) throw new ApiError('api_keys_disabled');
-    const token = bearerToken(ctx.req.headers.authorization);
+    let token = bearerToken(ctx.req.headers.authorization);
+    // Mutant bearer-scheme-case-sensitive: the scheme matched by its spelling (RFC 7235 §2.1: case-insensitive).
+    if (ctx.mutant === 'bearer-scheme-case-sensitive' && !/^\s*Bearer\s/.test(ctx.req.headers.authorization ?? '')) token = null;
+    // Mutants api-key-query-param-accepted / api-key-anywhere-accepted: a key sent outside the Authorization header is honoured.
+    if (token === null && (ctx.mutant === 'api-key-query-param-accepted' || ctx.mutant === 'api-key-anywhere-accepted')) {
+      const anywhere = ctx.mutant === 'api-key-anywhere-accepted';
+      const pair = ctx.pairs.find((p) => p.key === 'api_key' || (anywhere && p.key === 'access_token'));
+      const cookie = /(?:^|;\s*)(?:api_key|access_token)=([^;]+)/.exec(String(ctx.req.headers.cookie ?? ''))?.[1];
+      const header = ctx.req.headers['x-api-key'];
+      token = pair?.value ?? (anywhere ? (cookie ?? (typeof header === 'string' ? header : undefined)) : undefined) ?? null;
+      ctx.pairs = ctx.pairs.filter((p) => p !== pair);
+    }
     if (token === null) throw new ApiError(ctx.mutant === 'reason-missing-bearer-as-malformed' ? 'malformed_token' : 'missing_bearer');
     const parsed = parseToken(token);
     if (!parsed) throw new ApiError('malformed_token');
@@ -265,11 +276,17 @@ async function respondList(ctx: Ctx, app: App) {
   return { body, resourceIds: rows.map((r) => r.encounter_id) };
 }
 
-async function respondEncounter(ctx: Ctx) {
+async function respondEncounter(ctx: Ctx, app: App) {
   const e = ctx.encounter!;
   let own = e.documents ?? [];
   // The detail drops the encounter's last document, so it no longer equals the list item.
   if (ctx.mutant === 'detail-differs-from-list') own = own.slice(0, -1);
+  if (ctx.mutant === 'detail-omits-summary-documents') own = own.filter((d) => d.schema_type !== 'billing' && d.schema_type !== 'encounter_checklist');
+  // Mutant detail-documents-by-patient: documents gathered by patient, so the patient's other encounters' documents join in.
+  if (ctx.mutant === 'detail-documents-by-patient' && e.patient_id !== null) {
+    const page = await app.repo.listEncounters(e.organization_id, { limit: 100, offset: 0, sortOrder: 'desc', startAt: null, endAt: null }, null);
+    own = [...own, ...page.rows.filter((r) => r.patient_id === e.patient_id && r.encounter_id !== e.encounter_id).flatMap((r) => r.documents)];
+  }
   return { body: { encounter: encounterSummary(e, own, ctx.mutant) }, resourceIds: [e.encounter_id] };
 }
 
@@ -308,10 +325,11 @@ async function respondTranscript(ctx: Ctx, app: App) {
   requireAmbient(d);
   const t = await app.repo.getTranscript(d.document_id);
   if ((!t || !t.finalized) && ctx.mutant === 'transcript-not-found-as-500') throw new TypeError("Cannot read properties of undefined (reading 'turns')");
-  if (!t || !t.finalized) throw new ApiError('transcript_not_found');
+  if (!t || (!t.finalized && ctx.mutant !== 'transcript-unfinalized-returned')) throw new ApiError('transcript_not_found');
   const turns = t.turns.map((x) => ({ speaker: x.speaker, text: x.text, start: x.start, end: x.end }));
   // Stored turns may be out of order; the contract promises chronological order.
-  if (ctx.mutant !== 'transcript-turns-unsorted') turns.sort((a, b) => a.start - b.start || a.end - b.end);
+  const unsorted = ctx.mutant === 'transcript-turns-unsorted' || (ctx.mutant === 'transcript-phone-call-unsorted' && d.workflow_variant === 'phone_call');
+  if (!unsorted) turns.sort((a, b) => a.start - b.start || a.end - b.end);
   return {
     body: ctx.mutant === 'transcript-ids-swapped'
       ? { document_id: ctx.encounter!.encounter_id, encounter_id: d.document_id, transcript: { provider: t.provider, audio_duration_seconds: t.audio_duration_seconds, turns } }
@@ -478,6 +496,12 @@ class App {
       // Outside the public API: not governed by the contract, so a plain JSON 404 (no reason_code).
       return sendJson(res, 404, { error: 'not_found', message: 'no such path; the public API lives under /external/v1' });
     }
+    // Variant front-proxy-outside-routes: a path with a dot segment, an encoded slash or backslash or a NUL names none of
+    // the five routes; a front proxy (nginx) refuses it with its own HTML page before the service sees it.
+    if (sw.variants.has('front-proxy-outside-routes') && path.split('/').some(outsideRouteSegment)) {
+      const page = '<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+      return void res.writeHead(400, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page), connection: 'close' }).end(page);
+    }
 
     let op: Operation | undefined;
     let params: string[] = [];
@@ -578,6 +602,11 @@ class App {
     res.writeHead(200, { 'content-type': object.content_type, 'content-length': object.bytes.length, 'cache-control': 'no-store' });
     res.end(object.bytes);
   }
+}
+
+/** A raw path segment a front proxy would not pass on as one segment: a dot segment, an encoded slash or backslash, a NUL. */
+function outsideRouteSegment(raw: string): boolean {
+  return /%2f|%5c|%00/i.test(raw) || /^\.\.?(;.*)?$/.test(decodeSegment(raw));
 }
 
 function decodeSegment(s: string): string {

@@ -17,6 +17,7 @@ export interface Variant {
 }
 
 export const VARIANTS = {
+  'front-proxy-outside-routes': { area: 'http', clause: '§1 (five routes under /external/v1); RFC 3986 §5.2.4 (dot segments)', justification: 'A path with a dot segment, an encoded slash or backslash or a NUL names none of the five routes; a front proxy (nginx) may refuse it itself, here 400 text/html, before the service sees it.' },
 } as const satisfies Record<string, Variant>;
 
 export type VariantName = keyof typeof VARIANTS;

@@ -45,6 +45,7 @@ const PINNED: Record<string, Level | null> = {
   'AUTH-401-REVOKED-KEY': 'must', 'AUTH-401-EXPIRED-KEY': 'must', 'AUTH-BEARER-REQUIRED': 'must',
   'AUTH-ORG-SCOPE-ONLY': 'must', 'AUTH-SCOPES-REQUIRED': 'must', 'AUTH-ROUTE-GROUP-APPROVAL': 'must',
   'AUTH-503-DIGEST-KEY-UNAVAILABLE': 'must', 'AUTH-BRANCH-ON-REASON-CODE': 'must', 'AUTH-KEY-FORMAT': 'unspecified',
+  'AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER': 'must', 'AUTH-BEARER-SCHEME-CASE-INSENSITIVE': 'must',
   // §4 order of evaluation, §7.2 precedence
   'ORDER-1-AUTH': 'must', 'ORDER-2-ROUTE-ORG': 'must', 'ORDER-3-SCOPES': 'must', 'ORDER-4-UNSUPPORTED-KEYS': 'must',
   'ORDER-5-QUERY-VALIDATION': 'must', 'ORDER-6-LOOKUP': 'must', 'ORDER-AUTH-BEFORE-QUERY': 'must',

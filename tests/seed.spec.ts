@@ -45,6 +45,12 @@ function seedProblems(s: typeof seed): string[] {
     const rec = ref && s.recordings.find((r) => r.document_id === ref.document_id);
     if (!rec || !rec.has_audio || !objects.has(rec.storage_key)) out.push(`role ${role}: no recording with stored audio`);
   }
+  // The unfinalized role: a transcript exists, is not finalized and has turns (which must never be returned).
+  const draft = s.roles.ambient_transcript_unfinalized;
+  const draftTranscript = draft && s.transcripts.find((t) => t.document_id === draft.document_id);
+  if (!draftTranscript || draftTranscript.finalized !== false || !Array.isArray(draftTranscript.turns) || draftTranscript.turns.length === 0) {
+    out.push('role ambient_transcript_unfinalized: no unfinalized transcript with turns');
+  }
   const delta = s.roles.encounter_routes_disabled_document;
   const deltaKey = s.api_keys.find((k) => k.role === 'encounter_routes_disabled');
   if (delta && deltaKey && encounters.get(delta.encounter_id)?.organization_id !== deltaKey.organization_id) out.push('role encounter_routes_disabled_document: not of the encounter_routes_disabled key\'s organization');
@@ -62,4 +68,10 @@ test('the seed check fires on a repeated document id and on a role pointing at a
   const problems = seedProblems(copy);
   expect(problems).toContain(`documents: document_id ${String(copy.documents[0].document_id)} appears more than once`);
   expect(problems.some((p) => p.startsWith('role clinical_document: document'))).toBe(true);
+});
+
+test('the seed check fires when the unfinalized role points at a finalized transcript', () => {
+  const copy = structuredClone(seed);
+  copy.roles.ambient_transcript_unfinalized = { ...copy.roles.ambient_transcript_with_audio };
+  expect(seedProblems(copy)).toContain('role ambient_transcript_unfinalized: no unfinalized transcript with turns');
 });

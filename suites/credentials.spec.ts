@@ -1,0 +1,42 @@
+// §5.1 Where the key travels: only in the Authorization header, with the HTTP bearer scheme whose name is
+// case-insensitive (RFC 7235 §2.1, brought in by "HTTP bearer scheme"). A valid key sent anywhere else with no
+// Authorization header supplies no bearer key (401 missing_bearer; authentication comes first, so the
+// extra query key never reaches step 4). The key only ever goes to the target; the redaction layer knows it.
+import { test } from '../harness/fixtures.ts';
+import { expectError, expectSuccess } from '../harness/assertions.ts';
+import { LIST_PATH } from '../harness/list-walk.ts';
+import type { CheckApi } from '../harness/target.ts';
+
+const REQUIREMENTS = ['AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER', 'AUTH-BEARER-REQUIRED', 'AUTH-401-MISSING-BEARER', 'COND-AUTH-FAILS'];
+
+interface Elsewhere {
+  id: string;
+  where: string;
+  /** The request target and headers that carry the full key, without any Authorization header. */
+  request(key: string): { target: string; headers: Record<string, string> };
+}
+
+const ELSEWHERE: Elsewhere[] = [
+  { id: 'credentials-api-key-query-not-accepted', where: 'the api_key query parameter', request: (key) => ({ target: `${LIST_PATH}?api_key=${encodeURIComponent(key)}`, headers: {} }) },
+  { id: 'credentials-access-token-query-not-accepted', where: 'the access_token query parameter', request: (key) => ({ target: `${LIST_PATH}?access_token=${encodeURIComponent(key)}`, headers: {} }) },
+  { id: 'credentials-cookie-not-accepted', where: 'a cookie (api_key and access_token)', request: (key) => ({ target: LIST_PATH, headers: { cookie: `api_key=${key}; access_token=${key}` } }) },
+  { id: 'credentials-x-api-key-header-not-accepted', where: 'an X-API-Key header', request: (key) => ({ target: LIST_PATH, headers: { 'x-api-key': key } }) },
+];
+
+for (const c of ELSEWHERE) {
+  test(c.id, async ({ check }) => {
+    await check({ id: c.id, requirements: REQUIREMENTS, title: `a valid key in ${c.where}, with no Authorization header, answers 401 missing_bearer` }, async (api: CheckApi) => {
+      const { target, headers } = c.request(api.key('full'));
+      expectError(await api.get(target, { as: 'none', headers }), { reason: 'missing_bearer', field: null });
+    });
+  });
+}
+
+test('credentials-bearer-scheme-case-insensitive', async ({ check }) => {
+  await check({ id: 'credentials-bearer-scheme-case-insensitive', requirements: ['AUTH-BEARER-SCHEME-CASE-INSENSITIVE', 'AUTH-BEARER-REQUIRED'], title: 'the bearer scheme name is case-insensitive: "bearer KEY" and "BEARER KEY" authenticate like "Bearer KEY"' }, async (api) => {
+    const key = api.key('full');
+    for (const scheme of ['bearer', 'BEARER']) {
+      expectSuccess(await api.get(`${LIST_PATH}?limit=1`, { as: { header: `${scheme} ${key}` } }), 'listPublicEncounters');
+    }
+  });
+});

@@ -1,0 +1,161 @@
+// §4.1 date windows on the list route, judged against the caller's own data: a first walk without filters
+// gives every listable encounter with its exact created_at instant; windows [start_at, end_at) are chosen
+// from those instants (bounds on existing created_at values, so inclusive and exclusive both matter). Then
+// `total` equals what walking every page of a window yields, the same instant written with `Z`, `+05:30`
+// and `-08:00` (percent-encoded) selects the same encounters, both bounds in both sort directions give
+// exactly the encounters in [start, end), and a window that matches nothing gives total 0 and no items.
+// Offset pages are not snapshot-consistent (LIST-OFFSET-NO-SNAPSHOT): a total that moves during a walk is
+// recorded, not judged.
+import { test } from '../harness/fixtures.ts';
+import { expectSuccess, fail } from '../harness/assertions.ts';
+import { NotVerified } from '../harness/checks.ts';
+import { createdAt, listTarget, sample, walkList, type EncounterSummary, type ListBody, type Walk } from '../harness/list-walk.ts';
+import type { CheckApi } from '../harness/target.ts';
+import type { CheckScope } from '../harness/checks.ts';
+
+/** A small page, so that a window spans several pages and `total` is compared across them. */
+const PAGE = 10;
+const NS_PER_MS = 1_000_000n;
+
+/** An instant (ns since the epoch) as RFC 3339 text with the given offset in minutes; the fraction only when not zero. */
+function formatInstant(ns: bigint, offsetMinutes = 0): string {
+  const shiftedNs = ns + BigInt(offsetMinutes) * 60_000n * NS_PER_MS;
+  const ms = shiftedNs >= 0n ? shiftedNs / NS_PER_MS : -((-shiftedNs + NS_PER_MS - 1n) / NS_PER_MS);
+  const subMs = shiftedNs - ms * NS_PER_MS; // 0 … 999999
+  const iso = new Date(Number(ms)).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
+  const fraction = `${iso.slice(20, 23)}${String(subMs).padStart(6, '0')}`.replace(/0+$/, '');
+  const clock = `${iso.slice(0, 19)}${fraction ? `.${fraction}` : ''}`;
+  if (offsetMinutes === 0) return `${clock}Z`;
+  const abs = Math.abs(offsetMinutes);
+  return `${clock}${offsetMinutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+
+interface Window {
+  start?: bigint;
+  end?: bigint;
+  /** The encounter ids of the first walk inside [start, end). */
+  expected: Set<string>;
+}
+
+/** Every listable encounter of the caller, ascending, with its instant. Not enough distinct instants → not verified. */
+async function everything(api: CheckApi): Promise<{ items: EncounterSummary[]; instants: bigint[] }> {
+  const walk = await walkList(api, { sort_order: 'asc' });
+  const items = walk.items;
+  const instants = [...new Set(items.map(createdAt))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  if (instants.length < 4) throw new NotVerified(`the caller's organization lists ${items.length} encounters at ${instants.length} distinct created_at instants; a date window needs at least 4`);
+  return { items, instants };
+}
+
+function windowOf(items: EncounterSummary[], start?: bigint, end?: bigint): Window {
+  const inside = items.filter((i) => (start === undefined || createdAt(i) >= start) && (end === undefined || createdAt(i) < end));
+  return { start, end, expected: new Set(inside.map((i) => i.encounter_id)) };
+}
+
+/** A window whose bounds are existing created_at instants, from about a quarter to about two thirds of the list. */
+function middleWindow(items: EncounterSummary[], instants: bigint[]): Window {
+  const start = instants[Math.floor(instants.length / 4)];
+  const end = instants[Math.max(Math.floor((instants.length * 2) / 3), Math.floor(instants.length / 4) + 1)];
+  return windowOf(items, start, end);
+}
+
+function params(w: Window, offsetMinutes = 0, sort: 'asc' | 'desc' = 'asc'): Record<string, string | undefined> {
+  return {
+    sort_order: sort,
+    start_at: w.start === undefined ? undefined : formatInstant(w.start, offsetMinutes),
+    end_at: w.end === undefined ? undefined : formatInstant(w.end, offsetMinutes),
+  };
+}
+
+function describeWindow(w: Window, offsetMinutes = 0): string {
+  return `[${w.start === undefined ? '-∞' : formatInstant(w.start, offsetMinutes)}, ${w.end === undefined ? '+∞' : formatInstant(w.end, offsetMinutes)})`;
+}
+
+/** The totals of a walk, or undefined (recorded) when they moved between pages. */
+function stableTotal(walk: Walk, scope: CheckScope, what: string): number | undefined {
+  const totals = [...new Set(walk.pages.map((p) => p.body.total))];
+  if (totals.length === 1) return totals[0];
+  scope.observe(`${what}: total moved during the walk (${totals.join(' → ')}); offset pages are not snapshot-consistent, not judged`);
+  return undefined;
+}
+
+/** Differences between the ids walked and the ids expected, described. */
+function setDifferences(walked: EncounterSummary[], expected: Set<string>): string[] {
+  const got = walked.map((i) => i.encounter_id);
+  const gotSet = new Set(got);
+  const out: string[] = [];
+  const extra = got.filter((id) => !expected.has(id));
+  const missing = [...expected].filter((id) => !gotSet.has(id));
+  const repeated = got.length - gotSet.size;
+  if (extra.length > 0) out.push(`outside the window: ${sample(extra)}`);
+  if (missing.length > 0) out.push(`missing: ${sample(missing)}`);
+  if (repeated > 0) out.push(`${repeated} repeated`);
+  return out;
+}
+
+test('date-window-total-equals-items-walked', async ({ check }) => {
+  await check({ id: 'date-window-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: `with start_at, end_at or both, total equals the number of encounters walked through every page of the window (limit ${PAGE})` }, async (api, scope) => {
+    const { items, instants } = await everything(api);
+    const mid = middleWindow(items, instants);
+    const windows = [windowOf(items, mid.start), windowOf(items, undefined, mid.end), mid];
+    const problems: string[] = [];
+    for (const w of windows) {
+      const walk = await walkList(api, params(w), PAGE);
+      const total = stableTotal(walk, scope, describeWindow(w));
+      if (total !== undefined && total !== walk.items.length) problems.push(`${describeWindow(w)}: total ${total}, ${walk.items.length} encounters walked in ${walk.pages.length} pages`);
+    }
+    if (problems.length > 0) fail('total does not count the encounters of the date window', problems.join('; '));
+  });
+});
+
+test('date-window-offset-forms-same-set', async ({ check }) => {
+  await check({ id: 'date-window-offset-forms-same-set', requirements: ['LIST-DATETIME-SAME-INSTANT', 'LIST-DATETIME-TZ-AWARE', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'the same window written with Z, +05:30 and -08:00 (percent-encoded) selects the same encounters and the same total' }, async (api, scope) => {
+    const { items, instants } = await everything(api);
+    const w = middleWindow(items, instants);
+    const reference = await walkList(api, params(w, 0));
+    const refIds = reference.items.map((i) => i.encounter_id);
+    const problems: string[] = [];
+    for (const offset of [330, -480]) {
+      const walk = await walkList(api, params(w, offset));
+      const ids = walk.items.map((i) => i.encounter_id);
+      const diffs = setDifferences(walk.items, new Set(refIds));
+      if (diffs.length > 0 || ids.length !== refIds.length) {
+        problems.push(`${describeWindow(w, offset)} gave ${ids.length} encounters where ${describeWindow(w)} gave ${refIds.length} (${diffs.join('; ')})`);
+        continue;
+      }
+      const a = stableTotal(walk, scope, describeWindow(w, offset));
+      const b = stableTotal(reference, scope, describeWindow(w));
+      if (a !== undefined && b !== undefined && a !== b) problems.push(`${describeWindow(w, offset)}: total ${a}, with Z: ${b}`);
+    }
+    if (problems.length > 0) fail('the same instant written with another offset selects other encounters', problems.join(' | '));
+  });
+});
+
+for (const sort of ['asc', 'desc'] as const) {
+  const id = `date-window-both-bounds-exact-${sort}`;
+  test(id, async ({ check }) => {
+    await check({ id, requirements: ['LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE', 'FIELD-LIST-ITEMS'], title: `start_at and end_at together, sort_order=${sort}, give exactly the encounters created in [start_at, end_at)` }, async (api) => {
+      const { items, instants } = await everything(api);
+      const w = middleWindow(items, instants);
+      const walk = await walkList(api, params(w, 0, sort));
+      const diffs = setDifferences(walk.items, w.expected);
+      if (diffs.length > 0) fail(`the window ${describeWindow(w)} (${sort}) does not give exactly its encounters`, `${walk.items.length} walked, ${w.expected.size} expected: ${diffs.join('; ')}`);
+    });
+  });
+}
+
+test('date-window-empty-total-zero', async ({ check }) => {
+  await check({ id: 'date-window-empty-total-zero', requirements: ['FIELD-LIST-TOTAL', 'FIELD-LIST-ITEMS', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'a date window that matches no encounter gives total 0 and no items' }, async (api) => {
+    const { items, instants } = await everything(api);
+    // A gap between two consecutive instants (start just after one, end at the next), else a day before the first.
+    let w: Window | undefined;
+    for (let i = 1; i < instants.length && !w; i++) {
+      if (instants[i] - instants[i - 1] >= 2n * NS_PER_MS) w = windowOf(items, instants[i - 1] + NS_PER_MS, instants[i]);
+    }
+    if (!w || w.expected.size > 0) w = windowOf(items, instants[0] - 2n * 86_400_000n * NS_PER_MS, instants[0] - 86_400_000n * NS_PER_MS);
+    if (w.expected.size > 0) throw new NotVerified('no window without encounters could be found in the first walk');
+    const page = expectSuccess<ListBody>(await api.get(listTarget({ ...params(w), limit: PAGE })), 'listPublicEncounters');
+    if (page.total !== 0 || page.items.length > 0) {
+      fail('a date window without encounters is not empty', `${describeWindow(w)}: total ${page.total}, ${page.items.length} items (${sample(page.items.map((i) => i.encounter_id))})`);
+    }
+  });
+});

@@ -1,0 +1,117 @@
+// §2.1/§2.8 and §4.3: an encounter's `documents` (detail) hold that encounter's documents. Judged on the
+// encounters the profile names documents of and on listed encounters of the caller: the profile's documents
+// of an encounter are in its detail; no document the profile or the list places under another encounter
+// (or organization) ever is; every embedded document id resolves through the document route of that same
+// encounter (200 echoing both ids, or 400 unsupported_document_type for a summary-only type). A detail
+// without `documents` is recorded (ENC-DETAIL-DOCUMENTS-PRESENT is open), not judged.
+import { test } from '../harness/fixtures.ts';
+import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
+import { NotVerified } from '../harness/checks.ts';
+import { listTarget, sample, type EncounterSummary, type ListBody } from '../harness/list-walk.ts';
+import type { DocumentRole } from '../harness/profile.ts';
+import type { CheckApi } from '../harness/target.ts';
+
+const seg = encodeURIComponent;
+const encounterPath = (e: string) => `/external/v1/encounters/${seg(e)}`;
+/** How many listed encounters (besides the profile's) have their detail judged. */
+const LISTED = 8;
+
+/** Document roles of the profile, each with the encounter the profile places it under. */
+function profileDocuments(api: CheckApi): { role: string; encounter_id: string; document_id: string }[] {
+  const out: { role: string; encounter_id: string; document_id: string }[] = [];
+  for (const [role, r] of Object.entries(api.target.profile.resources ?? {})) {
+    if (r && typeof r === 'object' && 'document_id' in r) out.push({ role, ...api.target.document(role as DocumentRole)! });
+  }
+  return out;
+}
+
+/** The detail of an encounter, or undefined when the caller may not read it (another organization, demo data…). */
+async function detailOrNothing(api: CheckApi, encounterId: string): Promise<EncounterSummary | undefined> {
+  const ex = await api.get(encounterPath(encounterId));
+  const body = expectDocumented(ex, 'getPublicEncounter') as { encounter?: EncounterSummary };
+  return ex.response!.status === 200 ? body.encounter : undefined;
+}
+
+interface Scene {
+  /** Details the caller can read: the profile's encounters and some listed ones. */
+  details: EncounterSummary[];
+  /** Every document id whose encounter is known (profile roles, list items), with that encounter. */
+  owner: Map<string, string>;
+  profileDocs: { role: string; encounter_id: string; document_id: string }[];
+}
+
+async function scene(api: CheckApi): Promise<Scene> {
+  api.key('full');
+  const profileDocs = profileDocuments(api);
+  const owner = new Map(profileDocs.map((d) => [d.document_id, d.encounter_id]));
+  const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 })), 'listPublicEncounters');
+  for (const item of page.items) for (const d of item.documents ?? []) if (!owner.has(d.document_id)) owner.set(d.document_id, item.encounter_id);
+  const ids = [...new Set([...profileDocs.map((d) => d.encounter_id), ...(api.target.encounter('own_encounter') ? [api.target.encounter('own_encounter')!] : [])])];
+  const listed = page.items.filter((i) => !ids.includes(i.encounter_id) && (i.documents?.length ?? 1) > 0).slice(0, LISTED).map((i) => i.encounter_id);
+  const details: EncounterSummary[] = [];
+  for (const id of [...ids, ...listed]) {
+    const d = await detailOrNothing(api, id);
+    if (d) details.push(d);
+  }
+  if (details.length === 0) throw new NotVerified('no encounter detail the full key can read (profile encounters and the first list page)');
+  return { details, owner, profileDocs };
+}
+
+test('ownership-detail-lists-profile-documents', async ({ check }) => {
+  await check({ id: 'ownership-detail-lists-profile-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'the detail of an encounter lists every document the profile names under that encounter' }, async (api, scope) => {
+    const { details, profileDocs } = await scene(api);
+    const problems: string[] = [];
+    let judged = 0;
+    for (const detail of details) {
+      const mine = profileDocs.filter((d) => d.encounter_id === detail.encounter_id);
+      if (mine.length === 0) continue;
+      if (detail.documents === undefined) {
+        scope.observe(`the detail of ${detail.encounter_id} has no documents property (ENC-DETAIL-DOCUMENTS-PRESENT is open)`);
+        continue;
+      }
+      judged++;
+      const present = new Set(detail.documents.map((d) => d.document_id));
+      for (const d of mine) if (!present.has(d.document_id)) problems.push(`${d.role} ${d.document_id} is not in the detail of ${detail.encounter_id}`);
+    }
+    if (problems.length > 0) fail('an encounter detail leaves out a document of that encounter', problems.join('; '));
+    if (judged === 0 && profileDocs.length === 0) throw new NotVerified('the profile names no document roles');
+  });
+});
+
+test('ownership-detail-excludes-foreign-documents', async ({ check }) => {
+  await check({ id: 'ownership-detail-excludes-foreign-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'DOC-BELONGS-TO-ENCOUNTER', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'no encounter detail embeds a document that the profile or the list places under another encounter or organization' }, async (api) => {
+    const { details, owner } = await scene(api);
+    const problems: string[] = [];
+    for (const detail of details) {
+      for (const d of detail.documents ?? []) {
+        const home = owner.get(d.document_id);
+        if (home !== undefined && home !== detail.encounter_id) problems.push(`${d.document_id} (of ${home}) in the detail of ${detail.encounter_id}`);
+      }
+    }
+    if (problems.length > 0) fail('an encounter detail embeds a document of another encounter', sample(problems));
+  });
+});
+
+test('ownership-embedded-documents-resolve', async ({ check }) => {
+  await check({ id: 'ownership-embedded-documents-resolve', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'DOC-BELONGS-TO-ENCOUNTER', 'DOC-ERRORS'], title: 'every document embedded in an encounter detail resolves through the document route of that encounter (200 with both ids, or 400 unsupported_document_type)' }, async (api) => {
+    const { details } = await scene(api);
+    const problems: string[] = [];
+    let tried = 0;
+    for (const detail of details) {
+      for (const d of detail.documents ?? []) {
+        tried++;
+        const ex = await api.get(`${encounterPath(detail.encounter_id)}/documents/${seg(d.document_id)}`);
+        const body = expectDocumented(ex, 'getPublicEncounterDocument');
+        const status = ex.response!.status;
+        if (status === 200) {
+          const doc = (body as { document: { document_id?: unknown; encounter_id?: unknown } }).document;
+          if (doc.document_id !== d.document_id || doc.encounter_id !== detail.encounter_id) problems.push(`${d.document_id} under ${detail.encounter_id} answered ids ${JSON.stringify(doc.document_id)} / ${JSON.stringify(doc.encounter_id)}`);
+        } else if (!(status === 400 && (body as ErrorBody).reason_code === 'unsupported_document_type')) {
+          problems.push(`${d.document_id} (${d.schema_type}) under ${detail.encounter_id}: ${describe(ex)}`);
+        }
+      }
+    }
+    if (tried === 0) throw new NotVerified('no encounter detail the full key can read embeds a document');
+    if (problems.length > 0) fail('an embedded document does not resolve through the document route of its encounter', sample(problems, 4));
+  });
+});

@@ -1,0 +1,21 @@
+// Mutants of the semantic checks of issue 12: date windows (suites/date-windows.spec.ts), documents that
+// belong to their encounter (suites/ownership.spec.ts), finalized and ordered transcript turns
+// (suites/transcripts.spec.ts), audio links that work (suites/audio-links.spec.ts), where the key travels
+// (suites/credentials.spec.ts) and unknown query keys under fuzzing (properties/query-fuzz.spec.ts).
+import type { Matrix } from '../matrix.ts';
+
+const ELSEWHERE = ['credentials-api-key-query-not-accepted', 'credentials-access-token-query-not-accepted', 'credentials-cookie-not-accepted', 'credentials-x-api-key-header-not-accepted'];
+
+export const MATRIX: Matrix = {
+  'api-key-query-param-accepted': ['credentials-api-key-query-not-accepted'],
+  'api-key-anywhere-accepted': ELSEWHERE,
+  'bearer-scheme-case-sensitive': ['credentials-bearer-scheme-case-insensitive'],
+  'date-window-total-unfiltered': ['date-window-total-equals-items-walked', 'date-window-empty-total-zero'],
+  'date-offset-ignored': ['date-window-offset-forms-same-set'],
+  'date-window-desc-ignores-start': ['date-window-both-bounds-exact-desc'],
+  'date-window-empty-falls-back': ['date-window-empty-total-zero'],
+  'detail-documents-by-patient': ['ownership-detail-excludes-foreign-documents', 'ownership-embedded-documents-resolve'],
+  'detail-omits-summary-documents': ['ownership-detail-lists-profile-documents'],
+  'transcript-unfinalized-returned': ['transcript-unfinalized-turns-not-returned'],
+  'transcript-phone-call-unsorted': ['transcript-turns-chronological-everywhere'],
+};
