@@ -10,6 +10,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { loadProfile, credentialKey, signingSecret, type CredentialRole } from '../harness/profile.ts';
 import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type VariantInput, type Waiver } from './model.ts';
 import { SPEC_PATH } from '../fixtures/paths.ts';
+import { readNotTested } from './coverage.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '..');
 export const CONTRACT_PATH = path.join(ROOT, 'fixtures/contract/openapi.json');
@@ -114,17 +115,8 @@ export interface ContextOptions {
   strict?: boolean;
 }
 
-export const COVERAGE_PATH = path.join(ROOT, 'fixtures/requirements/coverage.json');
-
-/** The reviewed reasons why some must requirements have no check; empty when the file is absent. */
-function loadNotTested(): Record<string, string> {
-  try {
-    const data = JSON.parse(fs.readFileSync(COVERAGE_PATH, 'utf8')) as { notTested?: Record<string, string> };
-    return data.notTested ?? {};
-  } catch {
-    return {};
-  }
-}
+/** The reviewed reasons why some must requirements have no check (fixtures/requirements/not-tested.json). */
+const loadNotTested = (): Record<string, string> => readNotTested();
 
 export function loadRunContext(opts: ContextOptions): RunContext {
   const warnings: string[] = [];

@@ -1,8 +1,10 @@
-// Requirement coverage as recorded in fixtures/requirements/coverage.json: which checks verify each
-// requirement (written from a run's outcomes.json by `npm run coverage:update`), and the reviewed
-// reasons why some must requirements have no check (`notTested`, edited by hand). Pure functions; the
-// coverage gate test and the update script share them.
+// Requirement coverage: which checks verify each requirement (fixtures/requirements/coverage.json, generated
+// from a run's outcomes.json by `npm run coverage:update`) and the reviewed reasons why some must requirements
+// have no check (fixtures/requirements/not-tested.json, kept by hand). The two live apart so a regeneration
+// never touches a review. Pure functions, plus the two readers; the gate test and the update script share them.
+import fs from 'node:fs';
 import type { Catalog, OutcomesFile } from './model.ts';
+import { COVERAGE_PATH, NOT_TESTED_PATH } from '../fixtures/paths.ts';
 
 export interface CoverageFile {
   $comment?: string;
@@ -10,8 +12,26 @@ export interface CoverageFile {
   source?: { catalogSha256: string | null; checks: number; runStartedAt: string };
   /** Requirement id → ids of the checks that name it. */
   requirements: Record<string, string[]>;
-  /** Requirement id → why it has no check (reviewed). */
+  /** Requirement id → why it has no check (reviewed; read from not-tested.json). */
   notTested: Record<string, string>;
+}
+
+/** The generated map; empty when the file is absent or unreadable. */
+export function readCoverageMap(file: string = COVERAGE_PATH): Record<string, string[]> {
+  try {
+    return (JSON.parse(fs.readFileSync(file, 'utf8')) as { requirements?: Record<string, string[]> }).requirements ?? {};
+  } catch {
+    return {};
+  }
+}
+
+/** The reviewed reasons; empty when the file is absent or unreadable. */
+export function readNotTested(file: string = NOT_TESTED_PATH): Record<string, string> {
+  try {
+    return (JSON.parse(fs.readFileSync(file, 'utf8')) as { notTested?: Record<string, string> }).notTested ?? {};
+  } catch {
+    return {};
+  }
 }
 
 /** Projects whose checks count: the conformance suites and the properties. */

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { loadProfile, validateProfile, unresolvedVariables, ProfileError, type Profile } from '../profile.ts';
+import { COVERAGE_PATH } from '../../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../http.ts';
 import { webhookCommand } from './webhook.ts';
 import { startReference, type ReferenceHandle } from '../reference-process.ts';
@@ -22,7 +23,7 @@ import { makeDir, readOutcomes, writeOutcomes, writeReports, REPORT_FILES } from
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
-const COVERAGE_PATH = path.join(ROOT, 'fixtures/requirements/coverage.json');
+
 const DB_KINDS = ['embedded', 'container', 'url'] as const;
 type DbKind = (typeof DB_KINDS)[number];
 
@@ -177,14 +178,27 @@ function connectProbe(baseUrl: string): Promise<void> {
   });
 }
 
+/** Whether a body is a JSON object (what every answer of the API is, §4), whatever its label says. */
+function isJsonObject(body: Buffer): boolean {
+  try {
+    const v: unknown = JSON.parse(body.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Probes the target once before any check runs. Reachable means it accepts a TCP connection: a target
- * that then hangs, drips, resets or answers garbage IS reachable, and the checks judge it (exit 1, with
- * evidence in the report). "Not this API" means a complete answer to GET /external/v1/encounters
- * without a key that is not JSON at all (an HTML page, a login or http→https redirect, an empty text
- * answer): the API answers JSON on every route, so the base URL points at something else (exit 2). Any
- * JSON answer, however wrong (even a 200 to a call without a key), is left to the checks: a broken API
- * must get a report with evidence, not a setup error.
+ * Probes the target once before any check runs, with its own short deadline (PROBE_TIMEOUT_MS, however
+ * long the profile's requestMs): one GET /external/v1/encounters without a key.
+ * - No TCP connection, or no complete answer within the deadline (a target that accepts and never
+ *   answers, or drips bytes): a setup error, exit 2. Nothing could be judged in a useful time.
+ * - "Not this API": a complete answer that is not JSON at all, neither labelled JSON nor a body that
+ *   parses as a JSON object (an HTML page, a login or http→https redirect, a plain-text 404, an empty
+ *   answer): the base URL points at something else, exit 2.
+ * - Anything else is the API, however broken, and the checks judge it (exit 1 with evidence): a JSON
+ *   body labelled text/plain (the content-type checks fail), a body labelled JSON that does not parse,
+ *   a reset or an oversized answer after the connection was accepted.
  */
 async function probe(baseUrl: string, headers: Record<string, string> | undefined): Promise<void> {
   await connectProbe(baseUrl);
@@ -193,12 +207,17 @@ async function probe(baseUrl: string, headers: Record<string, string> | undefine
   try {
     res = await sendRaw({ baseUrl, timeoutMs: PROBE_TIMEOUT_MS, maxBodyBytes: 64 * 1024 }, { target: PROBE_TARGET, headers: sent });
   } catch (e) {
-    if (e instanceof TransportError && e.kind !== 'connection_refused' && e.kind !== 'dns' && e.kind !== 'other') return; // connected, then misbehaved: the checks judge it
+    if (e instanceof TransportError && e.kind === 'timeout') {
+      const how = e.partial && e.partial.length > 0 ? `completely (${e.partial.length} bytes arrived)` : 'at all';
+      throw new SetupError(`target ${baseUrl} did not answer GET ${PROBE_TARGET} ${how} within ${PROBE_TIMEOUT_MS} ms`);
+    }
+    if (e instanceof TransportError && e.kind !== 'connection_refused' && e.kind !== 'dns' && e.kind !== 'other') return; // answered badly: the checks judge it
     const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
     throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
   }
   const type = res.headers['content-type'];
   if (type !== undefined && /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) return;
+  if (isJsonObject(res.body)) return;
   const said = type ? type.split(';')[0].trim() : res.body.length > 0 ? 'without a content type' : 'with an empty body and no content type';
   const where = res.status >= 300 && res.status < 400 && res.headers.location ? `, redirecting to ${res.headers.location}` : '';
   throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API (GET ${PROBE_TARGET} without a key answered ${res.status} ${said}${where})`);
