@@ -388,6 +388,20 @@ function checkEntry(c: LCheck, anchor: string, baseUrl: string | null): string {
     + `<details${c.outcome === 'fail' ? ' open' : ''}><summary>Evidence: ${n} exchange${n === 1 ? '' : 's'}${failing ? ' and replay' : ''}</summary>${evidence}</details></section>`;
 }
 
+/**
+ * The anchor of each check record, in report order: `check-<id>`; a second record of the same id (two
+ * projects, two shards) gets `check-<id>-2`. JUnit and the terminal link to these.
+ */
+export function checkAnchors(checks: readonly { id: string }[]): string[] {
+  const used = new Set<string>();
+  return checks.map((c) => {
+    let a = `check-${c.id}`;
+    for (let k = 2; used.has(a); k++) a = `check-${c.id}-${k}`;
+    used.add(a);
+    return a;
+  });
+}
+
 function pct(n: number, d: number): string {
   return d > 0 ? `${Math.round((n / d) * 1000) / 10}%` : '–';
 }
@@ -400,16 +414,10 @@ export function toHtml(input: ConformanceReport): string {
   const verdict = (VERDICT_LABEL as Record<string, string>)[report.verdict] ? (report.verdict as Verdict) : null;
   const verdictLabel = verdict ? VERDICT_LABEL[verdict] : String(report.verdict).toUpperCase();
 
-  // One anchor per check id; a second record of the same id (two projects, a retry of a shard) gets a suffix.
+  const checkAnchor = checkAnchors(report.checks);
   const anchors = new Map<string, string>();
-  const checkAnchor: string[] = [];
-  const used = new Set<string>();
   report.checks.forEach((c, i) => {
-    let a = `check-${c.id}`;
-    for (let k = 2; used.has(a); k++) a = `check-${c.id}-${k}`;
-    used.add(a);
-    checkAnchor[i] = a;
-    if (!anchors.has(c.id)) anchors.set(c.id, a);
+    if (!anchors.has(c.id)) anchors.set(c.id, checkAnchor[i]);
   });
   const byReq = new Map<string, LCheck[]>();
   for (const c of report.checks) for (const r of c.requirements) byReq.set(r, [...(byReq.get(r) ?? []), c]);
