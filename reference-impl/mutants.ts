@@ -139,6 +139,8 @@ export const MUTANTS = {
   'detail-omits-summary-documents': { area: 'response-shape', description: 'the encounter detail leaves out its billing and checklist summaries' },
   'transcript-unfinalized-returned': { area: 'transcript', description: 'a transcript that is not finalized is returned (200) with its draft turns' },
   'transcript-phone-call-unsorted': { area: 'transcript', description: 'turns of phone_call transcripts are returned in storage order, not chronological order' },
+  'audio-url-expiry-mismatch': { area: 'audio', description: 'the audio URL carries an expiry one minute later than the one it was signed for, so storage refuses it' },
+  'audio-url-lifetime-year': { area: 'audio', description: 'audio URLs are handed out valid for a year' },
   'api-key-query-param-accepted': { area: 'auth-reason', description: 'a key in the api_key query parameter authenticates a request that has no Authorization header' },
   'api-key-anywhere-accepted': { area: 'auth-reason', description: 'a key in the api_key or access_token query parameter, an api_key/access_token cookie or an X-API-Key header authenticates a request that has no Authorization header' },
   'bearer-scheme-case-sensitive': { area: 'auth-reason', description: 'the Authorization scheme must be spelled "Bearer": bearer and BEARER count as no bearer key' },

@@ -346,7 +346,9 @@ async function respondAudio(ctx: Ctx, app: App) {
   if (!rec || !rec.has_audio || rec.storage_key === null) throw new ApiError(ctx.mutant === 'audio-not-available-as-not-found' ? 'audio_not_found' : 'audio_not_available_for_document');
   if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError(ctx.mutant === 'audio-storage-unavailable-as-404' ? 'audio_not_found' : 'audio_storage_unavailable');
   if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError(ctx.mutant === 'audio-not-found-as-audio-not-available' ? 'audio_not_available_for_document' : 'audio_not_found');
-  const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-expires-in-past' ? -3600 : 0);
+  const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-expires-in-past' ? -3600 : ctx.mutant === 'audio-url-lifetime-year' ? 365 * 86_400 : 0);
+  // Mutant audio-url-expiry-mismatch: the URL carries another expiry than the one signed, so storage refuses it.
+  if (ctx.mutant === 'audio-url-expiry-mismatch') signed.url = signed.url.replace(/expires=([0-9]+)/, (_, x: string) => `expires=${Number(x) + 60}`);
   return { body: { audio_url: ctx.mutant === 'audio-url-empty' ? '' : signed.url, expires_at: signed.expiresAt }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
 }
 

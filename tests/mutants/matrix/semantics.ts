@@ -18,4 +18,6 @@ export const MATRIX: Matrix = {
   'detail-omits-summary-documents': ['ownership-detail-lists-profile-documents'],
   'transcript-unfinalized-returned': ['transcript-unfinalized-turns-not-returned'],
   'transcript-phone-call-unsorted': ['transcript-turns-chronological-everywhere'],
+  'audio-url-expiry-mismatch': ['audio-url-gives-audio-before-expiry'],
+  'audio-url-lifetime-year': ['audio-url-short-lived'],
 };

@@ -1,0 +1,82 @@
+// §2.6/§4.5/§8 audio links that work: the signed URL is short-lived (expires_at ahead of now and not absurdly
+// far: the lifetime is noted, more than 7 days fails) and, when the profile says the URL is reachable from
+// where the harness runs (resources.audio_url_reachable), fetching it once before expires_at gives the audio
+// bytes. The URL is a secret: registered with the redaction layer the moment it is read, never printed, and
+// the storage request is recorded as evidence without its target or body.
+import { test } from '../harness/fixtures.ts';
+import { expectSuccess, fail } from '../harness/assertions.ts';
+import { NotVerified, type Exchange } from '../harness/checks.ts';
+import { sendRaw, TransportError } from '../harness/http.ts';
+import { instantNs } from '../harness/list-walk.ts';
+import { registerSecret } from '../harness/redact.ts';
+import type { CheckApi } from '../harness/target.ts';
+
+const seg = encodeURIComponent;
+/** The longest lifetime the major object stores allow a presigned URL (AWS SigV4: 7 days). */
+const MAX_LIFETIME_S = 7 * 86_400;
+const CLOCK_SKEW_MS = 5_000;
+
+/** Reads an audio URL response; the URL and its parts are registered as secrets before anything can print them. */
+async function audioUrl(api: CheckApi): Promise<{ url: string; expiresMs: number; expiresAt: string }> {
+  const d = api.document('ambient_transcript_with_audio');
+  const ex = await api.get(`/external/v1/encounters/${seg(d.encounter_id)}/documents/${seg(d.document_id)}/audio`);
+  let url: unknown;
+  try {
+    url = (JSON.parse(ex.response?.body ?? 'null') as { audio_url?: unknown } | null)?.audio_url;
+  } catch {
+    /* not JSON: expectSuccess reports it */
+  }
+  if (typeof url === 'string') {
+    registerSecret(url);
+    if (URL.canParse(url)) {
+      const u = new URL(url);
+      registerSecret(`${u.pathname}${u.search}`);
+      registerSecret(u.search.slice(1));
+      for (const v of u.searchParams.values()) if (v.length >= 16) registerSecret(v);
+    }
+  }
+  const body = expectSuccess<{ audio_url: string; expires_at: string }>(ex, 'getPublicEncounterDocumentAudio');
+  const expires = instantNs(body.expires_at);
+  if (expires === undefined) fail('expires_at is not an RFC 3339 date-time', JSON.stringify(body.expires_at));
+  return { url: body.audio_url, expiresMs: Number(expires / 1_000_000n), expiresAt: body.expires_at };
+}
+
+test('audio-url-short-lived', async ({ check }) => {
+  await check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AUDIO-URL-LIFETIME', 'LIMIT-AUDIO-LIFETIME', 'AUDIO-EXPIRES-AT'], title: `the audio URL is short-lived: expires_at lies ahead, at most ${MAX_LIFETIME_S / 86_400} days (the lifetime is noted)` }, async (api, scope) => {
+    const before = Date.now();
+    const { expiresMs, expiresAt } = await audioUrl(api);
+    const lifetimeS = Math.round((expiresMs - before) / 1000);
+    if (expiresMs <= before - CLOCK_SKEW_MS) fail('the audio URL has already expired when it is handed out', `expires_at ${expiresAt}, local clock ${new Date(before).toISOString()}`);
+    if (lifetimeS > MAX_LIFETIME_S) fail('the audio URL is not short-lived', `expires_at ${expiresAt} lies ${lifetimeS} s (${(lifetimeS / 86_400).toFixed(1)} days) ahead; more than ${MAX_LIFETIME_S / 86_400} days is not short-lived by any reading`);
+    scope.note(`audio URL lifetime about ${lifetimeS} s (local clock)`);
+  });
+});
+
+test('audio-url-gives-audio-before-expiry', async ({ check }) => {
+  await check({ id: 'audio-url-gives-audio-before-expiry', requirements: ['AUDIO-URL-GIVES-AUDIO', 'AUDIO-RESPONSE', 'FIELD-AUDIO-AUDIO-URL', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-URL-NOT-AFTER-EXPIRY'], title: 'fetched once before expires_at, the audio URL answers 2xx with the audio bytes (only when the profile declares it reachable)' }, async (api, scope) => {
+    scope.need(api.target.profile.resources?.audio_url_reachable || undefined, "resources.audio_url_reachable (the audio URL is reachable from where the harness runs)");
+    const { url, expiresMs } = await audioUrl(api);
+    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) fail('the audio URL is not an absolute http(s) URL', `length ${url.length}`);
+    // Never used after expires_at (§2.6): too late to fetch means not verified, not failed.
+    if (Date.now() >= expiresMs - 1_000) throw new NotVerified('the audio URL expired before it could be fetched');
+    const u = new URL(url);
+    const origin = `${u.protocol}//${u.host}`;
+    // Profile request headers go only to the target's own origin, never to another host.
+    const sameOrigin = new URL(api.target.profile.baseUrl).origin === u.origin;
+    const headers = { accept: '*/*', ...(sameOrigin ? api.target.profile.requestHeaders : {}) };
+    const ex: Exchange = { request: { method: 'GET', target: '[audio URL, redacted]', headers } };
+    try {
+      const res = await sendRaw({ baseUrl: origin, timeoutMs: api.target.profile.timeouts?.requestMs ?? 10_000, maxBodyBytes: 64 * 1024 * 1024 }, { target: `${u.pathname}${u.search}`, headers });
+      ex.response = { status: res.status, headers: res.headers, body: `[${res.body.length} bytes, not shown]`, bodyBytes: res.body.length, durationMs: Math.round(res.durationMs) };
+    } catch (e) {
+      ex.error = e instanceof TransportError ? { kind: e.kind, message: e.message } : { kind: 'other', message: (e as Error).message };
+    }
+    scope.record(ex);
+    if (ex.error) fail('the audio URL could not be fetched', `${ex.error.kind}`);
+    const r = ex.response!;
+    if (r.status < 200 || r.status > 299) fail('the audio URL does not give the audio before expires_at', `storage answered ${r.status}`);
+    if (r.bodyBytes === 0) fail('the audio URL gives an empty body', `status ${r.status}`);
+    const type = r.headers['content-type'] ?? '';
+    if (!/^(audio\/|application\/octet-stream)/i.test(type)) scope.observe(`the audio is served as ${JSON.stringify(type)} (the media type is not specified)`);
+  });
+});
