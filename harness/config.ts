@@ -1,0 +1,38 @@
+// The one list of the environment variables that carry a run's settings between processes (the CLI, the
+// Playwright runner, its workers and reporters, the meta-suites). Every reader goes through `setting()`;
+// nothing else spells a CONFORMANCE_* name. Each entry says what it holds and who sets it.
+
+export const SETTINGS = {
+  profile: { name: 'CONFORMANCE_PROFILE', about: 'path of the target profile the run uses (set by the CLI or global setup)' },
+  out: { name: 'CONFORMANCE_OUT', about: 'report folder (default reports/out)' },
+  seed: { name: 'CONFORMANCE_SEED', about: 'seed of the property-based runs (--seed)' },
+  runsScale: { name: 'CONFORMANCE_RUNS_SCALE', about: 'multiplies the number of property cases (benchmarks)' },
+  waivers: { name: 'CONFORMANCE_WAIVERS', about: 'path of the reviewed waiver file (--waivers)' },
+  filter: { name: 'CONFORMANCE_FILTER', about: 'JSON of the --grep/--requirement filter, recorded in the report (PARTIAL)' },
+  strict: { name: 'CONFORMANCE_STRICT', about: '1: warnings fail the run (--strict)' },
+  verbose: { name: 'CONFORMANCE_VERBOSE', about: '1: print every property seed (--verbose)' },
+  progress: { name: 'CONFORMANCE_PROGRESS', about: 'terse: the CLI\'s one-line-per-failure progress instead of the runner\'s' },
+  workers: { name: 'CONFORMANCE_WORKERS', about: 'Playwright workers of `npm test`' },
+  db: { name: 'CONFORMANCE_DB', about: 'database of the reference: embedded, container or url' },
+  sandbox: { name: 'CONFORMANCE_SANDBOX', about: '1 only when the harness started the reference itself (its example receiver may stand in)' },
+  switchboardToken: { name: 'CONFORMANCE_SWITCHBOARD_TOKEN', about: 'token of the reference\'s switchboard (sandbox and meta-suites only; a secret)' },
+  referencePid: { name: 'CONFORMANCE_REFERENCE_PID', about: 'pid of the reference global setup started' },
+  waitReady: { name: 'CONFORMANCE_WAIT_READY', about: 'file the CLI writes when the reference it started is ready' },
+  setupError: { name: 'CONFORMANCE_SETUP_ERROR', about: 'why global setup could not provide a target' },
+  breakerFile: { name: 'CONFORMANCE_BREAKER_FILE', about: 'file shared by the workers: consecutive transport failures of the target' },
+  mutantsMatrix: { name: 'CONFORMANCE_MUTANTS_MATRIX', about: 'mutant meta-suite: JSON file of mutant → check ids' },
+  variantsSet: { name: 'CONFORMANCE_VARIANTS_SET', about: 'variant meta-suite: JSON file of the variant bundles' },
+} as const satisfies Record<string, { name: `CONFORMANCE_${string}`; about: string }>;
+
+export type Setting = keyof typeof SETTINGS;
+
+/** The value of a setting, or undefined when unset or empty. */
+export function setting(key: Setting, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env[SETTINGS[key].name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+/** The variable name of a setting, for the processes that set it. */
+export function settingName(key: Setting): string {
+  return SETTINGS[key].name;
+}
