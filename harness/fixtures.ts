@@ -5,6 +5,10 @@
 // CONFORMANCE_MUTANTS_MATRIX names a matrix file, `check` runs the check once per mutant whose
 // patterns name it, each time with the switchboard headers that switch that mutant on, and records
 // every outcome tagged with the mutant. One test, one worker, many mutants.
+//
+// Variant mode (the dual, used only by tests/variants.spec.ts): when CONFORMANCE_VARIANTS_SET names a JSON file
+// of variant bundles ({ "<bundle>": ["variant", ...] }), `check` runs every check once per bundle with the
+// switchboard headers that switch the bundle's variants on, and records each outcome tagged with the bundle.
 import fs from 'node:fs';
 import { test as base } from '@playwright/test';
 import { loadProfile } from './profile.ts';
@@ -27,6 +31,8 @@ export const SENDER_TIMEOUT_MS = 500;
 interface WorkerFixtures {
   target: Target;
   mutantMatrix: Record<string, string[]> | undefined;
+  /** Variant bundles (variant mode), or undefined. */
+  variantBundles: Record<string, string[]> | undefined;
   /** The webhook listener of the sender suite (suites/webhook-sender.spec.ts). */
   capture: Capture;
   /** The webhook receiver under test of the receiver suite (suites/webhook-receiver.spec.ts). */
@@ -61,6 +67,13 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
     },
     { scope: 'worker' },
   ],
+  variantBundles: [
+    async ({}, use) => {
+      const file = process.env.CONFORMANCE_VARIANTS_SET;
+      await use(file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string[]>) : undefined);
+    },
+    { scope: 'worker' },
+  ],
   target: [
     async ({}, use) => {
       const file = process.env.CONFORMANCE_PROFILE;
@@ -71,7 +84,22 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
     },
     { scope: 'worker' },
   ],
-  check: async ({ target, mutantMatrix }, use, testInfo) => {
+  check: async ({ target, mutantMatrix, variantBundles }, use, testInfo) => {
+    if (variantBundles) {
+      const token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
+      if (!token) throw new Error('variant mode needs CONFORMANCE_SWITCHBOARD_TOKEN');
+      registerSecret(token);
+      await use(async (def, body) => {
+        let last: CheckRecord | undefined;
+        for (const [variant, names] of Object.entries(variantBundles)) {
+          const headers = { ...target.profile.requestHeaders, 'x-switchboard-token': token, 'x-switchboard-variant': names.join(',') };
+          const varied = new Target({ ...target.profile, requestHeaders: headers });
+          last = await runCheck(testInfo, def, (scope) => body(new CheckApi(varied, scope), scope), { variant });
+        }
+        return last ?? { ...def, outcome: 'not_verified', detail: 'no variant bundle given' };
+      });
+      return;
+    }
     if (!mutantMatrix) {
       await use((def, body) => runCheck(testInfo, def, (scope) => body(new CheckApi(target, scope), scope)));
       return;

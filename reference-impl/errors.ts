@@ -62,9 +62,12 @@ export class ApiError extends Error {
 
 export interface ErrorBody { error: string; reason_code: ReasonCode; message: string; field: string | null }
 
-export function toErrorBody(e: ApiError): { status: number; body: ErrorBody } {
+/** Variant error-messages-other-text: the free message text in another language (non-ASCII on purpose). */
+const OTHER_MESSAGE = (reason: ReasonCode): string => `Anfrage abgelehnt – Grund „${reason}“ (Größe, Ümläute, 日本語)`;
+
+export function toErrorBody(e: ApiError, variants: ReadonlySet<string> = new Set()): { status: number; body: ErrorBody } {
   const row = ERRORS[e.reason];
-  const message = e.detail ? `${row.message}: ${e.detail}` : row.message;
+  const message = variants.has('error-messages-other-text') ? OTHER_MESSAGE(e.reason) : e.detail ? `${row.message}: ${e.detail}` : row.message;
   return {
     status: e.statusOverride ?? row.status,
     body: { error: e.categoryOverride ?? CATEGORY[row.status], reason_code: e.reason, message, field: e.field },
@@ -72,7 +75,9 @@ export function toErrorBody(e: ApiError): { status: number; body: ErrorBody } {
 }
 
 /** Keeps a client-supplied key printable and short before it is echoed back in `field` or a message. */
-export function sanitizeField(raw: string): string {
+export function sanitizeField(raw: string, variants: ReadonlySet<string> = new Set()): string {
+  // Variant field-sanitize-replace: another sanitization (ERR-FIELD-SANITIZATION is open); plain keys stay verbatim.
+  if (variants.has('field-sanitize-replace')) return raw.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
   const cleaned = raw.replace(/[^\x20-\x7e]/g, '?');
   return cleaned.length > 64 ? `${cleaned.slice(0, 64)}…` : cleaned;
 }

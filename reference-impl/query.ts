@@ -34,16 +34,18 @@ export function parseRawQuery(raw: string, mutant: MutantName | null = null): Qu
 export const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at'] as const;
 
 /** Step 4: the first key (in query order) the route does not support → 400 unsupported_filter, field = that key. */
-export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly string[], mutant: MutantName | null): void {
+export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly string[], mutant: MutantName | null, variants: ReadonlySet<string> = new Set()): void {
   if (mutant === 'query-keys-case-insensitive') for (const p of pairs) p.key = p.key.toLowerCase();
-  const offending = pairs.find((p) => !p.keyOk || !allowed.includes(p.key));
+  // Mutant unsupported-keys-denylist: only the example keys of §4.1 are refused, other unknown keys are ignored.
+  const refused = (key: string) => !allowed.includes(key) && (mutant !== 'unsupported-keys-denylist' || ['owners', 'record_kind', 'date_of_service', 'patient_id'].includes(key));
+  const offending = pairs.find((p) => !p.keyOk || refused(p.key));
   if (!offending) return;
   if (mutant === 'multiple-query-errors-combined' && pairs.filter((p) => !p.keyOk || !allowed.includes(p.key)).length > 1) {
     throw new ApiError('invalid_query', null, 'several query keys are not supported');
   }
   let field = offending.key;
   if (mutant === 'field-unsupported-filter-wrong') field = pairs[pairs.length - 1] !== offending ? pairs[pairs.length - 1].key : 'query';
-  throw new ApiError('unsupported_filter', sanitizeField(field));
+  throw new ApiError('unsupported_filter', sanitizeField(field, variants));
 }
 
 export interface ListQuery { limit: number; offset: number; sortOrder: 'asc' | 'desc'; startAt: string | null; endAt: string | null }
@@ -115,7 +117,7 @@ export function parseDateTime(text: string, mutant: MutantName | null = null): b
  * Step 5 (list route only). Parameters are validated in a fixed order — limit, offset, sort_order, start_at,
  * end_at, then the start/end relation — so one request with several bad values always gives the same answer.
  */
-export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null): ListQuery {
+export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null, variants: ReadonlySet<string> = new Set()): ListQuery {
   if (mutant === 'multiple-query-errors-combined') {
     const failing = LIST_KEYS.filter((k) => {
       try {
@@ -133,53 +135,70 @@ export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null)
     const all = seen.get(key);
     if (!all) return undefined;
     if (all.length > 1 && mutant === 'duplicate-keys-crash') throw new TypeError(`${key}.match is not a function`);
+    // Variant duplicate-keys-last-wins: a repeated key is read from its last occurrence (LIST-DUPLICATE-KEYS is open).
+    if (all.length > 1 && variants.has('duplicate-keys-last-wins')) return all[all.length - 1];
     if (all.length > 1) throw new ApiError(reasonFor(key), key, 'the parameter appears more than once');
     return all[0];
   };
   const out: ListQuery = { limit: mutant === 'default-limit-20' ? 20 : 50, offset: mutant === 'default-offset-1' ? 1 : 0, sortOrder: 'desc', startAt: null, endAt: null };
 
-  const limit = one('limit');
-  if (limit) {
-    const max = mutant === 'limit-max-101' ? 101 : 100;
-    const n = limit.valueOk ? canonicalInt(limit.value, max, mutant, 'limit') : null;
-    const atBound = mutant === 'range-bounds-exclusive' && (n === 1 || n === max);
-    if (n === null || n < 1 || atBound) throw new ApiError('invalid_limit', mutant === 'field-limit-null' ? null : 'limit');
-    out.limit = n;
-  }
-  const offset = one('offset');
-  if (offset) {
-    const max = mutant === 'offset-max-10001' ? 10001 : 10000;
-    const n = offset.valueOk ? canonicalInt(offset.value, max, mutant, 'offset') : null;
-    const atBound = mutant === 'range-bounds-exclusive' && (n === 0 || n === max);
-    if (n === null || atBound) throw new ApiError('invalid_offset', mutant === 'field-offset-wrong' ? 'limit' : 'offset');
-    out.offset = n;
-  }
-  const sort = one('sort_order');
-  if (sort) {
-    if (!sort.valueOk || (sort.value !== 'asc' && sort.value !== 'desc')) {
-      throw new ApiError(mutant === 'reason-invalid-sort-as-invalid-query' ? 'invalid_query' : 'invalid_sort', mutant === 'field-sort-null' ? null : 'sort_order');
-    }
-    out.sortOrder = sort.value;
-  }
   let startMicros: bigint | null = null;
   let endMicros: bigint | null = null;
-  const start = one('start_at');
-  if (start) {
-    startMicros = start.valueOk ? parseDateTime(start.value, mutant) : null;
-    if (startMicros === null && mutant !== 'date-invalid-ignored') throw new ApiError('invalid_query', 'start_at', 'start_at must be a timezone-aware ISO 8601 date-time');
-    if (startMicros !== null) out.startAt = toPgTimestamp(startMicros);
-  }
-  const end = one('end_at');
-  if (end) {
-    endMicros = end.valueOk ? parseDateTime(end.value, mutant) : null;
-    if (endMicros === null && mutant !== 'date-invalid-ignored') {
-      throw new ApiError('invalid_query', mutant === 'date-error-field-wrong' ? 'start_at' : 'end_at', 'end_at must be a timezone-aware ISO 8601 date-time');
+  const checkLimit = (): void => {
+    const limit = one('limit');
+    if (limit) {
+      const max = mutant === 'limit-max-101' ? 101 : 100;
+      const n = limit.valueOk ? canonicalInt(limit.value, max, mutant, 'limit') : null;
+      const atBound = mutant === 'range-bounds-exclusive' && (n === 1 || n === max);
+      if (n === null || n < 1 || atBound) throw new ApiError('invalid_limit', mutant === 'field-limit-null' ? null : 'limit');
+      out.limit = n;
     }
-    if (endMicros !== null) out.endAt = toPgTimestamp(endMicros);
-  }
+  };
+  const checkOffset = (): void => {
+    const offset = one('offset');
+    if (offset) {
+      const max = mutant === 'offset-max-10001' ? 10001 : 10000;
+      const n = offset.valueOk ? canonicalInt(offset.value, max, mutant, 'offset') : null;
+      const atBound = mutant === 'range-bounds-exclusive' && (n === 0 || n === max);
+      if (n === null || atBound) throw new ApiError('invalid_offset', mutant === 'field-offset-wrong' ? 'limit' : 'offset');
+      out.offset = n;
+    }
+  };
+  const checkSort = (): void => {
+    const sort = one('sort_order');
+    if (sort) {
+      if (!sort.valueOk || (sort.value !== 'asc' && sort.value !== 'desc')) {
+        throw new ApiError(mutant === 'reason-invalid-sort-as-invalid-query' ? 'invalid_query' : 'invalid_sort', mutant === 'field-sort-null' ? null : 'sort_order');
+      }
+      out.sortOrder = sort.value;
+    }
+  };
+  const checkStart = (): void => {
+    const start = one('start_at');
+    if (start) {
+      startMicros = start.valueOk ? parseDateTime(start.value, mutant) : null;
+      if (startMicros === null && mutant !== 'date-invalid-ignored') throw new ApiError('invalid_query', 'start_at', 'start_at must be a timezone-aware ISO 8601 date-time');
+      if (startMicros !== null) out.startAt = toPgTimestamp(startMicros);
+    }
+  };
+  const checkEnd = (): void => {
+    const end = one('end_at');
+    if (end) {
+      endMicros = end.valueOk ? parseDateTime(end.value, mutant) : null;
+      if (endMicros === null && mutant !== 'date-invalid-ignored') {
+        throw new ApiError('invalid_query', mutant === 'date-error-field-wrong' ? 'start_at' : 'end_at', 'end_at must be a timezone-aware ISO 8601 date-time');
+      }
+      if (endMicros !== null) out.endAt = toPgTimestamp(endMicros);
+    }
+  };
+  const steps = [checkLimit, checkOffset, checkSort, checkStart, checkEnd];
+  // Variant query-errors-reverse-order: with several invalid parameters another one is reported first (ORDER-MULTIPLE-QUERY-ERRORS).
+  if (variants.has('query-errors-reverse-order')) steps.reverse();
+  for (const step of steps) step();
   // §4.1 leaves the reason open. Our choice: 422 invalid_query with field "start_at".
   if (startMicros !== null && endMicros !== null && startMicros >= endMicros && mutant !== 'start-not-before-end-accepted') {
-    throw new ApiError('invalid_query', 'start_at', 'start_at must be earlier than end_at');
+    // Variant start-not-before-end-field-end-at: the same refusal naming the other parameter of the pair.
+    throw new ApiError('invalid_query', variants.has('start-not-before-end-field-end-at') ? 'end_at' : 'start_at', 'start_at must be earlier than end_at');
   }
   return out;
 }

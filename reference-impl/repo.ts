@@ -70,10 +70,11 @@ export class Repo {
   }
 
   /** One page, its total and the documents of its encounters, in ONE statement. An empty page (offset past the end) still has the total. */
-  async listEncounters(organizationId: string, q: ListQuery, mutant: MutantName | null): Promise<{ total: number; rows: (EncounterRow & { documents: DocumentSummaryRow[] })[] }> {
+  async listEncounters(organizationId: string, q: ListQuery, mutant: MutantName | null, variants: ReadonlySet<string> = new Set()): Promise<{ total: number; rows: (EncounterRow & { documents: DocumentSummaryRow[] })[] }> {
     let dir = q.sortOrder === 'asc' ? 'ASC' : 'DESC';
     if (mutant === 'sort-order-inverted') dir = dir === 'ASC' ? 'DESC' : 'ASC';
-    const tieDir = mutant === 'sort-ignores-tiebreaker' ? (dir === 'ASC' ? 'DESC' : 'ASC') : dir;
+    // Variants tie-breaker-always-ascending and tie-breaker-against-sort-order: the tie-breaker's direction is open (LIST-TIE-BREAKER-DIRECTION).
+    const tieDir = variants.has('tie-breaker-always-ascending') ? 'ASC' : variants.has('tie-breaker-against-sort-order') ? (dir === 'ASC' ? 'DESC' : 'ASC') : dir;
     // random() gives no deterministic order among ties (and is re-drawn by the outer query).
     // md5(encounter_id) is deterministic but is not the encounter_id order.
     const tieOn = (t: string) => (mutant === 'tiebreak-nondeterministic' ? 'random()' : mutant === 'tiebreak-not-encounter-id' ? `md5(${t}encounter_id) ${tieDir}` : `${t}encounter_id ${tieDir}`);
@@ -83,7 +84,8 @@ export class Repo {
     const offset = mutant === 'page-duplicates' && q.offset > 0 ? q.offset - 1 : q.offset;
     const where = [
       mutant === 'cross-org-listed' ? '$1::text IS NOT NULL' : 'organization_id = $1',
-      'NOT is_demo',
+      // Variant demo-encounters-listed: the list includes the caller's demo/training encounters (LIST-DEMO-TRAINING is open).
+      variants.has('demo-encounters-listed') ? 'TRUE' : 'NOT is_demo',
       // Mutant date-window-desc-ignores-start: with both bounds in descending order the lower bound is dropped.
       mutant === 'date-window-desc-ignores-start' && dir === 'DESC' && q.endAt !== null ? '($2::timestamptz IS NULL OR TRUE)'
         : `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,

@@ -9,10 +9,11 @@ import http from 'node:http';
 import type stream from 'node:stream';
 import type pg from 'pg';
 import { bearerToken, digestToken, digestsEqual, parseToken } from './auth.ts';
-import { AudioSigner, STORAGE_PREFIX } from './audio.ts';
+import { AUDIO_URL_TTL_SECONDS, AudioSigner, STORAGE_PREFIX } from './audio.ts';
 import { ApiError, toErrorBody } from './errors.ts';
 import { isFaultName, isMutantName } from './mutants.ts';
 import { isVariantName, type VariantName } from './variants.ts';
+import { applyOpenapiVariants, openapiContentType, OPENAPI_VARIANTS } from './served-contract.ts';
 import type { FaultName, MutantName } from './mutants.ts';
 import { LIST_KEYS, parseRawQuery, rejectUnsupportedKeys, validateListQuery } from './query.ts';
 import type { ListQuery, QueryPair } from './query.ts';
@@ -127,7 +128,9 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
       token = pair?.value ?? (anywhere ? (cookie ?? (typeof header === 'string' ? header : undefined)) : undefined) ?? null;
       ctx.pairs = ctx.pairs.filter((p) => p !== pair);
     }
-    if (token === null) throw new ApiError(ctx.mutant === 'reason-missing-bearer-as-malformed' ? 'malformed_token' : 'missing_bearer');
+    // Variant non-bearer-scheme-as-malformed: a header with another scheme (Basic) counts as a malformed token.
+    const otherScheme = token === null && ctx.variants.has('non-bearer-scheme-as-malformed') && (ctx.req.headers.authorization ?? '').trim() !== '';
+    if (token === null) throw new ApiError(ctx.mutant === 'reason-missing-bearer-as-malformed' || otherScheme ? 'malformed_token' : 'missing_bearer');
     const parsed = parseToken(token);
     if (!parsed) throw new ApiError('malformed_token');
     if (parsed.isTest && ctx.faults.has('test_prefix_not_allowed') && ctx.mutant !== 'test-key-always-allowed') throw new ApiError('test_prefix_not_allowed');
@@ -156,7 +159,9 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
   // (2) Route availability and organization approval. Unknown paths and other methods end here (documented choice).
   authorize_route(ctx) {
     if (!ctx.op) throw new ApiError('route_not_allowed', null, 'no such route under /external/v1');
-    if (ctx.method !== 'GET' && !(ctx.mutant === 'non-get-answers-204' && ctx.method === 'DELETE')) {
+    // Variant http-head-like-get: HEAD is answered as GET (node:http sends no body for HEAD).
+    const headAsGet = ctx.method === 'HEAD' && ctx.variants.has('http-head-like-get');
+    if (ctx.method !== 'GET' && !headAsGet && !(ctx.mutant === 'non-get-answers-204' && ctx.method === 'DELETE')) {
       const e = new ApiError('route_not_allowed', null, `method ${ctx.method} is not allowed; every route is GET only`);
       e.statusOverride = 405;
       e.categoryOverride = 'public_api_method_not_allowed';
@@ -189,12 +194,12 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
 
   // (4) Unsupported query keys: any key on item routes, anything but the five list keys on the list route.
   reject_unsupported_keys(ctx) {
-    rejectUnsupportedKeys(ctx.pairs, ctx.op?.queryKeys ?? [], ctx.mutant);
+    rejectUnsupportedKeys(ctx.pairs, ctx.op?.queryKeys ?? [], ctx.mutant, ctx.variants);
   },
 
   // (5) Query validation (list route only).
   validate_query(ctx) {
-    if (ctx.op?.id === 'listPublicEncounters') ctx.list = validateListQuery(ctx.pairs, ctx.mutant);
+    if (ctx.op?.id === 'listPublicEncounters') ctx.list = validateListQuery(ctx.pairs, ctx.mutant, ctx.variants);
   },
 
   // (6) Resource lookup: the encounter (and document) named by the path, seen from the caller's organization.
@@ -217,6 +222,12 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
       : await app.repo.getEncounterAndDocument(encounterId, documentId);
     const encounter = found.encounter;
     if (!encounter) throw new ApiError(ctx.mutant === 'encounter-not-found-as-cross-org' ? 'cross_organization_denied' : 'encounter_not_found');
+    // Variant lookup-document-before-organization: inside step (6) the demo flag and the document are judged
+    // before ownership (the order within the lookup is open, ORDER-LOOKUP-INTERNAL).
+    if (ctx.variants.has('lookup-document-before-organization')) {
+      if (encounter.is_demo) throw new ApiError('demo_training_denied');
+      if (documentId !== undefined && found.document === undefined) throw new ApiError('document_not_found');
+    }
     if (encounter.organization_id !== ctx.key.organization_id) {
       throw new ApiError(ctx.mutant === 'cross-org-as-not-found' ? 'encounter_not_found' : 'cross_organization_denied');
     }
@@ -226,14 +237,44 @@ const STAGES: Record<StageName, (ctx: Ctx, app: App) => Promise<void> | void> = 
     const document = found.document;
     const belongs = document !== undefined && (document.encounter_id === encounter.encounter_id ||
       (ctx.mutant === 'document-of-other-encounter-returned' && document.organization_id === encounter.organization_id));
-    if (!belongs) throw new ApiError(ctx.mutant === 'document-not-found-as-encounter-not-found' ? 'encounter_not_found' : 'document_not_found');
+    // Variant other-encounter-document-as-encounter-not-found: an existing document under another encounter → encounter_not_found.
+    const otherEncounter = document !== undefined && document.organization_id === encounter.organization_id && ctx.variants.has('other-encounter-document-as-encounter-not-found');
+    if (!belongs) throw new ApiError(ctx.mutant === 'document-not-found-as-encounter-not-found' || otherEncounter ? 'encounter_not_found' : 'document_not_found');
     ctx.document = document;
   },
 };
 
 // ---------------------------------------------------------------- response bodies (closed schemas of §2)
 
-const iso = (d: Date | null): string | null => (d === null ? null : d.toISOString());
+type Variants = ReadonlySet<VariantName>;
+
+/**
+ * An instant as RFC 3339 text: UTC with milliseconds and `Z`. Variants timestamps-offset-plus-0530 and
+ * timestamps-offset-minus-0800 write the same instant with another offset; timestamps-fraction-varies drops a
+ * zero fraction and writes other fractions with six digits.
+ */
+function iso(d: Date | null, v: Variants = NO_VARIANTS): string | null {
+  if (d === null) return null;
+  const offset = v.has('timestamps-offset-plus-0530') ? 330 : v.has('timestamps-offset-minus-0800') ? -480 : 0;
+  const shifted = new Date(d.getTime() + offset * 60_000).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
+  let clock = shifted.slice(0, 19);
+  const ms = shifted.slice(20, 23);
+  if (!v.has('timestamps-fraction-varies')) clock += `.${ms}`;
+  else if (ms !== '000') clock += `.${ms}000`;
+  if (offset === 0) return `${clock}Z`;
+  const abs = Math.abs(offset);
+  return `${clock}${offset < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+}
+const NO_VARIANTS: Variants = new Set();
+
+/** Variant null-optional-fields-omitted: every null-valued property is left out, except the required content.text. */
+function dropNulls(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) return value.map((x) => dropNulls(x));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(value)) if (x !== null || (key === 'content' && k === 'text')) out[k] = dropNulls(x, k);
+  return out;
+}
 
 function documentSummary(d: DocumentSummaryRow) {
   const clinical = d.schema_type === 'document';
@@ -247,27 +288,34 @@ function documentSummary(d: DocumentSummaryRow) {
   };
 }
 
-function encounterSummary(e: EncounterRow, docs: DocumentSummaryRow[], mutant: MutantName | null) {
+function encounterSummary(e: EncounterRow, docs: DocumentSummaryRow[], mutant: MutantName | null, v: Variants = NO_VARIANTS) {
   const summary: Record<string, unknown> = {
     encounter_id: e.encounter_id,
     organization_id: e.organization_id,
-    created_at: iso(e.created_at),
-    updated_at: iso(e.updated_at),
-    date_of_service: iso(e.date_of_service),
+    created_at: iso(e.created_at, v),
+    updated_at: iso(e.updated_at, v),
+    date_of_service: iso(e.date_of_service, v),
     encounter_type: e.encounter_type,
     status: e.status,
     patient: e.patient_id === null ? null : { patient_id: e.patient_id, first_name: e.first_name, last_name: e.last_name, date_of_birth: e.date_of_birth },
     documents: docs.map(documentSummary),
   };
   if (mutant === 'extra-field-encounter') summary.internal_notes = 'not part of the public contract';
+  // Variant empty-documents-omitted: no documents → no documents property (it is optional, §2.1).
+  if (docs.length === 0 && v.has('empty-documents-omitted')) delete summary.documents;
   return summary;
 }
 
 async function respondList(ctx: Ctx, app: App) {
   const q = ctx.list!;
-  const { total, rows } = await app.repo.listEncounters(ctx.key!.organization_id!, q, ctx.mutant);
+  const { total, rows } = await app.repo.listEncounters(ctx.key!.organization_id!, q, ctx.mutant, ctx.variants);
   const body: Record<string, unknown> = {
-    items: rows.map((r) => encounterSummary(r, r.documents, ctx.mutant)),
+    items: rows.map((r) => {
+      const item = encounterSummary(r, r.documents, ctx.mutant, ctx.variants);
+      // Variant list-items-without-documents: list summaries leave documents out; the detail keeps them.
+      if (ctx.variants.has('list-items-without-documents')) delete item.documents;
+      return item;
+    }),
     limit: q.limit,
     offset: q.offset,
     total: ctx.mutant === 'total-is-page-size' ? rows.length : total,
@@ -287,7 +335,7 @@ async function respondEncounter(ctx: Ctx, app: App) {
     const page = await app.repo.listEncounters(e.organization_id, { limit: 100, offset: 0, sortOrder: 'desc', startAt: null, endAt: null }, null);
     own = [...own, ...page.rows.filter((r) => r.patient_id === e.patient_id && r.encounter_id !== e.encounter_id).flatMap((r) => r.documents)];
   }
-  return { body: { encounter: encounterSummary(e, own, ctx.mutant) }, resourceIds: [e.encounter_id] };
+  return { body: { encounter: encounterSummary(e, own, ctx.mutant, ctx.variants) }, resourceIds: [e.encounter_id] };
 }
 
 async function respondDocument(ctx: Ctx) {
@@ -297,12 +345,14 @@ async function respondDocument(ctx: Ctx) {
   if (d.schema_type === 'document') {
     document = {
       ...common, schema_type: 'document', content: { format: ctx.mutant === 'clinical-content-format-html' ? 'html' : 'markdown', text: d.content_text },
-      created_at: iso(d.created_at), updated_at: iso(d.updated_at), title: d.title,
+      created_at: iso(d.created_at, ctx.variants), updated_at: iso(d.updated_at, ctx.variants), title: d.title,
       status: ctx.mutant === 'clinical-status-not-null' ? 'signed' : null, workflow_variant: null,
     };
+    // Variant clinical-content-format-omitted: format has a default (markdown), so it may be left out.
+    if (ctx.variants.has('clinical-content-format-omitted')) document.content = { text: d.content_text };
   } else if (d.schema_type === 'ambient_transcript') {
     document = {
-      ...common, schema_type: 'ambient_transcript', created_at: iso(d.created_at), updated_at: iso(d.updated_at),
+      ...common, schema_type: 'ambient_transcript', created_at: iso(d.created_at, ctx.variants), updated_at: iso(d.updated_at, ctx.variants),
       title: d.title, status: d.status, workflow_variant: d.workflow_variant, audio_duration_seconds: d.audio_duration_seconds,
     };
     if (ctx.mutant === 'ambient-detail-has-content') document.content = { format: 'markdown', text: null };
@@ -345,11 +395,14 @@ async function respondAudio(ctx: Ctx, app: App) {
   const rec = await app.repo.getRecording(d.document_id);
   if (!rec || !rec.has_audio || rec.storage_key === null) throw new ApiError(ctx.mutant === 'audio-not-available-as-not-found' ? 'audio_not_found' : 'audio_not_available_for_document');
   if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError(ctx.mutant === 'audio-storage-unavailable-as-404' ? 'audio_not_found' : 'audio_storage_unavailable');
-  if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError(ctx.mutant === 'audio-not-found-as-audio-not-available' ? 'audio_not_available_for_document' : 'audio_not_found');
-  const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-expires-in-past' ? -3600 : ctx.mutant === 'audio-url-lifetime-year' ? 365 * 86_400 : 0);
+  // Variant audio-missing-as-not-available: audio missing from storage is "no audio for the document" (AUDIO-NOT-FOUND-VS-NOT-AVAILABLE).
+  if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError(ctx.variants.has('audio-missing-as-not-available') ? 'audio_not_available_for_document' : 'audio_not_found');
+  // Variant audio-url-short-lifetime: the URL lives 60 s instead of AUDIO_URL_TTL_SECONDS.
+  const skew = ctx.mutant === 'audio-expires-in-past' ? -3600 : ctx.variants.has('audio-url-short-lifetime') ? 60 - AUDIO_URL_TTL_SECONDS : 0;
+  const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-url-lifetime-year' ? 365 * 86_400 : skew);
   // Mutant audio-url-expiry-mismatch: the URL carries another expiry than the one signed, so storage refuses it.
   if (ctx.mutant === 'audio-url-expiry-mismatch') signed.url = signed.url.replace(/expires=([0-9]+)/, (_, x: string) => `expires=${Number(x) + 60}`);
-  return { body: { audio_url: ctx.mutant === 'audio-url-empty' ? '' : signed.url, expires_at: signed.expiresAt }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
+  return { body: { audio_url: ctx.mutant === 'audio-url-empty' ? '' : signed.url, expires_at: iso(new Date(signed.expiresAt), ctx.variants) }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
 }
 
 // ---------------------------------------------------------------- the served contract
@@ -359,8 +412,9 @@ const CONTRACT_MUTANTS: readonly MutantName[] = [
   'openapi-path-missing', 'openapi-operation-renamed', 'openapi-status-added', 'openapi-reason-enum-drift', 'openapi-security-drift',
 ];
 
-function servedContract(doc: Record<string, any>, mutant: MutantName | null): unknown {
-  if (mutant === null || !CONTRACT_MUTANTS.includes(mutant)) return doc;
+function servedContract(doc: Record<string, any>, mutant: MutantName | null, variants: ReadonlySet<string> = new Set()): unknown {
+  const rewritten = OPENAPI_VARIANTS.some((v) => variants.has(v));
+  if ((mutant === null || !CONTRACT_MUTANTS.includes(mutant)) && !rewritten) return doc;
   const copy = structuredClone(doc);
   if (mutant === 'openapi-not-closed') delete copy.components?.schemas?.PublicEncounterSummary?.additionalProperties;
   if (mutant === 'openapi-version-wrong') copy.openapi = '3.0.3';
@@ -379,7 +433,8 @@ function servedContract(doc: Record<string, any>, mutant: MutantName | null): un
       if (p?.name === 'limit' && p.schema) p.schema.maximum = 200;
     }
   }
-  return copy;
+  // Variants (area 'openapi'): the same contract written another way, applied after any mutant.
+  return applyOpenapiVariants(copy, variants);
 }
 
 // ---------------------------------------------------------------- the server
@@ -490,7 +545,8 @@ class App {
       if (method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'GET only' }, { allow: 'GET' });
       if (!this.contract) this.loadContract();
       if (!this.contract) return sendJson(res, 503, { error: 'contract_unavailable', message: 'fixtures/contract/openapi.json is not available yet' });
-      return sendJson(res, 200, servedContract(this.contract, mutant), mutant === 'wrong-content-type' ? { 'content-type': 'text/plain; charset=utf-8' } : {});
+      const docType = mutant === 'wrong-content-type' ? 'text/plain; charset=utf-8' : openapiContentType(sw.variants);
+      return sendJson(res, 200, servedContract(this.contract, mutant, sw.variants), docType ? { 'content-type': docType } : {}, sw.variants);
     }
     if (path.startsWith(STORAGE_PREFIX)) return this.serveAudio(method, path, rawQuery, sw.faults, res);
     if (path.startsWith('/__sandbox/')) return this.serveSandbox(req, method, path, mutant, res);
@@ -505,6 +561,9 @@ class App {
       return void res.writeHead(400, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page), connection: 'close' }).end(page);
     }
 
+    // Variant non-get-as-plain-404: a front end that routes only GET (and HEAD) answers any other method with its own
+    // 404 before the service sees it (CONTRACT-NON-GET-METHODS leaves the answer open; nothing changes either way).
+    if (method !== 'GET' && method !== 'HEAD' && sw.variants.has('non-get-as-plain-404')) return sendJson(res, 404, { error: 'not_found', message: `no ${method} route here` }, {}, sw.variants);
     let op: Operation | undefined;
     let params: string[] = [];
     for (const candidate of OPERATIONS) {
@@ -523,13 +582,14 @@ class App {
       const { body, resourceIds } = await op!.respond(ctx, this);
       // Queued, written within a few milliseconds (and flushed at shutdown): the 200 does not wait for it.
       this.options.disclosures.record(op!.id, ctx.key!.organization_id!, ctx.key!.key_id, resourceIds);
-      sendJson(res, 200, body, mutant === 'wrong-content-type' ? { 'content-type': 'text/plain; charset=utf-8' } : {});
+      const sent = sw.variants.has('null-optional-fields-omitted') ? dropNulls(body) : body;
+      sendJson(res, 200, sent, mutant === 'wrong-content-type' ? { 'content-type': 'text/plain; charset=utf-8' } : {}, sw.variants);
     } catch (e) {
-      this.sendError(res, e, mutant);
+      this.sendError(res, e, mutant, sw.variants);
     }
   }
 
-  sendError(res: http.ServerResponse, e: unknown, mutant: MutantName | null): void {
+  sendError(res: http.ServerResponse, e: unknown, mutant: MutantName | null, variants: Variants = NO_VARIANTS): void {
     let err: ApiError;
     if (e instanceof ApiError) err = e;
     else if (isDatabaseUnavailable(e)) err = new ApiError('digest_key_unavailable', null, 'the key and data store is unreachable');
@@ -543,7 +603,9 @@ class App {
     if (mutant === 'category-400-wrong' && toErrorBody(err).status === 400) err.categoryOverride = 'bad_request';
     if (mutant === 'category-422-wrong' && toErrorBody(err).status === 422) err.categoryOverride = 'validation_failed';
     if (mutant === 'category-503-wrong' && toErrorBody(err).status === 503) err.categoryOverride = 'unavailable';
-    const { status, body } = toErrorBody(err);
+    // Variant error-404-category-not-found: §7.1 shows no category for 404; another string is as good.
+    if (variants.has('error-404-category-not-found') && toErrorBody(err).status === 404) err.categoryOverride = 'not_found';
+    const { status, body } = toErrorBody(err, variants);
     const out: Record<string, unknown> = { ...body };
     if (mutant === 'field-403-not-null' && status === 403) out.field = 'authorization';
     if (mutant === 'extra-field-error') out.details = { hint: 'undeclared field' };
@@ -555,7 +617,7 @@ class App {
       res.end(text);
       return;
     }
-    sendJson(res, status, out, headers);
+    sendJson(res, status, out, headers, variants);
   }
 
   /**
@@ -651,10 +713,49 @@ function readJson(req: http.IncomingMessage): Promise<unknown> {
   });
 }
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers });
-  res.end(text);
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, v: Variants = NO_VARIANTS): void {
+  if (v.size === 0) {
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+    return;
+  }
+  sendWithVariants(res, status, body, headers, v);
+}
+
+/** Reverses the member order of every object (variant json-key-order-reversed). */
+function reverseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reverseKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([k, x]) => [k, reverseKeys(x)]));
+}
+
+/** The same answer as sendJson, written the way the variants of the areas http and json choose. */
+function sendWithVariants(res: http.ServerResponse, status: number, body: unknown, extra: Record<string, string>, v: Variants): void {
+  const value = v.has('json-key-order-reversed') ? reverseKeys(body) : body;
+  let text = v.has('json-pretty-printed') ? `${JSON.stringify(value, null, 2)}\n` : JSON.stringify(value);
+  if (v.has('json-escaped-text')) text = text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replaceAll('/', '\\/');
+  const isError = status >= 400 && status !== 405;
+  let contentType = extra['content-type'] ?? (isError && v.has('http-error-json-suffix') ? 'application/vnd.clinical-encounter.error+json' : 'application/json');
+  if (extra['content-type'] === undefined && v.has('http-content-type-charset')) contentType += '; charset=utf-8';
+  const headers: Record<string, string | number> = { ...extra, 'content-type': contentType, 'cache-control': 'no-store' };
+  if (v.has('http-extra-headers')) {
+    Object.assign(headers, { 'x-request-id': crypto.randomUUID(), vary: 'Accept-Encoding', 'strict-transport-security': 'max-age=63072000', etag: `"${crypto.createHash('sha256').update(text).digest('hex').slice(0, 16)}"`, 'x-content-type-options': 'nosniff' });
+    if (status === 401) headers['www-authenticate'] = 'Bearer realm="external-v1", error="invalid_token"';
+  }
+  if (v.has('http-connection-close')) headers.connection = 'close';
+  const chunked = v.has('http-chunked');
+  if (!chunked) headers['content-length'] = Buffer.byteLength(text);
+  // Variant http-header-casing: names written in other cases on the wire (RFC 9110 §5.1: case-insensitive).
+  const named = v.has('http-header-casing')
+    ? Object.fromEntries(Object.entries(headers).map(([k, x], i) => [i % 2 === 0 ? k.toUpperCase() : k.replace(/(^|-)([a-z])/g, (_m, d: string, c: string) => d + c.toUpperCase()), x]))
+    : headers;
+  res.writeHead(status, named);
+  if (!chunked) return void res.end(text);
+  // Two chunks at least, so the framing is really chunked (node:http chooses it when no content-length is set).
+  const half = Math.floor(text.length / 2);
+  res.write(text.slice(0, half));
+  res.end(text.slice(half));
 }
 
 export function createServer(options: ServerOptions): http.Server {

@@ -30,32 +30,49 @@ async function documentDetail(api: CheckApi, role: DocumentRole): Promise<{ doc:
 }
 
 /**
- * Differences between a list item and the detail of the same encounter. Documents are compared as a
- * set keyed by document_id (their order is not specified). `documentsAbsent` reports a detail without
- * `documents` next to a list item that has them (ENC-DETAIL-DOCUMENTS-PRESENT leaves that open).
+ * Differences between a list item and the detail of the same encounter, by value: an optional field that is
+ * absent equals null (§2.1: Required "no"). Documents are compared as a set keyed by document_id (their order
+ * is not specified), and only when both sides carry them: `documents` is optional in a list item (§2.1), and
+ * `documentsAbsent` reports a detail without `documents` next to a list item that has some
+ * (ENC-DETAIL-DOCUMENTS-PRESENT leaves that open).
  */
 function summaryDifferences(item: EncounterSummary, detail: EncounterSummary): { diffs: string[]; documentsAbsent: boolean } {
   const diffs: string[] = [];
   const keys = new Set([...Object.keys(item), ...Object.keys(detail)].filter((k) => k !== 'documents'));
   for (const k of keys) {
-    if (!(k in detail)) diffs.push(`${k}: in the list item, absent from the detail`);
-    else if (!(k in item)) diffs.push(`${k}: in the detail, absent from the list item`);
-    else if (!isDeepStrictEqual(item[k], detail[k])) diffs.push(`${k}: list ${JSON.stringify(item[k])}, detail ${JSON.stringify(detail[k])}`);
+    const a = k in item ? item[k] : null;
+    const b = k in detail ? detail[k] : null;
+    if (!sameValue(a, b)) diffs.push(`${k}: list ${k in item ? JSON.stringify(a) : '(absent)'}, detail ${k in detail ? JSON.stringify(b) : '(absent)'}`);
   }
   const listDocs = item.documents;
   const detailDocs = detail.documents;
   const documentsAbsent = detailDocs === undefined && listDocs !== undefined && listDocs.length > 0;
-  if (!documentsAbsent && (listDocs !== undefined || detailDocs !== undefined)) {
+  // An empty list and an absent one say the same: no documents.
+  const bothCarry = (listDocs !== undefined || detailDocs !== undefined) && !documentsAbsent && (listDocs !== undefined || (detailDocs ?? []).length === 0);
+  if (bothCarry) {
     const a = new Map((listDocs ?? []).map((d) => [d.document_id, d]));
     const b = new Map((detailDocs ?? []).map((d) => [d.document_id, d]));
     for (const [docId, d] of a) {
       const other = b.get(docId);
       if (!other) diffs.push(`documents: ${docId} is in the list item, not in the detail`);
-      else if (!isDeepStrictEqual(d, other)) diffs.push(`documents: ${docId} differs: list ${JSON.stringify(d)}, detail ${JSON.stringify(other)}`);
+      else if (!sameValue(d, other)) diffs.push(`documents: ${docId} differs: list ${JSON.stringify(d)}, detail ${JSON.stringify(other)}`);
     }
     for (const docId of b.keys()) if (!a.has(docId)) diffs.push(`documents: ${docId} is in the detail, not in the list item`);
   }
   return { diffs, documentsAbsent };
+}
+
+/** JSON equality by value, with an absent optional member equal to null (and member order ignored). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === undefined) a = null;
+  if (b === undefined) b = null;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  if (a !== null && b !== null && typeof a === 'object' && typeof b === 'object') {
+    const ka = Object.keys(a as Json).filter((k) => (a as Json)[k] !== null);
+    const kb = Object.keys(b as Json).filter((k) => (b as Json)[k] !== null);
+    return new Set([...ka, ...kb]).size === ka.length && ka.length === kb.length && ka.every((k) => sameValue((a as Json)[k], (b as Json)[k]));
+  }
+  return isDeepStrictEqual(a, b);
 }
 
 // ---------------------------------------------------------------- encounter detail against the list
@@ -77,7 +94,14 @@ test('resources-encounter-detail-equals-list-item', async ({ check }) => {
     const problems: string[] = [];
     const absent: string[] = [];
     for (const item of items) {
-      const detail = await encounterDetail(api, item.encounter_id);
+      const ex = await api.get(encounterPath(item.encounter_id));
+      // Whether the list includes demo/training encounters is open (LIST-DEMO-TRAINING); their detail is refused.
+      if (ex.response?.status === 403 && /"reason_code"\s*:\s*"demo_training_denied"/.test(ex.response.body)) {
+        expectError(ex, { reason: 'demo_training_denied', field: null });
+        scope.observe(`the listed encounter ${item.encounter_id} is a demo/training encounter (its detail answers 403 demo_training_denied)`);
+        continue;
+      }
+      const detail = expectSuccess<{ encounter: EncounterSummary }>(ex, 'getPublicEncounter').encounter;
       const { diffs, documentsAbsent } = summaryDifferences(item, detail);
       if (documentsAbsent) absent.push(item.encounter_id);
       if (diffs.length === 0) continue;

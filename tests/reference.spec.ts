@@ -370,7 +370,6 @@ test.describe('sandbox', () => {
       'default-limit-20': [L, 'full'],
       'missing-required-total': [L, 'full'],
       'total-is-page-size': [`${L}?limit=5`, 'full'],
-      'sort-ignores-tiebreaker': [`${L}?limit=100&offset=0`, 'full'],
       'sort-order-inverted': [`${L}?sort_order=asc&limit=3`, 'full'],
       'end-at-inclusive': [`${L}?end_at=2025-02-10T09:30:00Z&limit=1`, 'full'],
       'start-at-exclusive': [`${L}?start_at=2025-02-10T09:30:00Z&sort_order=asc&limit=1`, 'full'],

@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
 
-type Level = 'must' | 'unspecified';
+type Level = 'must' | 'should' | 'unspecified';
 interface Requirement {
   id: string;
   section: string;
@@ -220,9 +220,15 @@ test.describe('requirement catalog', () => {
     expect(byId.get('ERR-REASON-CODE-ENUM')?.reason_codes?.slice().sort()).toEqual(enumeration.slice().sort());
   });
 
-  test('levels are must or unspecified, every unspecified entry says what is open, areas are known', () => {
-    const badLevel = requirements.filter(r => r.level !== 'must' && r.level !== 'unspecified').map(r => r.id);
+  test('levels are must, should or unspecified, every unspecified entry says what is open, areas are known', () => {
+    const badLevel = requirements.filter(r => r.level !== 'must' && r.level !== 'should' && r.level !== 'unspecified').map(r => r.id);
     expect(badLevel).toEqual([]);
+    // `should` is the spec's own word: a should-requirement quotes a statement that says "should", and a
+    // statement that says "should" is never a plain must unless a must-requirement quotes only its must part.
+    const shouldWithoutWord = requirements.filter(r => r.level === 'should' && !/\bshould\b/.test(r.statement)).map(r => r.id);
+    expect(shouldWithoutWord, 'should-requirements whose statement has no "should"').toEqual([]);
+    const mustWithShould = requirements.filter(r => r.level === 'must' && /\bshould\b/.test(r.statement)).map(r => r.id);
+    expect(mustWithShould, 'must-requirements quoting a "should"').toEqual([]);
     const noNote = requirements.filter(r => r.level === 'unspecified' && !r.note?.trim()).map(r => r.id);
     expect(noNote, 'unspecified requirements without a note').toEqual([]);
     const badArea = requirements.filter(r => !AREAS.includes(r.area)).map(r => `${r.id}: ${r.area}`);

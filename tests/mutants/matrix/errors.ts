@@ -27,10 +27,10 @@ export const MATRIX: Matrix = {
   'digest-unavailable-as-500': ['errors-category-503'],
   'audio-storage-unavailable-as-404': ['errors-audio-storage-unavailable'],
   'encounter-not-found-as-cross-org': ['errors-encounter-not-found-*', 'errors-404-category-observed-encounter-not-found-*'],
-  'document-not-found-as-encounter-not-found': ['errors-document-not-found-*', 'errors-404-category-observed-document-not-found-*'],
+  // A document of another encounter answered encounter_not_found is an open choice (DOC-WRONG-ENCOUNTER-REASON): only the unknown document is decided.
+  'document-not-found-as-encounter-not-found': ['errors-document-not-found-unknown-*', 'errors-404-category-observed-document-not-found-unknown-*'],
   'document-of-other-encounter-returned': ['errors-document-not-found-other-encounter-*', 'errors-404-category-observed-document-not-found-other-encounter-*'],
   'transcript-not-found-as-500': ['errors-transcript-not-found', 'errors-404-category-observed-transcript-not-found'],
-  'audio-not-found-as-audio-not-available': ['errors-audio-not-found', 'errors-404-category-observed-audio-not-found'],
   'audio-not-available-as-not-found': ['errors-audio-not-available-for-document'],
   'unsupported-type-as-not-found': ['errors-unsupported-document-type-*'],
   'unsupported-type-as-200': ['errors-unsupported-document-type-document-*'],

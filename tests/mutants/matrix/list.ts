@@ -10,7 +10,6 @@ export const MATRIX: Matrix = {
   'total-is-page-size': ['list-total-same-on-every-page', 'list-total-equals-items-walked', 'list-total-at-least-profile-minimum'],
   'page-duplicates': ['list-walk-yields-each-encounter-once', 'list-total-equals-items-walked'],
   'sort-order-inverted': ['list-sort-asc-by-created-at', 'list-sort-desc-by-created-at', 'list-sort-default-desc'],
-  'sort-ignores-tiebreaker': ['list-tie-breaker-asc-encounter-id-ascending'],
   'tiebreak-not-encounter-id': ['list-tie-breaker-asc-encounter-id-ascending', 'list-tie-breaker-desc-consistent'],
   // Random tie order: two identical walks disagree (ordering checks could pass by chance, so only this one is named).
   'tiebreak-nondeterministic': ['list-order-deterministic'],

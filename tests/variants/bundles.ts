@@ -1,0 +1,28 @@
+// Groups the variants of the reference switchboard into bundles of mutually compatible variants (no two in a
+// bundle exclude each other, in either direction): every variant lands in exactly one bundle, and few bundles
+// keep the variant meta-suite fast. CONFORMANCE_VARIANTS_SINGLE=1 asks for one bundle per variant instead
+// (slow; for finding which variant of a bundle a failing check reacts to).
+import { VARIANTS, type Variant } from '../../reference-impl/variants.ts';
+
+export type Bundles = Record<string, string[]>;
+
+/** Variants the REST/OpenAPI/sender checks can meet: receiver variants concern the example receiver, not the service. */
+export function serviceVariants(table: Record<string, Variant> = VARIANTS): string[] {
+  return Object.keys(table).filter((name) => !/receiver/.test(table[name].area));
+}
+
+function conflict(a: string, b: string, table: Record<string, Variant>): boolean {
+  return (table[a].excludes ?? []).includes(b) || (table[b].excludes ?? []).includes(a);
+}
+
+/** Greedy first fit, in table order: bundle-1 holds every variant that fits, bundle-2 the rest that fit, … */
+export function makeBundles(names: string[], table: Record<string, Variant> = VARIANTS, single = false): Bundles {
+  if (single) return Object.fromEntries(names.map((n) => [n, [n]]));
+  const groups: string[][] = [];
+  for (const name of names) {
+    const home = groups.find((g) => g.every((other) => !conflict(name, other, table)));
+    if (home) home.push(name);
+    else groups.push([name]);
+  }
+  return Object.fromEntries(groups.map((g, i) => [`bundle-${i + 1}`, g]));
+}
