@@ -1,13 +1,26 @@
 // `conformance webhook`: judge a partner's webhook receiver, or a service's webhook sender.
-//   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N]
-//       plays the service: posts the valid delivery, boundaries, replays, retries and the adversarial battery.
+//   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR] [--strict]
+//                                [--allow-incomplete] [--verbose]
+//       plays the service: posts the valid delivery, boundaries, replays, retries and the adversarial battery;
+//       prints the results grouped by cause (with the §6.3 step and one example delivery each) and the
+//       verdict of the same report model as `run`; --out writes conformance.json, junit.xml, conformance.html.
 //   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--duration S]
 //       [--events N] [--hold-ms N] [--observe-ms N]
 //       listens as a receiver, judges each delivery as it comes, answers the n-th delivery of an event with
 //       the n-th script step (`timeout` holds the response), then judges the retries.
-// Exit codes: 0 every check passed (informational allowed), 1 a check failed, 2 usage or setup error (one
-// line `conformance: <reason>` on stderr). Every line printed passes through redact().
+// Exit codes like `run`: 0 CONFORMANT, 1 NOT CONFORMANT or INCOMPLETE (0 on INCOMPLETE with
+// --allow-incomplete), 2 usage or setup error, e.g. an unreachable receiver (one line `conformance: <reason>`
+// on stderr). Every line printed passes through redact().
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadRunContext } from '../../reports/context.ts';
+import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../../reports/model.ts';
+import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../../reports/model.ts';
+import { writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
+import { RECEIVER_CASES, specStepOf } from '../webhook/receiver-suite.ts';
+import type { ReceiverCase, ReceiverCheckResult } from '../webhook/receiver-suite.ts';
 import { redact, registerSecret } from '../redact.ts';
 import { runReceiverSuite } from '../webhook/receiver-suite.ts';
 import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../webhook/sender-suite.ts';
@@ -24,12 +37,18 @@ export interface WebhookIo {
 }
 
 const HELP = `Usage:
-  conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N]
+  conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR]
+                               [--strict] [--allow-incomplete] [--verbose]
   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
 
 receiver: sends the receiver at URL the valid delivery and every adversarial one, signed with the secret
-          in $NAME (default CONFORMANCE_WEBHOOK_SECRET); 2xx is expected only for valid ones.
+          in $NAME (default CONFORMANCE_WEBHOOK_SECRET), and prints the results grouped by cause.
+          A follow-up fetch after an invalid delivery fails (§6.3 must); a 2xx, 5xx or no answer to an
+          invalid delivery is a warning (§6.3 should answer non-2xx). Whether the receiver fetched
+          follow-ups cannot be seen from here, so that must stays not verified: the verdict is INCOMPLETE
+          at best (exit 1; --allow-incomplete exits 0). --out DIR writes conformance.json, junit.xml and
+          conformance.html; --strict fails on warnings; --verbose prints every check.
 sender:   listens on port N and judges the deliveries the service sends, signed with the secret in $NAME.
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
@@ -37,6 +56,8 @@ sender:   listens on port N and judges the deliveries the service sends, signed 
 Exit codes: 0 all checks passed, 1 a check failed, 2 usage or setup error.`;
 
 class UsageError extends Error {}
+/** A setup problem (e.g. the receiver cannot be reached): exit 2 with one line, like `run`. */
+class SetupError extends Error {}
 
 const RETRYABLE = (s: ScriptStep) => s === 'timeout' || s >= 500 || s === 408 || s === 409 || s === 425 || s === 429;
 const SUCCESS = (s: ScriptStep) => s !== 'timeout' && s >= 200 && s < 300;
@@ -85,8 +106,171 @@ export function parseScript(text: string): ScriptStep[] {
   });
 }
 
+const PREFLIGHT_MS = 5_000;
+
+/** One TCP connection to the receiver's host before anything is judged: unreachable is a setup error. */
+function reachable(url: URL, timeoutMs: number): Promise<void> {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(timeoutMs, () => {
+      socket.destroy();
+      reject(new SetupError(`the webhook receiver at ${url.origin} is unreachable: no TCP connection within ${timeoutMs} ms`));
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (e: NodeJS.ErrnoException) => {
+      socket.destroy();
+      const kind = e.code === 'ECONNREFUSED' ? 'connection refused' : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'host name not found' : (e.code ?? e.message);
+      reject(new SetupError(`the webhook receiver at ${url.origin} is unreachable: ${kind} (is it running, and is --url right?)`));
+    });
+  });
+}
+
+type Ex = { request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string }; response?: { status?: number }; error?: { kind?: string } };
+
+function exchangesOf(r: ReceiverCheckResult): Ex[] {
+  try {
+    const parsed = JSON.parse(r.evidence) as unknown;
+    return Array.isArray(parsed) ? (parsed as Ex[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+function answerOf(ex: Ex | undefined): string {
+  if (!ex) return 'nothing sent';
+  if (ex.response?.status !== undefined) return `answered ${ex.response.status}`;
+  return ex.error?.kind === 'timeout' ? 'gave no answer (timeout)' : `failed at the transport level (${ex.error?.kind ?? 'error'})`;
+}
+
+const INVALID = new Set<ReceiverCase['expectation']>(['reject', 'decision', 'payload-policy', 'unsupported-type']);
+
+/** Why a check did not pass, in words shared by every check that did the same; the CLI groups on it. */
+export function causeOf(r: ReceiverCheckResult, c: ReceiverCase | undefined): string {
+  const exchanges = exchangesOf(r);
+  const said = answerOf(exchanges[exchanges.length - 1]);
+  const title = (r.detail ?? '').split(':')[0];
+  if (c && INVALID.has(c.expectation)) {
+    if (r.outcome === 'fail') return /follow-up/i.test(r.detail ?? '') ? 'invalid deliveries led to follow-up REST fetches (§6.3: must not fetch follow-up resources or do clinical work)' : title;
+    if (r.outcome === 'not_verified') return `invalid deliveries ${said}: §6.3 says should answer non-2xx, and nothing shows whether the receiver acted on them`;
+    if (r.outcome === 'warning') {
+      return /^answered 2/.test(said)
+        ? `invalid deliveries ${said} without a follow-up fetch (§6.3: should answer non-2xx)`
+        : `invalid deliveries ${said}: non-2xx or no answer, but retryable under §6.4, so the service would re-send them`;
+    }
+    if (r.outcome === 'informational') return `open choices: deliveries the harness's verifier rejects ${said} (the spec leaves these open)`;
+  }
+  if (r.outcome === 'not_verified') return r.detail ?? 'not verified';
+  if (c?.expectation === 'boundary') return `a delivery exactly 300 s off (the open sub-second boundary) ${said}${r.outcome === 'warning' ? ': rejecting it is allowed, but this answer is retryable under §6.4' : ''}`;
+  return `${title}${said ? ` (last delivery ${said})` : ''}`;
+}
+
+interface Group { outcome: ReceiverCheckResult['outcome']; cause: string; results: ReceiverCheckResult[] }
+
+const OUTCOME_ORDER = ['fail', 'warning', 'not_verified', 'informational'] as const;
+const LABEL: Record<string, string> = { fail: 'FAIL', warning: 'WARNING', not_verified: 'NOT VERIFIED', informational: 'INFORMATIONAL' };
+
+/** Non-passing results grouped by outcome and cause, the most severe first, the largest group first. */
+export function groupResults(results: ReceiverCheckResult[]): Group[] {
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
+  const groups = new Map<string, Group>();
+  for (const r of results) {
+    if (r.outcome === 'pass') continue;
+    const cause = causeOf(r, byId.get(r.id));
+    const key = `${r.outcome}\u0000${cause}`;
+    const g = groups.get(key) ?? { outcome: r.outcome, cause, results: [] };
+    g.results.push(r);
+    groups.set(key, g);
+  }
+  const rank = (o: string) => OUTCOME_ORDER.indexOf(o as (typeof OUTCOME_ORDER)[number]);
+  return [...groups.values()].sort((a, b) => rank(a.outcome) - rank(b.outcome) || b.results.length - a.results.length);
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** The grouped summary: per cause, the §6.3 steps involved with their checks, and one example delivery. */
+export function renderGroups(results: ReceiverCheckResult[]): string[] {
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
+  const lines: string[] = [];
+  for (const g of groupResults(results)) {
+    lines.push(`${LABEL[g.outcome]} ×${g.results.length}: ${g.cause}`);
+    const bySteps = new Map<string, string[]>();
+    for (const r of g.results) {
+      const reason = byId.get(r.id)?.reason;
+      const step = reason ? specStepOf(reason) : 'scenario';
+      bySteps.set(step, [...(bySteps.get(step) ?? []), r.id.replace(/^webhook-receiver-/, '')]);
+    }
+    for (const [step, ids] of bySteps) lines.push(`    ${step}: ${ids.join(', ')}`);
+    const example = g.results[0];
+    const ex = exchangesOf(example).at(-1);
+    if (ex?.request) {
+      lines.push(`    example (${example.id}):`);
+      lines.push(`      ${ex.request.method ?? 'POST'} ${ex.request.target ?? ''}`);
+      for (const [name, value] of Object.entries(ex.request.headers ?? {})) lines.push(`      ${name}: ${value}`);
+      if (ex.request.body !== undefined) lines.push(`      body: ${clip(ex.request.body.replace(/\r?\n/g, '\\n'), 400)}`);
+      lines.push(`      → ${answerOf(ex)}`);
+    }
+    if (g.outcome !== 'fail' && g.outcome !== 'warning') continue;
+    const detail = example.detail;
+    if (detail) lines.push(`    detail: ${clip(detail, 400)}`);
+  }
+  return lines;
+}
+
+/**
+ * A hint when every correctly signed delivery was refused: the likely cause is another signing secret
+ * (or a receiver clock far off), not dozens of separate defects.
+ */
+export function refusalHint(results: ReceiverCheckResult[], secretEnv: string): string | undefined {
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
+  const valid = results.filter((r) => byId.get(r.id)?.expectation === 'accept');
+  if (valid.length === 0 || valid.some((r) => r.outcome === 'pass')) return undefined;
+  const statuses = [...new Set(valid.map((r) => answerOf(exchangesOf(r)[0])))];
+  if (!statuses.every((s) => /^answered [1345]/.test(s))) return undefined;
+  return `hint: every correctly signed delivery was refused (${statuses.join(', ')}): the receiver most likely holds another signing secret than $${secretEnv}, or its clock is more than 300 s off`;
+}
+
+/** The receiver results as a run's outcomes, for the report writers. */
+export function receiverOutcomes(results: ReceiverCheckResult[], url: string, startedAt: string, finishedAt: string): OutcomesFile {
+  const checks: CollectedCheck[] = results.map((r) => ({
+    id: r.id, requirements: r.requirements, title: r.title, outcome: r.outcome, ...(r.detail ? { detail: r.detail } : {}),
+    project: 'webhook-receiver', file: 'harness/webhook/receiver-suite.ts', test: r.id, evidence: exchangesOf(r),
+  }));
+  return { startedAt, finishedAt, runStatus: 'passed', seed: null, target: { name: 'webhook receiver', baseUrl: url }, checks };
+}
+
+/**
+ * The report of a receiver run: the report model of `run`, in the scope of the requirements the receiver
+ * checks name (the service's own requirements are not judged here). No mutation or variant score of a
+ * service run is carried over.
+ */
+export function receiverContext(outcomes: OutcomesFile, opts: { outDir?: string; strict?: boolean }): RunContext {
+  const ctx = loadRunContext({ outDir: opts.outDir ?? path.join(os.tmpdir(), 'conformance-webhook-receiver-no-out'), strict: opts.strict === true });
+  const cited = new Set(RECEIVER_CASES.flatMap((c) => c.def.requirements));
+  if (ctx.catalog) ctx.catalog = { ...ctx.catalog, requirements: ctx.catalog.requirements.filter((r) => cited.has(r.id)) };
+  ctx.mutation = null;
+  ctx.variants = null;
+  ctx.notTested = {};
+  ctx.target = outcomes.target ?? null;
+  return ctx;
+}
+
 async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { url: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      url: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, out: { type: 'string' },
+      strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' }, verbose: { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
   if (!values.url) throw new UsageError('webhook receiver needs --url URL');
   let url: URL;
   try {
@@ -95,16 +279,37 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
     throw new UsageError(`--url is not a URL: ${values.url}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be an http(s) URL');
-  const secret = secretFrom(io.env, values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET');
+  if (values.out !== undefined && values.out.trim() === '') throw new UsageError('--out needs a folder');
+  const secretEnv = values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET';
+  const secret = secretFrom(io.env, secretEnv);
   const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
-  io.stdout(redact(`conformance webhook receiver: judging ${url.href}`));
-  const counts = { pass: 0, fail: 0, warning: 0, informational: 0, not_verified: 0 };
-  await runReceiverSuite({ url: url.href, secret, timeoutMs }, (r) => {
-    counts[r.outcome] += 1;
-    io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
+  await reachable(url, Math.min(timeoutMs, PREFLIGHT_MS));
+
+  io.stdout(redact(`conformance webhook receiver: judging ${url.href} (${RECEIVER_CASES.length} checks)`));
+  const startedAt = new Date().toISOString();
+  const results = await runReceiverSuite({ url: url.href, secret, timeoutMs }, (r) => {
+    if (values.verbose) io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
   });
-  io.stdout(`${counts.pass} passed, ${counts.fail} failed, ${counts.warning} warnings, ${counts.informational} informational, ${counts.not_verified} not verified`);
-  return counts.fail > 0 ? 1 : 0;
+  const outcomes = receiverOutcomes(results, url.href, startedAt, new Date().toISOString());
+  const outDir = values.out !== undefined ? path.resolve(values.out) : undefined;
+  let report: ConformanceReport;
+  if (outDir) {
+    try {
+      writeOutcomes(outDir, outcomes);
+      report = writeReports(outDir, outcomes, receiverContext(outcomes, { outDir, strict: values.strict }));
+    } catch (e) {
+      throw new SetupError(`cannot write the reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  } else {
+    report = buildReport(outcomes, receiverContext(outcomes, { strict: values.strict }));
+  }
+  for (const line of renderGroups(results)) io.stdout(redact(line));
+  const hint = refusalHint(results, secretEnv);
+  if (hint) io.stdout(redact(hint));
+  io.stdout(summaryLine(report.summary));
+  io.stdout(redact(verdictLine(report)));
+  if (outDir) io.stdout(redact(`reports in ${outDir}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})`));
+  return exitCodeFor(report, { allowIncomplete: values['allow-incomplete'] === true });
 }
 
 interface EventTrack {
@@ -243,7 +448,7 @@ export async function webhookCommand(argv: string[], io: WebhookIo = defaultIo()
     if (sub === 'sender') return await senderCommand(rest, io);
     throw new UsageError(`unknown webhook command ${JSON.stringify(sub)} (receiver or sender)`);
   } catch (e) {
-    if (e instanceof UsageError || (e as NodeJS.ErrnoException)?.code?.startsWith?.('ERR_PARSE_ARGS')) {
+    if (e instanceof UsageError || e instanceof SetupError || (e as NodeJS.ErrnoException)?.code?.startsWith?.('ERR_PARSE_ARGS')) {
       io.stderr(redact(`conformance: ${(e as Error).message.split('\n')[0]}`));
       return 2;
     }

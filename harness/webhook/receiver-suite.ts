@@ -227,7 +227,39 @@ function requireAccepted(answer: Answer, what: string): void {
 export interface ReceiverCase {
   def: CheckDef;
   expectation: Expectation | 'accept' | 'boundary' | 'scenario';
+  /** For an invalid delivery: the verifier reason it exercises, and so its §6.3 step. */
+  reason?: VerifyReason;
   run(ctx: ReceiverContext, scope: CheckScope): Promise<void>;
+}
+
+/** The §6.3 step (or §6.1, §6.2 rule) a delivery with this defect breaks, for people reading a summary. */
+export function specStepOf(reason: VerifyReason): string {
+  if (/_missing$/.test(reason)) return '§6.3: a required header is missing (§6.2)';
+  if (/_duplicate$/.test(reason)) return '§6.2: a required header given more than once';
+  switch (reason) {
+    case 'timestamp_malformed':
+    case 'timestamp_not_canonical':
+      return '§6.3 step 2: timestamp not decimal Unix epoch seconds';
+    case 'timestamp_outside_tolerance':
+      return '§6.3 step 3: timestamp more than 300 s from the receiver clock';
+    case 'multiple_signatures':
+    case 'unsupported_signature_version':
+    case 'signature_uppercase_hex':
+    case 'malformed_signature':
+      return '§6.3 step 6: signature header not the supported v1= form';
+    case 'signature_mismatch':
+      return '§6.3 steps 4, 5, 7: digest does not match HMAC-SHA256 over "{timestamp}." + the raw body';
+    case 'invalid_json':
+      return '§6.3 step 8, §6.1: validly signed body is not JSON';
+    case 'schema_violation':
+      return '§6.1: validly signed body is not a recording.transcript_ready event';
+    case 'event_id_mismatch':
+      return '§6.3 step 9: event-id header differs from body id';
+    case 'webhook_version_mismatch':
+      return '§6.3 step 10: version header differs from body api_version';
+    default:
+      return '§6.3';
+  }
 }
 
 const NO_FOLLOWUP = 'WEBHOOK-SIG-FAIL-NO-FOLLOWUP';
@@ -342,10 +374,11 @@ const EXTRA: ExtraCase[] = [
   },
 ];
 
-function rejectionCase(id: string, title: string, expectation: Expectation, requirements: string[], build: (ctx: ReceiverContext) => Wire, what: string): ReceiverCase {
+function rejectionCase(id: string, title: string, expectation: Expectation, requirements: string[], build: (ctx: ReceiverContext) => Wire, what: string, reason: VerifyReason): ReceiverCase {
   return {
     def: { id, requirements: uniq(requirements), title },
     expectation,
+    reason,
     async run(ctx, scope) {
       if (/^timestamp-[0-9]{3}-s-/.test(what)) await ctx.alignToSecond();
       const { answer, followUps } = await ctx.sendObserved(scope, build(ctx));
@@ -438,7 +471,7 @@ const SCENARIOS: ReceiverCase[] = [
     },
     expectation: 'scenario',
     async run(ctx, scope) {
-      if (!ctx.opts.followUpProbe) throw new NotVerified('a way to observe follow-up fetches (followUpProbe): not available for a partner receiver reached by URL without --follow-up-port');
+      if (!ctx.opts.followUpProbe) throw new NotVerified('a way to observe follow-up fetches (followUpProbe): not available for a partner receiver reached by URL');
       // How much follow-up work one event causes at this receiver (its own event, sent alone).
       const alone = await deliverFirst(ctx, scope);
       const perEvent = alone.followUps!;
@@ -493,12 +526,12 @@ function adversarialCases(): ReceiverCase[] {
     const reason = ADVERSARIAL_REASONS[name];
     if (!reason) throw new Error(`adversarial case ${name} no longer exists`);
     const reqs = [...REASON_REQUIREMENTS[reason], ...(spec.extra ?? []), NO_FOLLOWUP, NON_2XX];
-    return rejectionCase(`webhook-receiver-rejects-${name}`, spec.title, spec.expectation, reqs, (ctx) => adversarialWire(ctx, name).wire, name);
+    return rejectionCase(`webhook-receiver-rejects-${name}`, spec.title, spec.expectation, reqs, (ctx) => adversarialWire(ctx, name).wire, name, reason);
   });
 }
 
 function extraCases(): ReceiverCase[] {
-  return EXTRA.map((x) => rejectionCase(`webhook-receiver-rejects-${x.name}`, x.title, 'reject', [...REASON_REQUIREMENTS[x.reason], NO_FOLLOWUP, NON_2XX], x.build, x.name));
+  return EXTRA.map((x) => rejectionCase(`webhook-receiver-rejects-${x.name}`, x.title, 'reject', [...REASON_REQUIREMENTS[x.reason], NO_FOLLOWUP, NON_2XX], x.build, x.name, x.reason));
 }
 
 /** All invalid deliveries once more, in one go: the total follow-up count must not move. */
