@@ -7,10 +7,16 @@
 // on that operation, and the §7.2 `field` of that reason. In particular never a 5xx other than the
 // documented 503s. Every request-target stays valid HTTP (nothing raw that HTTP/1.1 forbids), so anything
 // undocumented is the service's answer, not the HTTP layer's.
+// Unknown keys everywhere (§4.1-§4.5, §7.2): whenever a query key outside the route's keys (the five list keys;
+// none on the other routes) is present, the full key is sent as is and no earlier stage can fail (no fault
+// of steps 1-3), the answer is 400 unsupported_filter, whatever else the query holds.
+// Requests outside the five routes (a path segment that is a dot segment or holds an encoded slash,
+// backslash or NUL) name no route of the contract: a front proxy may answer them in its own way (nginx: 400
+// text/html), so only a server error (5xx) or an undocumented 2xx fails there.
 import fc from 'fast-check';
 import { test } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
-import { describe, expectDocumented, fail, type ErrorBody } from '../harness/assertions.ts';
+import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
@@ -78,6 +84,47 @@ function renderTarget(c: FuzzCase): string {
     : c.route.name === 'encounter' ? `${LIST_PATH}/${renderId(c.encounter)}`
     : `${LIST_PATH}/${renderId(c.encounter)}/documents/${renderId(c.document)}${suffix}`;
   return path + renderQuery(c);
+}
+
+/**
+ * Whether a rendered path segment leaves the five routes: a dot segment (also `..;`, as some servlet
+ * containers read it) once percent-decoded, or an encoded slash, backslash or NUL (which a front proxy may
+ * decode, split on or refuse). Our own reading of RFC 3986 §3.3 and §5.2.4, not the reference's.
+ */
+function outsideSegment(rendered: string): boolean {
+  if (/%2f|%5c|%00/i.test(rendered)) return true;
+  let decoded = rendered;
+  try {
+    decoded = decodeURIComponent(rendered);
+  } catch {
+    /* an invalid escape is not a dot segment */
+  }
+  return /^\.\.?(;.*)?$/.test(decoded);
+}
+
+/** Whether the request path is outside the five routes (see outsideSegment). */
+function outsideRoutes(c: FuzzCase): boolean {
+  if (c.route.name === 'list') return false;
+  const ids = c.route.name === 'encounter' ? [c.encounter] : [c.encounter, c.document];
+  return ids.some((id) => outsideSegment(renderId(id)));
+}
+
+/** The query keys as the target reads them (percent-decoded UTF-8; a lone surrogate was sent as U+FFFD). */
+function sentKeys(c: FuzzCase): string[] {
+  return c.query.filter((p) => !(p.form === 'k' && p.key === '')).map((p) => Buffer.from(p.key, 'utf8').toString('utf8'));
+}
+
+/**
+ * An unknown key the answer must refuse with unsupported_filter: a non-empty key outside the route's keys,
+ * on one of the five routes, sent with the full key exactly as the profile gives it and no fault that fails
+ * an earlier step (only audio storage, which comes after step 4, may be down). Empty key names are left out:
+ * whether `=v` names a key is not settled.
+ */
+function unknownKey(c: FuzzCase): string | undefined {
+  if (outsideRoutes(c) || c.auth.as !== 'full' || c.auth.headers !== undefined) return undefined;
+  if (c.fault !== undefined && c.fault !== 'audio_storage_unavailable') return undefined;
+  const allowed: string[] = c.route.name === 'list' ? LIST_KEYS : [];
+  return sentKeys(c).find((k) => k !== '' && !allowed.includes(k));
 }
 
 function describeCase(c: FuzzCase): string {
@@ -206,6 +253,11 @@ function examples(api: CheckApi): FuzzCase[] {
     { ...base('list'), query: [pair('limit', '1'), pair('limit', '2')] },
     { ...base('list'), query: [pair('offset', `1${'0'.repeat(30)}`)] },
     { ...base('encounter'), encounter: { text: 'a'.repeat(1500), mode: 'component' } },
+    // Unknown keys that are not the spec's examples, alone and beside invalid list values.
+    { ...base('list'), query: [pair('foo', '1')] },
+    { ...base('list'), query: [pair('Limit', '5')] },
+    { ...base('list'), query: [pair('limit', 'abc'), pair('include', 'all')] },
+    { ...base('transcript'), query: [pair('format', 'txt')] },
   ];
 }
 
@@ -224,13 +276,45 @@ function fieldOk(reason: string, field: unknown): boolean {
 }
 
 function judge(ex: Exchange, c: FuzzCase): void {
+  if (outsideRoutes(c)) return judgeOutside(ex, c);
   const body = expectDocumented(ex, c.route.operationId);
   const status = ex.response!.status;
+  const unknown = unknownKey(c);
+  if (unknown !== undefined && (status !== 400 || (body as ErrorBody).reason_code !== 'unsupported_filter')) {
+    fail(`Unknown query key ${JSON.stringify(unknown)} not refused with 400 unsupported_filter`, describe(ex));
+  }
   if (status === 200) return;
   const e = body as ErrorBody;
   const listed = operation(c.route.operationId).reasons[String(status)] ?? [];
   if (!listed.includes(e.reason_code)) fail(`Reason ${e.reason_code} is not listed for ${status} on ${c.route.operationId}`, describe(ex));
   if (!fieldOk(e.reason_code, e.field)) fail(`Field ${JSON.stringify(e.field)} does not fit ${e.reason_code} (§7.2)`, describe(ex));
+}
+
+/**
+ * Outside the five routes: an answer documented for the drawn route passes, and so does any other refusal in
+ * any form (a front proxy's own page too); an undocumented 5xx or an undocumented 2xx fails.
+ */
+function judgeOutside(ex: Exchange, c: FuzzCase): void {
+  if (ex.error) fail('No response from target', `${ex.error.kind}: ${ex.error.message}`);
+  try {
+    expectDocumented(ex, c.route.operationId);
+    return;
+  } catch {
+    /* not the service's documented answer: judged below */
+  }
+  const status = ex.response!.status;
+  if (status >= 500) fail('Server error on a request outside the five routes', describe(ex));
+  if (status < 200 || status > 299) return;
+  const errors: string[] = [];
+  for (const r of ROUTES) {
+    try {
+      expectSuccess(ex, r.operationId);
+      return;
+    } catch (e) {
+      errors.push(`${r.operationId}: ${(e as Error).message}`);
+    }
+  }
+  fail('Undocumented 2xx on a request outside the five routes', `${describe(ex)} (${errors[0]})`);
 }
 
 async function send(api: CheckApi, c: FuzzCase, record: boolean): Promise<Exchange> {
@@ -247,8 +331,9 @@ test(ID, async ({ check }, testInfo) => {
     requirements: [
       'ERR-BODY-ON-FAILURE', 'ERR-BODY-FIELDS', 'ERR-FIELD-FIELD', 'ERR-REASON-CODE-ENUM', 'CONTRACT-CLOSED-RESPONSES', 'CONTRACT-JSON-RESPONSES',
       'CONTRACT-OPAQUE-IDS', 'LIST-ERRORS', 'ENC-ERRORS', 'DOC-ERRORS', 'TRANSCRIPT-ERRORS', 'AUDIO-ERRORS',
+      'LIST-UNSUPPORTED-KEYS', 'ENC-NO-QUERY', 'DOC-NO-QUERY', 'TRANSCRIPT-NO-QUERY', 'AUDIO-NO-QUERY', 'COND-UNSUPPORTED-FILTER', 'ORDER-4-UNSUPPORTED-KEYS',
     ],
-    title: 'random queries, path ids and Authorization variations on every route get only documented answers (status, body, reason and field)',
+    title: 'random queries, path ids and Authorization variations on every route get only documented answers (status, body, reason and field), and any unknown query key sent with the full key gets 400 unsupported_filter',
   }, async (api) => {
     api.key('full');
     const statuses = new Map<number, number>();
