@@ -410,6 +410,7 @@ async function respondAudio(ctx: Ctx, app: App) {
 const CONTRACT_MUTANTS: readonly MutantName[] = [
   'openapi-drift-limit-max', 'openapi-not-closed', 'openapi-version-wrong', 'openapi-info-version-wrong', 'openapi-invalid',
   'openapi-path-missing', 'openapi-operation-renamed', 'openapi-status-added', 'openapi-reason-enum-drift', 'openapi-security-drift',
+  'openapi-nullability-dropped', 'openapi-extra-query-parameter', 'openapi-anonymous-audio',
 ];
 
 function servedContract(doc: Record<string, any>, mutant: MutantName | null, variants: ReadonlySet<string> = new Set()): unknown {
@@ -428,6 +429,9 @@ function servedContract(doc: Record<string, any>, mutant: MutantName | null, var
   }
   if (mutant === 'openapi-reason-enum-drift') copy.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited');
   if (mutant === 'openapi-security-drift') copy.components.securitySchemes.publicApiKeyBearer.scheme = 'basic';
+  if (mutant === 'openapi-nullability-dropped') copy.components.schemas.PublicEncounterSummary.properties.status = { type: 'string' };
+  if (mutant === 'openapi-extra-query-parameter') copy.paths['/external/v1/encounters'].get.parameters.push({ name: 'patient_id', in: 'query', required: false, schema: { type: 'string' } });
+  if (mutant === 'openapi-anonymous-audio') copy.paths['/external/v1/encounters/{encounter_id}/documents/{document_id}/audio'].get.security = [];
   if (mutant === 'openapi-drift-limit-max') {
     for (const p of copy.paths?.['/external/v1/encounters']?.get?.parameters ?? []) {
       if (p?.name === 'limit' && p.schema) p.schema.maximum = 200;

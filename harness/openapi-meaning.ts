@@ -1,0 +1,655 @@
+// Judges a served OpenAPI document by meaning against the harness contract (fixtures/contract/openapi.json):
+// what the specification fixes (the five routes with GET under /external/v1, the two operation names §4.1
+// and §4.2 give, the bearer scheme publicApiKeyBearer of §5.1, each route's statuses of §4) and, for every
+// schema, what it accepts and rejects. Spelling never counts: component names, `$ref` layout, key order,
+// annotations (descriptions, examples, tags, servers, bearerFormat), nullability written as `anyOf` with
+// `{type: 'null'}`, closedness written as `unevaluatedProperties: false`, a base path moved into `servers`,
+// media-type parameters and `+json` suffixes. Pure functions over two documents: nothing here talks to a
+// target or imports the implementation. Each judge returns the list of differences (empty = agrees).
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export type Json = Record<string, any>;
+
+/** §4.1 and §4.2 name these two operations; §4.3 to §4.5 give no name, so their operationIds are free. */
+export const NAMED_OPERATIONS = ['listPublicEncounters', 'getPublicEncounter'] as const;
+/** §5.1: "HTTP bearer scheme, named `publicApiKeyBearer`". */
+export const SECURITY_SCHEME = 'publicApiKeyBearer';
+/** §1: the REST routes live under this prefix. */
+export const API_PREFIX = '/external/v1';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+/** §1: "No route creates, changes or deletes anything": documenting one of these on a route contradicts it. */
+const MUTATING = new Set(['put', 'post', 'delete', 'patch']);
+/** Differences listed per judge at most (the count is always complete up to this bound). */
+const MAX_DIFFS = 200;
+
+// ---------------------------------------------------------------- media types
+
+/** RFC 8259 §11 / RFC 6839 §3.1: application/json and any application/*+json, parameters allowed. */
+export function isJsonMediaType(value: string | undefined): boolean {
+  const essence = (value ?? '').split(';')[0]!.trim().toLowerCase();
+  return /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json$/.test(essence);
+}
+
+// ---------------------------------------------------------------- operations by route
+
+export interface OpView {
+  method: string;
+  /** The route as a client reaches it: the server's base path joined with the document path. */
+  route: string;
+  docPath: string;
+  op: Json;
+  /** Path-item parameters merged with the operation's own (which win). */
+  parameters: Json[];
+}
+
+function serverBase(servers: unknown): string[] {
+  const list = Array.isArray(servers) && servers.length > 0 ? (servers as Json[]) : [{ url: '/' }];
+  const bases = new Set<string>();
+  for (const s of list) {
+    let url = typeof s?.url === 'string' ? s.url : '/';
+    for (const [name, v] of Object.entries((s?.variables ?? {}) as Json)) url = url.replaceAll(`{${name}}`, String(v?.default ?? ''));
+    let pathname: string;
+    try {
+      pathname = new URL(url, 'http://base.invalid/').pathname;
+    } catch {
+      pathname = '/';
+    }
+    bases.add(decodeURI(pathname).replace(/\/+$/, ''));
+  }
+  return [...bases];
+}
+
+/**
+ * A local `$ref` (path item, parameter, response) followed to its target, so that the layout of responses and
+ * parameters (inline or under components) does not matter; an unresolved reference stays as it is.
+ */
+export function resolveRef(doc: Json, node: unknown, depth = 0): any {
+  if (!node || typeof node !== 'object' || typeof (node as Json).$ref !== 'string' || depth > 16) return node;
+  const ref = (node as Json).$ref as string;
+  if (!ref.startsWith('#/')) return node;
+  const target = ref.slice(2).split('/').reduce<any>((n, k) => (n && typeof n === 'object' ? n[decodeURIComponent(k).replaceAll('~1', '/').replaceAll('~0', '~')] : undefined), doc);
+  return target === undefined ? node : resolveRef(doc, target, depth + 1);
+}
+
+/** Every operation of the document keyed `METHOD route`, the route joined with each server base path. */
+export function operationsByRoute(doc: Json): Map<string, OpView> {
+  const out = new Map<string, OpView>();
+  for (const [docPath, rawItem] of Object.entries((doc.paths ?? {}) as Json)) {
+    const item = resolveRef(doc, rawItem);
+    if (!item || typeof item !== 'object') continue;
+    for (const method of METHODS) {
+      const op = (item as Json)[method];
+      if (!op || typeof op !== 'object') continue;
+      const merged = new Map<string, Json>();
+      for (const raw of [...((item as Json).parameters ?? []), ...(op.parameters ?? [])] as Json[]) {
+        const p = resolveRef(doc, raw);
+        merged.set(`${p?.in}:${p?.name}`, p);
+      }
+      for (const base of serverBase(op.servers ?? (item as Json).servers ?? doc.servers)) {
+        const route = `${base}${docPath}`;
+        const key = `${method.toUpperCase()} ${route}`;
+        if (!out.has(key)) out.set(key, { method, route, docPath, op, parameters: [...merged.values()] });
+      }
+    }
+  }
+  return out;
+}
+
+/** The contract's routes (all GET), each with its operation. */
+function contractRoutes(contract: Json): Map<string, OpView> {
+  return new Map([...operationsByRoute(contract)].filter(([, o]) => o.method === 'get'));
+}
+
+function capped(diffs: string[]): string[] {
+  return diffs.length > MAX_DIFFS ? [...diffs.slice(0, MAX_DIFFS), `… and more (listing stopped at ${MAX_DIFFS})`] : diffs;
+}
+
+function short(v: unknown): string {
+  const s = JSON.stringify(v) ?? 'undefined';
+  return s.length > 100 ? `${s.slice(0, 97)}…` : s;
+}
+
+// ---------------------------------------------------------------- dereferencing and compiling
+
+/** The document with every `$ref` resolved (a copy); throws with the parser's first line when it does not resolve. */
+export async function dereference(doc: Json): Promise<Json> {
+  try {
+    return (await SwaggerParser.dereference(structuredClone(doc) as any, { dereference: { circular: 'ignore' } } as any)) as unknown as Json;
+  } catch (e) {
+    throw new Error((e as Error).message.split('\n')[0]);
+  }
+}
+
+/** A tree copy without the keywords that would make ajv resolve identifiers of its own ($refs are resolved already). */
+function plain(node: unknown, depth = 0): unknown {
+  if (depth > 64) throw new Error('the schema is nested more than 64 levels (circular?)');
+  if (Array.isArray(node)) return node.map((n) => plain(n, depth + 1));
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node as Json)) {
+    if (k === '$schema' || k === '$id' || k === '$anchor' || k === '$dynamicAnchor') continue;
+    out[k] = plain(v, depth + 1);
+  }
+  return out;
+}
+
+/**
+ * One judge per comparison: ajv in the 2020-12 dialect (OpenAPI 3.1's), formats asserted for both sides alike,
+ * unknown keywords (OpenAPI annotations such as discriminator, example, xml, x-*) ignored.
+ */
+export class SchemaJudge {
+  private readonly ajv = new Ajv2020({ strict: false, logger: false, allErrors: false, validateFormats: true });
+  private readonly cache = new WeakMap<object, ValidateFunction>();
+  constructor() {
+    addFormats(this.ajv);
+  }
+
+  compile(schema: unknown): ValidateFunction {
+    if (schema && typeof schema === 'object') {
+      const hit = this.cache.get(schema);
+      if (hit) return hit;
+      const v = this.ajv.compile(plain(schema) as Json);
+      this.cache.set(schema, v);
+      return v;
+    }
+    return this.ajv.compile((schema ?? true) as any);
+  }
+}
+
+// ---------------------------------------------------------------- samples
+
+interface Strategy {
+  pick: number;
+  minimal: boolean;
+}
+
+const STRATEGIES: Strategy[] = [
+  { pick: 0, minimal: false }, { pick: 1, minimal: false }, { pick: 2, minimal: false }, { pick: 3, minimal: false },
+  { pick: 0, minimal: true }, { pick: 1, minimal: true },
+];
+
+function mergeSchemas(a: Json, b: Json): Json {
+  const out: Json = { ...a, ...b };
+  if (a.properties || b.properties) out.properties = { ...(a.properties ?? {}), ...(b.properties ?? {}) };
+  if (a.required || b.required) out.required = [...new Set([...(a.required ?? []), ...(b.required ?? [])])];
+  return out;
+}
+
+/** One instance of the schema, choosing alternative `pick` wherever there is a choice. */
+function build(schema: unknown, s: Strategy, depth = 0): unknown {
+  if (!schema || typeof schema !== 'object' || depth > 24) return 'sample';
+  let sch = schema as Json;
+  if ('const' in sch) return sch.const;
+  if (Array.isArray(sch.enum) && sch.enum.length > 0) return sch.enum[s.pick % sch.enum.length];
+  if (Array.isArray(sch.allOf)) {
+    const { allOf, ...rest } = sch;
+    sch = (allOf as Json[]).reduce((acc, x) => mergeSchemas(acc, x ?? {}), rest);
+    return build(sch, s, depth + 1);
+  }
+  const branches = (sch.oneOf ?? sch.anyOf) as Json[] | undefined;
+  if (Array.isArray(branches) && branches.length > 0) {
+    const { oneOf, anyOf, ...rest } = sch;
+    return build(mergeSchemas(rest, branches[s.pick % branches.length] ?? {}), s, depth + 1);
+  }
+  const types: string[] = Array.isArray(sch.type) ? sch.type : typeof sch.type === 'string' ? [sch.type] : sch.properties ? ['object'] : sch.items ? ['array'] : ['string'];
+  const t = types[s.pick % types.length];
+  switch (t) {
+    case 'null':
+      return null;
+    case 'boolean':
+      return true;
+    case 'integer':
+      return typeof sch.minimum === 'number' ? sch.minimum : 7;
+    case 'number':
+      return typeof sch.minimum === 'number' ? sch.minimum : 2.5;
+    case 'array':
+      return [build(sch.items, s, depth + 1)];
+    case 'object': {
+      const out: Json = {};
+      const props = (sch.properties ?? {}) as Json;
+      const keys = s.minimal ? ((sch.required ?? []) as string[]) : [...new Set([...Object.keys(props), ...((sch.required ?? []) as string[])])];
+      for (const k of keys) out[k] = build(props[k], s, depth + 1);
+      return out;
+    }
+    default:
+      if (sch.format === 'date-time') return '2026-01-02T03:04:05Z';
+      if (sch.format === 'date') return '1980-02-29';
+      return 'sample';
+  }
+}
+
+/** String and number values tried at every node: the formats' edges, and other shapes of value. */
+const STRING_PROBES = ['sample', 'unexpected_value', '2026-01-02T03:04:05+05:30', '2026-01-02T03:04:05.123456Z', '2026-01-02T03:04:05', '2026-01-02', 'not-a-date', '1980-02-29', '1980-02-30'];
+/** Values of another type, tried at every node. Numbers stay inside every range the contract gives, so a
+ * served schema that documents a narrower range of a response value (e.g. limit 1..100) is not a difference. */
+const OTHER_VALUES: unknown[] = [null, 'sample', 7, 2.5, true, {}, []];
+const UNDECLARED = 'x_undeclared_property';
+
+/** Every string of an `enum` or `const` in the schema (both sides are searched, so a drifted enum value is tried). */
+function literals(node: unknown, into: Set<string>, depth = 0): void {
+  if (depth > 64 || !node || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const n of node) literals(n, into, depth + 1);
+    return;
+  }
+  const s = node as Json;
+  if (typeof s.const === 'string') into.add(s.const);
+  if (Array.isArray(s.enum)) for (const v of s.enum) if (typeof v === 'string') into.add(v);
+  for (const [k, v] of Object.entries(s)) if (k !== 'enum' && k !== 'const' && k !== 'default' && k !== 'examples' && k !== 'example') literals(v, into, depth + 1);
+}
+
+export type SampleKind = 'base' | 'value' | 'closedness' | 'missing' | 'array';
+
+export interface Sample {
+  kind: SampleKind;
+  /** Where the change was made (JSON pointer) and what it is. */
+  label: string;
+  /** JSON pointer of the changed node ('' for a base instance). */
+  pointer: string;
+  value: unknown;
+  /** The base instance this sample was made from (its index among the bases). */
+  base: number;
+}
+
+function setAt(root: unknown, path: (string | number)[], fn: (node: unknown) => unknown): unknown {
+  if (path.length === 0) return fn(root);
+  const copy = structuredClone(root) as any;
+  let node = copy;
+  for (const k of path.slice(0, -1)) node = node[k];
+  const last = path[path.length - 1]!;
+  const next = fn(node[last]);
+  if (next === DELETE) delete node[last];
+  else node[last] = next;
+  return copy;
+}
+const DELETE = Symbol('delete');
+
+function pointer(path: (string | number)[]): string {
+  return path.map((p) => `/${String(p).replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+}
+
+/**
+ * Instances that probe what a schema accepts: base instances built from the contract schema (each choice of
+ * enum value, type, oneOf/anyOf branch; all properties or only the required ones), and each base changed at
+ * one node (another value or literal, a property removed, an undeclared property added, an array emptied or
+ * doubled). Which of them are valid is decided by the contract, never assumed here.
+ */
+export function samplesFor(contractSchema: unknown, extraLiterals: Iterable<string> = []): Sample[] {
+  const lits = new Set<string>([...STRING_PROBES, ...extraLiterals]);
+  literals(contractSchema, lits);
+  const out: Sample[] = [];
+  const seen = new Set<string>();
+  const add = (s: Sample) => {
+    const key = JSON.stringify(s.value);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push(s);
+  };
+  STRATEGIES.forEach((strategy, b) => {
+    const base = build(contractSchema, strategy);
+    add({ kind: 'base', label: `instance ${short(base)}`, pointer: '', value: base, base: b });
+    const walk = (node: unknown, path: (string | number)[]) => {
+      const at = pointer(path) || '(root)';
+      const replacements: unknown[] = [...OTHER_VALUES, ...(typeof node === 'string' ? lits : [])];
+      for (const r of replacements) add({ kind: 'value', label: `${at} = ${short(r)}`, pointer: pointer(path), value: setAt(base, path, () => r), base: b });
+      if (Array.isArray(node)) {
+        add({ kind: 'array', label: `${at} = []`, pointer: pointer(path), value: setAt(base, path, () => []), base: b });
+        if (node.length > 0) add({ kind: 'array', label: `${at} with its item twice`, pointer: pointer(path), value: setAt(base, path, (n) => [...(n as unknown[]), (n as unknown[])[0]]), base: b });
+        node.forEach((item, i) => walk(item, [...path, i]));
+      } else if (node && typeof node === 'object') {
+        add({ kind: 'closedness', label: `${at} with an undeclared property "${UNDECLARED}"`, pointer: pointer(path), value: setAt(base, path, (n) => ({ ...(n as Json), [UNDECLARED]: 'x' })), base: b });
+        for (const [k, v] of Object.entries(node as Json)) {
+          add({ kind: 'missing', label: `${pointer([...path, k])} left out`, pointer: pointer([...path, k]), value: setAt(base, [...path, k], () => DELETE), base: b });
+          walk(v, [...path, k]);
+        }
+      }
+    };
+    walk(base, []);
+  });
+  return out;
+}
+
+export interface AgreementOptions {
+  /** Only these kinds of sample (default: all). */
+  kinds?: ReadonlySet<SampleKind>;
+  /** Only samples changed at this pointer (and the bases). */
+  pointer?: string;
+  /** Only report samples the contract rejects and the served schema accepts. */
+  onlyTooLenient?: boolean;
+}
+
+/**
+ * Compares what two schemas accept: every sample is judged by the contract schema and by the served one, and
+ * each disagreement is a difference ("accepts … which the contract rejects" or the reverse).
+ */
+export function agreement(judge: SchemaJudge, contractSchema: unknown, servedSchema: unknown, where: string, opts: AgreementOptions = {}): string[] {
+  let want: ValidateFunction;
+  let got: ValidateFunction;
+  try {
+    want = judge.compile(contractSchema);
+  } catch (e) {
+    throw new Error(`the contract schema for ${where} does not compile: ${(e as Error).message}`);
+  }
+  try {
+    got = judge.compile(servedSchema);
+  } catch (e) {
+    return [`${where}: the served schema cannot be compiled as JSON Schema 2020-12 (${(e as Error).message.split('\n')[0]})`];
+  }
+  const served = new Set<string>();
+  literals(servedSchema, served);
+  const diffs: string[] = [];
+  // A base instance judged otherwise makes most of its changed copies judged otherwise the same way: only the
+  // base is listed for that direction (its reason names the node), changes in the other direction still are.
+  const baseVerdict = new Map<number, boolean>();
+  const listed = new Set<string>();
+  for (const s of samplesFor(contractSchema, served)) {
+    if (opts.kinds && s.kind !== 'base' && !opts.kinds.has(s.kind)) continue;
+    if (opts.pointer !== undefined && s.kind !== 'base' && s.pointer !== opts.pointer) continue;
+    const a = want(s.value) as boolean;
+    const b = got(s.value) as boolean;
+    if (a === b) continue;
+    if (s.kind === 'base') baseVerdict.set(s.base, b);
+    else if (baseVerdict.get(s.base) === b) continue;
+    if (opts.onlyTooLenient && !(b && !a)) continue;
+    // The same change made to several bases is listed once.
+    if (s.kind !== 'base' && listed.has(`${b} ${s.label}`)) continue;
+    listed.add(`${b} ${s.label}`);
+    const why = (b ? want.errors : got.errors)?.[0];
+    const reason = why ? ` (${b ? 'the contract' : 'the served schema'}: ${why.instancePath || '(root)'} ${why.message})` : '';
+    diffs.push(b ? `${where}: the served schema accepts ${s.label}, which the contract rejects${reason}` : `${where}: the served schema rejects ${s.label}, which the contract accepts${reason}`);
+    if (diffs.length >= MAX_DIFFS) break;
+  }
+  return capped(diffs);
+}
+
+// ---------------------------------------------------------------- responses
+
+function statusCovers(key: string, status: string): boolean {
+  return key === status || (/^[1-5]XX$/i.test(key) && key[0] === status[0]);
+}
+
+/** The served response that documents `status`: the explicit code first, else its range (OpenAPI 3.1 §4.8.16). */
+function servedResponse(responses: Json | undefined, status: string): Json | undefined {
+  if (!responses) return undefined;
+  if (responses[status]) return responses[status];
+  const range = Object.keys(responses).find((k) => k !== status && statusCovers(k, status));
+  return range ? responses[range] : undefined;
+}
+
+/** The schemas of the response's JSON media types (any JSON media type counts, parameters and +json included). */
+function jsonSchemas(response: Json | undefined): { media: string; schema: unknown }[] {
+  return Object.entries((response?.content ?? {}) as Json).filter(([m, c]) => isJsonMediaType(m) && c && 'schema' in c).map(([media, c]) => ({ media, schema: (c as Json).schema }));
+}
+
+function contractJsonSchema(response: Json | undefined): unknown {
+  return jsonSchemas(response)[0]?.schema;
+}
+
+// ---------------------------------------------------------------- the judges
+
+/** §1, §9: "OpenAPI 3.1.0": the field is exactly 3.1.0 (the specification names the patch version). */
+export function openapiVersionDiffs(served: Json): string[] {
+  return served.openapi === '3.1.0' ? [] : [`openapi ${short(served.openapi)}, the specification says 3.1.0`];
+}
+
+/** §9: "the info version `v1`". */
+export function infoVersionDiffs(served: Json): string[] {
+  return served.info?.version === 'v1' ? [] : [`info.version ${short(served.info?.version)}, the specification says v1`];
+}
+
+/** §1, §4: each of the five routes with GET; no other route under /external/v1; no route that changes anything. */
+export function pathDiffs(contract: Json, served: Json): string[] {
+  const want = contractRoutes(contract);
+  const got = operationsByRoute(served);
+  const diffs: string[] = [];
+  for (const key of want.keys()) if (!got.has(key)) diffs.push(`${key} is not described`);
+  const wantPaths = new Set([...want.values()].map((o) => o.route));
+  for (const [key, o] of got) {
+    const under = o.route === API_PREFIX || o.route.startsWith(`${API_PREFIX}/`);
+    if (!under) continue;
+    if (!wantPaths.has(o.route)) diffs.push(`${key}: the specification has no such route under ${API_PREFIX} (§1: five routes)`);
+    else if (MUTATING.has(o.method)) diffs.push(`${key}: §1 says no route creates, changes or deletes anything`);
+  }
+  return capped(diffs);
+}
+
+/** §4.1, §4.2: the two named operations are the GETs of their routes; the other operationIds are free. */
+export function operationNameDiffs(contract: Json, served: Json): string[] {
+  const want = contractRoutes(contract);
+  const got = operationsByRoute(served);
+  const diffs: string[] = [];
+  for (const name of NAMED_OPERATIONS) {
+    const route = [...want.entries()].find(([, o]) => o.op.operationId === name)?.[0];
+    if (!route) throw new Error(`the contract has no operation ${name}`);
+    const served = got.get(route);
+    if (!served) diffs.push(`${name}: ${route} is not described`);
+    else if (served.op.operationId !== name) diffs.push(`${route}: operationId ${short(served.op.operationId)}, the specification names it ${name}`);
+    const elsewhere = [...got.entries()].filter(([k, o]) => k !== route && o.op.operationId === name).map(([k]) => k);
+    if (elsewhere.length > 0) diffs.push(`${name} also names ${elsewhere.join(', ')}`);
+  }
+  return diffs;
+}
+
+/** §5.1: the scheme publicApiKeyBearer is HTTP bearer, and every route requires it (and nothing else, nor nothing). */
+export function securityDiffs(contract: Json, served: Json): string[] {
+  const diffs: string[] = [];
+  const scheme = served.components?.securitySchemes?.[SECURITY_SCHEME] as Json | undefined;
+  if (!scheme) diffs.push(`no security scheme named ${SECURITY_SCHEME}`);
+  else {
+    if (scheme.type !== 'http') diffs.push(`${SECURITY_SCHEME}: type ${short(scheme.type)}, not http`);
+    // RFC 9110 §11.1: the auth-scheme token is case-insensitive.
+    if (typeof scheme.scheme !== 'string' || scheme.scheme.toLowerCase() !== 'bearer') diffs.push(`${SECURITY_SCHEME}: scheme ${short(scheme.scheme)}, not bearer`);
+  }
+  const got = operationsByRoute(served);
+  for (const key of contractRoutes(contract).keys()) {
+    const o = got.get(key);
+    if (!o) continue;
+    const effective = o.op.security ?? served.security;
+    if (!Array.isArray(effective) || effective.length === 0) {
+      diffs.push(`${key}: requires no authentication (§5.1: every REST route requires the bearer key)`);
+      continue;
+    }
+    for (const alt of effective as Json[]) {
+      const names = Object.keys(alt ?? {});
+      if (names.length === 0) diffs.push(`${key}: an empty security requirement lets a caller in without a key`);
+      else if (!names.includes(SECURITY_SCHEME)) diffs.push(`${key}: the alternative ${short(alt)} does not require ${SECURITY_SCHEME}`);
+      else if (names.length > 1) diffs.push(`${key}: the alternative ${short(alt)} requires more than ${SECURITY_SCHEME}`);
+    }
+  }
+  return diffs;
+}
+
+/**
+ * §4: each route documents exactly its statuses (200 and the error statuses of its §4 list), every one with a
+ * JSON body and no other media type (§1: all routes return JSON). A range (4XX) documents the statuses it
+ * covers; `default` documents no particular status and is neither required nor refused.
+ */
+export function statusDiffs(contract: Json, served: Json): string[] {
+  const got = operationsByRoute(served);
+  const diffs: string[] = [];
+  for (const [key, o] of contractRoutes(contract)) {
+    const s = got.get(key);
+    if (!s) continue;
+    const want = Object.keys(o.op.responses ?? {});
+    const responses = (s.op.responses ?? {}) as Json;
+    for (const status of want) {
+      const r = resolveRef(served, servedResponse(responses, status));
+      if (!r) {
+        diffs.push(`${key} ${status}: not documented`);
+        continue;
+      }
+      const media = Object.keys((r.content ?? {}) as Json);
+      if (!media.some(isJsonMediaType)) diffs.push(`${key} ${status}: no JSON media type (${media.length > 0 ? media.join(', ') : 'no content'})`);
+      const other = media.filter((m) => !isJsonMediaType(m));
+      if (other.length > 0) diffs.push(`${key} ${status}: non-JSON media type ${other.join(', ')} (§1: all routes return JSON)`);
+    }
+    for (const k of Object.keys(responses)) {
+      if (k === 'default' || k.startsWith('x-')) continue;
+      if (!want.some((status) => statusCovers(k, status))) diffs.push(`${key} ${k}: documented, but §4 gives this route no such status`);
+    }
+  }
+  return capped(diffs);
+}
+
+export interface SchemaPair {
+  where: string;
+  contract: unknown;
+  served: unknown;
+}
+
+/** Each contract response schema (route and status) beside the served one(s) for the same route and status. */
+export function responsePairs(contractDeref: Json, servedDeref: Json, statuses?: (status: string) => boolean): SchemaPair[] {
+  const got = operationsByRoute(servedDeref);
+  const pairs: SchemaPair[] = [];
+  for (const [key, o] of contractRoutes(contractDeref)) {
+    const s = got.get(key);
+    if (!s) continue;
+    for (const [status, r] of Object.entries((o.op.responses ?? {}) as Json)) {
+      if (statuses && !statuses(status)) continue;
+      const want = contractJsonSchema(r);
+      if (want === undefined) continue;
+      for (const { media, schema } of jsonSchemas(servedResponse(s.op.responses, status))) pairs.push({ where: `${key} ${status} ${media}`, contract: want, served: schema });
+    }
+  }
+  return pairs;
+}
+
+/**
+ * The webhook event schema, where the served document describes the webhook (§2.10, §6.1). The specification
+ * does not require the REST document to describe it, so an absent webhook gives no pair.
+ */
+export function webhookPairs(contractDeref: Json, servedDeref: Json): SchemaPair[] {
+  const pairs: SchemaPair[] = [];
+  const servedHooks = (servedDeref.webhooks ?? {}) as Json;
+  const servedOps = Object.values(servedHooks).flatMap((item) => METHODS.map((m) => (item as Json)?.[m]).filter(Boolean)) as Json[];
+  for (const [name, item] of Object.entries((contractDeref.webhooks ?? {}) as Json)) {
+    for (const m of METHODS) {
+      const op = (item as Json)?.[m];
+      if (!op) continue;
+      const want = contractJsonSchema(op.requestBody);
+      const s = (servedHooks[name] as Json | undefined)?.[m] ?? (servedOps.length === 1 ? servedOps[0] : undefined);
+      if (!s || want === undefined) continue;
+      const schemas = jsonSchemas(s.requestBody);
+      if (schemas.length === 0) pairs.push({ where: `webhook ${name}`, contract: want, served: { not: {} } });
+      for (const { media, schema } of schemas) pairs.push({ where: `webhook ${name} ${m.toUpperCase()} ${media}`, contract: want, served: schema });
+    }
+  }
+  return pairs;
+}
+
+/** Every response schema (and the webhook event, when described) accepts exactly what the contract's accepts. */
+export function schemaDiffs(judge: SchemaJudge, contractDeref: Json, servedDeref: Json): string[] {
+  const diffs: string[] = [];
+  for (const p of [...responsePairs(contractDeref, servedDeref), ...webhookPairs(contractDeref, servedDeref)]) {
+    diffs.push(...agreement(judge, p.contract, p.served, p.where));
+    if (diffs.length >= MAX_DIFFS) break;
+  }
+  return capped(diffs);
+}
+
+/** §2: every object of every response rejects undeclared properties: each such sample the contract rejects, the served schema rejects. */
+export function closednessDiffs(judge: SchemaJudge, contractDeref: Json, servedDeref: Json): string[] {
+  const diffs: string[] = [];
+  const kinds = new Set<SampleKind>(['closedness']);
+  for (const p of [...responsePairs(contractDeref, servedDeref), ...webhookPairs(contractDeref, servedDeref)]) {
+    diffs.push(...agreement(judge, p.contract, p.served, p.where, { kinds, onlyTooLenient: true }));
+    if (diffs.length >= MAX_DIFFS) break;
+  }
+  return capped(diffs);
+}
+
+/** §7.1: in every error response, reason_code takes exactly the 27 codes (the contract's and the served schema's literals are tried). */
+export function reasonCodeDiffs(judge: SchemaJudge, contractDeref: Json, servedDeref: Json): string[] {
+  const diffs: string[] = [];
+  for (const p of responsePairs(contractDeref, servedDeref, (status) => /^[45]/.test(status))) {
+    diffs.push(...agreement(judge, p.contract, p.served, p.where, { pointer: '/reason_code', kinds: new Set(['value']) }));
+    if (diffs.length >= MAX_DIFFS) break;
+  }
+  return capped(diffs);
+}
+
+// ---------------------------------------------------------------- parameters
+
+/** Values of a parameter tried on both schemas: the bounds and one past them, the enum and near misses, dates. */
+function parameterProbes(schema: Json | undefined, where: 'path' | 'query' | string): unknown[] {
+  const out: unknown[] = [7, 2.5, -1, true, null, 'sample', 'ENC-1', 'enc_0001', '0', 'asc', 'desc', 'ASC', 'random'];
+  for (const k of ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'default']) {
+    const v = schema?.[k];
+    if (typeof v === 'number') out.push(v - 1, v, v + 1);
+  }
+  const lits = new Set<string>();
+  literals(schema, lits);
+  out.push(...lits, ...STRING_PROBES);
+  if (where !== 'path') out.push('');
+  return [...new Set(out)];
+}
+
+function parameterSchema(p: Json): unknown {
+  if (p.schema !== undefined) return p.schema;
+  const media = Object.entries((p.content ?? {}) as Json).find(([m]) => isJsonMediaType(m));
+  return media ? (media[1] as Json).schema : undefined;
+}
+
+/**
+ * §4: each route's parameters: the list route's five optional query parameters and the path parameters,
+ * each accepting what the contract's accepts (limit 1..100, offset 0..10000, sort_order asc/desc, timezone-aware
+ * date-times, any id string), with the defaults of §4.1 where the served document states one. No other query
+ * parameter (§4: any other key yields 400), no other required parameter.
+ */
+export function parameterDiffs(judge: SchemaJudge, contractDeref: Json, servedDeref: Json): string[] {
+  const got = operationsByRoute(servedDeref);
+  const diffs: string[] = [];
+  for (const [key, o] of contractRoutes(contractDeref)) {
+    const s = got.get(key);
+    if (!s) continue;
+    const servedParams = new Map(s.parameters.map((p) => [`${p?.in}:${p?.name}`, p]));
+    const wantKeys = new Set(o.parameters.map((p) => `${p.in}:${p.name}`));
+    for (const p of o.parameters) {
+      const id = `${p.in}:${p.name}`;
+      const q = servedParams.get(id);
+      if (!q) {
+        diffs.push(`${key} ${p.in} parameter ${p.name}: not described`);
+        continue;
+      }
+      if ((p.required ?? false) !== (q.required ?? false)) diffs.push(`${key} ${p.in} parameter ${p.name}: required ${q.required ?? false}, the specification makes it ${p.required ?? false}`);
+      const defaultStyle = p.in === 'query' ? 'form' : 'simple';
+      if ((q.style ?? defaultStyle) !== (p.style ?? defaultStyle)) diffs.push(`${key} ${p.in} parameter ${p.name}: style ${short(q.style)} serialises the value otherwise than ${p.style ?? defaultStyle}`);
+      if (q.allowEmptyValue === true && p.allowEmptyValue !== true) diffs.push(`${key} ${p.in} parameter ${p.name}: allowEmptyValue true, but an empty value is invalid (§7.2)`);
+      const want = parameterSchema(p) as Json | undefined;
+      const have = parameterSchema(q) as Json | undefined;
+      if (have === undefined) {
+        diffs.push(`${key} ${p.in} parameter ${p.name}: no schema`);
+        continue;
+      }
+      if (want && 'default' in want && have && typeof have === 'object' && 'default' in have && JSON.stringify(have.default) !== JSON.stringify(want.default)) {
+        diffs.push(`${key} ${p.in} parameter ${p.name}: default ${short(have.default)}, the specification's default is ${short(want.default)}`);
+      }
+      let a: ValidateFunction;
+      let b: ValidateFunction;
+      try {
+        a = judge.compile(want);
+        b = judge.compile(have);
+      } catch (e) {
+        diffs.push(`${key} ${p.in} parameter ${p.name}: the schema cannot be compiled (${(e as Error).message.split('\n')[0]})`);
+        continue;
+      }
+      for (const v of parameterProbes(want, p.in)) {
+        const wa = a(v) as boolean;
+        const wb = b(v) as boolean;
+        if (wa !== wb) diffs.push(`${key} ${p.in} parameter ${p.name}: the served schema ${wb ? 'accepts' : 'rejects'} ${short(v)}, which the contract ${wa ? 'accepts' : 'rejects'}`);
+      }
+    }
+    for (const [id, q] of servedParams) {
+      if (wantKeys.has(id)) continue;
+      if (q?.in === 'query') diffs.push(`${key} query parameter ${q.name}: the specification accepts no such key (it yields 400 unsupported_filter)`);
+      else if (q?.in === 'path') diffs.push(`${key} path parameter ${q.name}: not in the route`);
+      else if (q?.required === true) diffs.push(`${key} ${q?.in} parameter ${q?.name}: required, but the specification requires no such ${q?.in}`);
+    }
+  }
+  return capped(diffs);
+}

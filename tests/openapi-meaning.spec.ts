@@ -1,0 +1,220 @@
+// The meaning judges of the served OpenAPI document (harness/openapi-meaning.ts) on fabricated documents:
+// the contract itself and every rewrite the specification allows (the reference's OpenAPI variants, alone and
+// all together) give no difference; each drift from what the specification fixes is found by the judge meant
+// for it, with a detail that names it.
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import {
+  agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
+  parameterDiffs, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
+} from '../harness/openapi-meaning.ts';
+import { CONTRACT_PATH } from '../harness/contract.ts';
+import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-impl/served-contract.ts';
+import { VARIANTS } from '../reference-impl/variants.ts';
+
+const CONTRACT = JSON.parse(fs.readFileSync(CONTRACT_PATH, 'utf8')) as Json;
+const LIST = '/external/v1/encounters';
+const ENC = '/external/v1/encounters/{encounter_id}';
+const AUDIO = '/external/v1/encounters/{encounter_id}/documents/{document_id}/audio';
+const DOC = '/external/v1/encounters/{encounter_id}/documents/{document_id}';
+
+type Judged = Record<'version' | 'info' | 'valid' | 'paths' | 'operations' | 'security' | 'statuses' | 'parameters' | 'schemas' | 'closed' | 'reasons', string[]>;
+
+let contractDeref: Json;
+test.beforeAll(async () => {
+  contractDeref = await dereference(CONTRACT);
+});
+
+/** Every judge on one served document (as the suite runs them). */
+async function judgeAll(served: Json): Promise<Judged> {
+  const judge = new SchemaJudge();
+  let valid: string[] = [];
+  try {
+    await SwaggerParser.validate(structuredClone(served) as any);
+  } catch (e) {
+    valid = [(e as Error).message.split('\n')[0]!];
+  }
+  let deref: Json | undefined;
+  let derefError: string[] = [];
+  try {
+    deref = await dereference(served);
+  } catch (e) {
+    derefError = [`cannot be dereferenced: ${(e as Error).message}`];
+  }
+  const withDeref = (f: (d: Json) => string[]) => (deref ? f(deref) : derefError);
+  return {
+    version: openapiVersionDiffs(served),
+    info: infoVersionDiffs(served),
+    valid,
+    paths: pathDiffs(CONTRACT, served),
+    operations: operationNameDiffs(CONTRACT, served),
+    security: securityDiffs(CONTRACT, served),
+    statuses: statusDiffs(CONTRACT, served),
+    parameters: withDeref((d) => parameterDiffs(judge, contractDeref, d)),
+    schemas: withDeref((d) => schemaDiffs(judge, contractDeref, d)),
+    closed: withDeref((d) => closednessDiffs(judge, contractDeref, d)),
+    reasons: withDeref((d) => reasonCodeDiffs(judge, contractDeref, d)),
+  };
+}
+
+const CLEAN: Judged = { version: [], info: [], valid: [], paths: [], operations: [], security: [], statuses: [], parameters: [], schemas: [], closed: [], reasons: [] };
+
+function drift(f: (d: Json) => void): Json {
+  const copy = structuredClone(CONTRACT);
+  f(copy);
+  return copy;
+}
+
+test.describe('media types', () => {
+  for (const ct of ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/vnd.oai.openapi+json;version=3.1.0', 'application/problem+json', ' application/json ;q=1']) {
+    test(`${JSON.stringify(ct)} is JSON`, () => expect(isJsonMediaType(ct)).toBe(true));
+  }
+  for (const ct of ['text/plain', 'text/json', 'application/jsonx', 'application/xml', '*/*', '', undefined]) {
+    test(`${JSON.stringify(ct)} is not JSON`, () => expect(isJsonMediaType(ct)).toBe(false));
+  }
+});
+
+test.describe('a rewrite with the same meaning gives no difference', () => {
+  test('the contract judged against itself', async () => {
+    expect(await judgeAll(CONTRACT)).toEqual(CLEAN);
+  });
+
+  test('every openapi variant of the switchboard is implemented by served-contract.ts, and nothing else', () => {
+    const declared = Object.entries(VARIANTS as Record<string, { area: string }>).filter(([, v]) => v.area === 'openapi').map(([k]) => k).sort();
+    expect(declared).toEqual([...OPENAPI_VARIANTS].sort());
+    expect(declared.length).toBeGreaterThanOrEqual(8);
+  });
+
+  for (const v of OPENAPI_VARIANTS) {
+    test(`variant ${v}`, async () => {
+      const served = applyOpenapiVariants(structuredClone(CONTRACT), new Set([v]));
+      expect(await judgeAll(served)).toEqual(CLEAN);
+    });
+  }
+
+  test('every variant at once', async () => {
+    const served = applyOpenapiVariants(structuredClone(CONTRACT), new Set(OPENAPI_VARIANTS));
+    // The rewrite really differs in spelling: no component schemas, other names, other paths.
+    expect(served.components.schemas).toBeUndefined();
+    expect(Object.keys(served.paths)).toContain('/encounters');
+    expect(await judgeAll(served)).toEqual(CLEAN);
+  });
+
+  test('a 4XX range and a default response document the statuses they cover', async () => {
+    const served = drift((d) => {
+      const r = d.paths[ENC].get.responses;
+      r['4XX'] = r['400'];
+      for (const s of ['400', '401', '403', '404']) delete r[s];
+      r.default = { description: 'Anything else.' };
+    });
+    const j = await judgeAll(served);
+    expect(j.statuses).toEqual([]);
+    expect(j.schemas).toEqual([]);
+  });
+
+  test('a narrower documented range of a response value (limit 1..100 in the list body) is not a difference', async () => {
+    const served = drift((d) => Object.assign(d.components.schemas.PublicEncounterListResponse.properties.limit, { minimum: 1, maximum: 100 }));
+    expect((await judgeAll(served)).schemas).toEqual([]);
+  });
+});
+
+test.describe('a drift from what the specification fixes is found', () => {
+  const cases: { name: string; judge: keyof Judged; detail: RegExp; f: (d: Json) => void }[] = [
+    // the drifts of the reference's openapi-* mutants
+    { name: 'openapi 3.0.3', judge: 'version', detail: /openapi "3\.0\.3"/, f: (d) => (d.openapi = '3.0.3') },
+    { name: 'info.version 1.0.0', judge: 'info', detail: /info\.version "1\.0\.0"/, f: (d) => (d.info.version = '1.0.0') },
+    { name: 'a dangling $ref', judge: 'schemas', detail: /cannot be dereferenced/, f: (d) => (d.components.schemas.PublicEncounterDetailResponse.properties.encounter = { $ref: '#/components/schemas/PublicEncounter' }) },
+    { name: 'a dangling $ref (validity)', judge: 'valid', detail: /PublicEncounter|resolve|Error/i, f: (d) => (d.components.schemas.PublicEncounterDetailResponse.properties.encounter = { $ref: '#/components/schemas/PublicEncounter' }) },
+    { name: 'the audio route missing', judge: 'paths', detail: /GET \/external\/v1\/encounters\/\{encounter_id\}\/documents\/\{document_id\}\/audio is not described/, f: (d) => delete d.paths[AUDIO] },
+    { name: 'getPublicEncounter renamed', judge: 'operations', detail: /operationId "getEncounter", the specification names it getPublicEncounter/, f: (d) => (d.paths[ENC].get.operationId = 'getEncounter') },
+    { name: 'a 500 documented on the list route', judge: 'statuses', detail: /GET \/external\/v1\/encounters 500: documented, but §4 gives this route no such status/, f: (d) => (d.paths[LIST].get.responses['500'] = structuredClone(d.paths[LIST].get.responses['503'])) },
+    { name: 'rate_limited added to the reason enum', judge: 'reasons', detail: /accepts \/reason_code = "rate_limited", which the contract rejects/, f: (d) => d.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited') },
+    { name: 'rate_limited added to the reason enum (schemas)', judge: 'schemas', detail: /rate_limited/, f: (d) => d.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited') },
+    { name: 'the bearer scheme as basic', judge: 'security', detail: /scheme "basic", not bearer/, f: (d) => (d.components.securitySchemes.publicApiKeyBearer.scheme = 'basic') },
+    { name: 'limit maximum 200', judge: 'parameters', detail: /parameter limit: the served schema accepts 101, which the contract rejects/, f: (d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'limit').schema.maximum = 200) },
+    { name: 'PublicEncounterSummary open', judge: 'closed', detail: /\/items\/0 with an undeclared property/, f: (d) => delete d.components.schemas.PublicEncounterSummary.additionalProperties },
+    { name: 'PublicEncounterSummary open (schemas)', judge: 'schemas', detail: /undeclared property/, f: (d) => delete d.components.schemas.PublicEncounterSummary.additionalProperties },
+    // further drifts, one per thing the specification fixes
+    { name: 'a reason code dropped', judge: 'reasons', detail: /rejects \/reason_code = "expired_key", which the contract accepts/, f: (d) => (d.components.schemas.PublicApiErrorResponse.properties.reason_code.enum = d.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.filter((c: string) => c !== 'expired_key')) },
+    { name: 'field no longer required in the error body', judge: 'schemas', detail: /accepts \/field left out, which the contract rejects/, f: (d) => (d.components.schemas.PublicApiErrorResponse.required = ['error', 'reason_code', 'message']) },
+    { name: 'documents made required in the encounter summary', judge: 'schemas', detail: /rejects instance .*which the contract accepts/, f: (d) => d.components.schemas.PublicEncounterSummary.required.push('documents') },
+    { name: 'status no longer nullable', judge: 'schemas', detail: /rejects instance .*which the contract accepts \(the served schema: \/(encounter|items\/0)\/status must be string\)/, f: (d) => (d.components.schemas.PublicEncounterSummary.properties.status = { type: 'string' }) },
+    { name: 'patient no longer nullable (the null branch of anyOf dropped)', judge: 'schemas', detail: /rejects instance .*which the contract accepts \(the served schema: \/(encounter|items\/0)\/patient must be object\)/, f: (d) => (d.components.schemas.PublicEncounterSummary.properties.patient = { $ref: '#/components/schemas/PublicPatientSummary' }) },
+    { name: 'an encounter_type value dropped', judge: 'schemas', detail: /encounter_type = "checklist"/, f: (d) => d.components.schemas.PublicEncounterSummary.properties.encounter_type.enum.splice(4, 1) },
+    { name: 'the ambient variant of document detail dropped', judge: 'schemas', detail: /ambient_transcript/, f: (d) => d.components.schemas.PublicDocumentDetailResponse.properties.document.oneOf.pop() },
+    { name: 'the clinical-summary nulls (if/then) dropped', judge: 'schemas', detail: /accepts .*which the contract rejects/, f: (d) => { delete d.components.schemas.PublicEncounterDocumentSummary.if; delete d.components.schemas.PublicEncounterDocumentSummary.then; } },
+    { name: 'created_at loses its date-time format', judge: 'schemas', detail: /created_at = "not-a-date"/, f: (d) => delete d.components.schemas.PublicEncounterSummary.properties.created_at.format },
+    { name: 'transcript turns open', judge: 'closed', detail: /\/transcript\/turns\/0 with an undeclared property/, f: (d) => delete d.components.schemas.PublicTranscriptTurn.additionalProperties },
+    { name: 'the webhook event open (when described)', judge: 'closed', detail: /webhook recording\.transcript_ready/, f: (d) => delete d.components.schemas.RecordingTranscriptReadyWebhookEvent.additionalProperties },
+    { name: 'a path renamed under /external/v1', judge: 'paths', detail: /GET \/external\/v1\/visits: the specification has no such route/, f: (d) => { d.paths['/external/v1/visits'] = d.paths[LIST]; delete d.paths[LIST]; } },
+    { name: 'a DELETE documented on a route', judge: 'paths', detail: /DELETE \/external\/v1\/encounters\/\{encounter_id\}: §1 says no route creates, changes or deletes anything/, f: (d) => (d.paths[ENC].delete = { operationId: 'deleteEncounter', responses: { '204': { description: 'Deleted.' } } }) },
+    { name: 'listPublicEncounters on another route', judge: 'operations', detail: /listPublicEncounters also names GET/, f: (d) => { d.paths[LIST].get.operationId = 'listAll'; d.paths[DOC].get.operationId = 'listPublicEncounters'; } },
+    { name: 'the scheme under another name', judge: 'security', detail: /no security scheme named publicApiKeyBearer/, f: (d) => { d.components.securitySchemes.apiKey = d.components.securitySchemes.publicApiKeyBearer; delete d.components.securitySchemes.publicApiKeyBearer; walkSecurity(d, 'apiKey'); } },
+    { name: 'an anonymous alternative on the list route', judge: 'security', detail: /empty security requirement/, f: (d) => d.paths[LIST].get.security.push({}) },
+    { name: 'no security on the audio route', judge: 'security', detail: /requires no authentication/, f: (d) => (d.paths[AUDIO].get.security = []) },
+    { name: 'a route status left out', judge: 'statuses', detail: /GET \/external\/v1\/encounters\/\{encounter_id\} 404: not documented/, f: (d) => delete d.paths[ENC].get.responses['404'] },
+    { name: 'an error documented as text/plain only', judge: 'statuses', detail: /401: no JSON media type \(text\/plain\)/, f: (d) => (d.paths[LIST].get.responses['401'].content = { 'text/plain': { schema: { type: 'string' } } }) },
+    { name: 'an XML alternative beside JSON', judge: 'statuses', detail: /non-JSON media type application\/xml/, f: (d) => (d.paths[LIST].get.responses['200'].content['application/xml'] = { schema: { type: 'object' } }) },
+    { name: 'a 201 success', judge: 'statuses', detail: /201: documented, but §4/, f: (d) => (d.paths[LIST].get.responses['201'] = d.paths[LIST].get.responses['200']) },
+    { name: 'an extra query parameter', judge: 'parameters', detail: /query parameter patient_id: the specification accepts no such key/, f: (d) => d.paths[LIST].get.parameters.push({ name: 'patient_id', in: 'query', schema: { type: 'string' } }) },
+    { name: 'a query parameter on the encounter route', judge: 'parameters', detail: /\{encounter_id\} query parameter expand/, f: (d) => d.paths[ENC].get.parameters.push({ name: 'expand', in: 'query', schema: { type: 'string' } }) },
+    { name: 'a required header', judge: 'parameters', detail: /header parameter X-Tenant: required/, f: (d) => d.paths[LIST].get.parameters.push({ name: 'X-Tenant', in: 'header', required: true, schema: { type: 'string' } }) },
+    { name: 'limit required', judge: 'parameters', detail: /parameter limit: required true, the specification makes it false/, f: (d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'limit').required = true) },
+    { name: 'default limit 20', judge: 'parameters', detail: /parameter limit: default 20, the specification's default is 50/, f: (d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'limit').schema.default = 20) },
+    { name: 'offset minimum -1', judge: 'parameters', detail: /parameter offset: the served schema accepts -1/, f: (d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'offset').schema.minimum = -1) },
+    { name: 'sort_order takes ASC too', judge: 'parameters', detail: /sort_order: the served schema accepts "ASC"/, f: (d) => d.paths[LIST].get.parameters.find((p: Json) => p.name === 'sort_order').schema.enum.push('ASC') },
+    { name: 'start_at without a format', judge: 'parameters', detail: /start_at: the served schema accepts "2026-01-02T03:04:05"/, f: (d) => delete d.paths[LIST].get.parameters.find((p: Json) => p.name === 'start_at').schema.format },
+    { name: 'encounter_id as a uuid', judge: 'parameters', detail: /encounter_id: the served schema rejects "sample"/, f: (d) => (d.paths[ENC].get.parameters[0].schema.format = 'uuid') },
+    { name: 'limit allowing an empty value', judge: 'parameters', detail: /allowEmptyValue true/, f: (d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'limit').allowEmptyValue = true) },
+  ];
+
+  for (const c of cases) {
+    test(`${c.judge} › ${c.name}`, async () => {
+      const j = await judgeAll(drift(c.f));
+      expect(j[c.judge].join('\n')).toMatch(c.detail);
+    });
+  }
+
+  test('a drift survives every rewrite: rate_limited under all variants at once is still found', async () => {
+    const served = applyOpenapiVariants(drift((d) => d.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited')), new Set(OPENAPI_VARIANTS));
+    expect((await judgeAll(served)).reasons.join('\n')).toMatch(/rate_limited/);
+  });
+
+  test('an open encounter summary under all variants at once (closedness written as unevaluatedProperties) is still found', async () => {
+    const served = applyOpenapiVariants(drift((d) => delete d.components.schemas.PublicEncounterSummary.additionalProperties), new Set(OPENAPI_VARIANTS));
+    expect((await judgeAll(served)).closed.length).toBeGreaterThan(0);
+  });
+});
+
+function walkSecurity(d: Json, name: string): void {
+  for (const o of operationsByRoute(d).values()) o.op.security = [{ [name]: [] }];
+}
+
+test.describe('samples', () => {
+  test('every object of a base instance gets an undeclared-property sample, and the contract rejects each', () => {
+    const judge = new SchemaJudge();
+    const schema = contractDeref.paths[LIST].get.responses['200'].content['application/json'].schema;
+    const closed = samplesFor(schema).filter((s) => s.kind === 'closedness');
+    const pointers = new Set(closed.map((s) => s.pointer));
+    for (const p of ['', '/items/0', '/items/0/patient', '/items/0/documents/0']) expect(pointers).toContain(p);
+    const v = judge.compile(schema);
+    for (const s of closed) expect(v(s.value), s.label).toBe(false);
+  });
+
+  test('the bases include an instance the contract accepts for each document detail variant', () => {
+    const judge = new SchemaJudge();
+    const schema = contractDeref.paths[DOC].get.responses['200'].content['application/json'].schema;
+    const v = judge.compile(schema);
+    const accepted = samplesFor(schema).filter((s) => s.kind === 'base' && v(s.value)).map((s) => (s.value as Json).document.schema_type);
+    expect(new Set(accepted)).toEqual(new Set(['document', 'ambient_transcript']));
+  });
+
+  test('agreement names the direction of each difference', () => {
+    const judge = new SchemaJudge();
+    const want = { type: 'object', additionalProperties: false, required: ['a'], properties: { a: { type: 'string', enum: ['x', 'y'] } } };
+    expect(agreement(judge, want, want, 'w')).toEqual([]);
+    expect(agreement(judge, want, { ...want, additionalProperties: true }, 'w').join('\n')).toMatch(/^w: the served schema accepts \(root\) with an undeclared property/m);
+    expect(agreement(judge, want, { ...want, properties: { a: { type: 'string', enum: ['x'] } } }, 'w').join('\n')).toMatch(/rejects \/a = "y", which the contract accepts/);
+  });
+});
