@@ -50,7 +50,7 @@ for (const route of ROUTES) {
     const id = `access-organization-not-allowlisted-${route.name}`;
     test(id, async ({ check }) => {
       await check({
-        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
+        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
         title: `${route.name}: a key of an organization that is not approved answers 403 organization_not_allowlisted with a null field`,
       }, async (api) => {
         const ex = await api.get(route.path(api), { as: 'org_not_allowlisted' });
@@ -63,7 +63,7 @@ for (const route of ROUTES) {
     const id = `access-route-not-allowed-${kebab(role)}-${route.name}`;
     test(id, async ({ check }) => {
       await check({
-        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'ERR-403-CATEGORY', req.errors],
+        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'ERR-403-CATEGORY', req.errors],
         title: `${route.name}: a key of an organization not enabled for the ${route.routeGroup} routes answers 403 route_not_allowed with a null field`,
       }, async (api) => {
         const ex = await api.get(route.path(api), { as: role });

@@ -164,7 +164,14 @@ test('resources-document-of-other-encounter-rejected', async ({ check }) => {
   await check({ id: 'resources-document-of-other-encounter-rejected', requirements: ['DOC-BELONGS-TO-ENCOUNTER', 'DOC-WRONG-ENCOUNTER-REASON', 'COND-NOT-FOUND'], title: 'a document addressed under another encounter of the same organization is not returned (404 document_not_found)' }, async (api, scope) => {
     const doc = api.document('clinical_document');
     const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 })), 'listPublicEncounters');
-    const other = page.items.find((i) => i.encounter_id !== doc.encounter_id && !(i.documents ?? []).some((x) => x.document_id === doc.document_id));
+    // Another listed encounter that the detail route serves (the list may include demo/training encounters, LIST-DEMO-TRAINING).
+    let other: EncounterSummary | undefined;
+    for (const i of page.items.filter((i) => i.encounter_id !== doc.encounter_id && !(i.documents ?? []).some((x) => x.document_id === doc.document_id))) {
+      if ((await api.get(encounterPath(i.encounter_id))).response?.status === 200) {
+        other = i;
+        break;
+      }
+    }
     if (!other) throw new NotVerified('no listed encounter other than the clinical document\'s own encounter');
     const ex = await api.get(documentPath(other.encounter_id, doc.document_id));
     const body = expectDocumented(ex, 'getPublicEncounterDocument');

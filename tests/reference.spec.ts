@@ -340,6 +340,71 @@ test.describe('sandbox', () => {
     expectError(sb, await call(B, '/external/v1/encounters', { ...key(sb, 'full'), ...fault('digest_key_unavailable,api_keys_disabled') }), 401, 'api_keys_disabled');
   });
 
+  test('every REST variant changes the raw answer to its probe and keeps it JSON', async ({ sb }) => {
+    const { VARIANTS } = await import('../reference-impl/variants.ts');
+    const table = VARIANTS as Record<string, { area: string }>;
+    const B = new URL(sb.ref.baseUrl);
+    const L = '/external/v1/encounters';
+    const sameOrgOtherDoc = (sb.seed.documents as any[]).find((d) => d.encounter_id !== res(sb, 'own_encounter').encounter_id && d.encounter_id.startsWith('enc_main')).document_id;
+    // One probe per variant: [target, credential role | null, extra headers, method]. A variant that changed nothing
+    // would pass the variant meta-suite trivially, so each must change the bytes of this answer.
+    const probes: Record<string, [string, string | null, Record<string, string>?, string?]> = {
+      'http-chunked': [L, 'full'], 'http-connection-close': [L, 'full'], 'http-content-type-charset': [L, 'full'],
+      'http-error-json-suffix': [L, null], 'http-header-casing': [L, 'full'], 'http-extra-headers': [L, null],
+      'http-head-like-get': [L, 'full', {}, 'HEAD'], 'non-get-as-plain-404': [L, 'full', {}, 'POST'],
+      'json-pretty-printed': [L, 'full'], 'json-key-order-reversed': [L, 'full'], 'json-escaped-text': [`${L}?a/b=1`, 'full'],
+      'error-messages-other-text': [L, null],
+      'timestamps-offset-plus-0530': [encPath(sb, 'own_encounter'), 'full'], 'timestamps-offset-minus-0800': [encPath(sb, 'own_encounter'), 'full'],
+      'timestamps-fraction-varies': [`${L}?limit=100`, 'full'],
+      'list-items-without-documents': [L, 'full'], 'null-optional-fields-omitted': [docPath(sb, 'clinical_document'), 'full'],
+      'empty-documents-omitted': [`${L}?limit=100`, 'full'], 'clinical-content-format-omitted': [docPath(sb, 'clinical_document'), 'full'],
+      'audio-missing-as-not-available': [`${docPath(sb, 'ambient_transcript_audio_missing')}/audio`, 'full'],
+      'other-encounter-document-as-encounter-not-found': [`${encPath(sb, 'own_encounter')}/documents/${sameOrgOtherDoc}`, 'full'],
+      'lookup-document-before-organization': [`${encPath(sb, 'other_org_encounter')}/documents/no-such-document`, 'full'],
+      'tie-breaker-always-ascending': [`${L}?limit=100`, 'full'], 'tie-breaker-against-sort-order': [`${L}?limit=100`, 'full'],
+      'start-not-before-end-field-end-at': [`${L}?start_at=2025-02-01T00:00:00Z&end_at=2025-02-01T00:00:00Z`, 'full'],
+      'query-errors-reverse-order': [`${L}?limit=0&offset=-1`, 'full'], 'duplicate-keys-last-wins': [`${L}?limit=1&limit=2`, 'full'],
+      'error-404-category-not-found': [encPath(sb, 'unknown_encounter'), 'full'], 'field-sanitize-replace': [`${L}?a%20b=1`, 'full'],
+      'non-bearer-scheme-as-malformed': [L, null, { authorization: 'Basic dXNlcjpwYXNz' }], 'demo-encounters-listed': [`${L}?limit=100`, 'full'],
+      'audio-url-short-lifetime': [`${docPath(sb, 'ambient_transcript_with_audio')}/audio`, 'full'],
+    };
+    // front-proxy-* answers outside the five routes (not JSON by design): proven with the query fuzz, not here.
+    const mine = Object.keys(table).filter((n) => ['http', 'json', 'timestamps', 'optional-fields', 'open-choice'].includes(table[n].area) && !n.startsWith('front-proxy-'));
+    expect(mine.filter((n) => !(n in probes)), 'REST variants without a probe here').toEqual([]);
+    /** The answer as bytes on the wire (fresh connection): status, raw header lines but date, body; audio URLs by lifetime only. */
+    const raw = (target: string, headers: Record<string, string>, method: string) => new Promise<{ status: number; lines: string[]; body: string }>((resolve, reject) => {
+      const req = http.request({ host: B.hostname, port: B.port, path: target, method, headers, agent: false }, (r) => {
+        let body = '';
+        r.setEncoding('latin1');
+        r.on('data', (c: string) => { body += c; });
+        r.on('end', () => {
+          const lines: string[] = [];
+          for (let i = 0; i < r.rawHeaders.length; i += 2) {
+            const name = r.rawHeaders[i];
+            if (!/^(date|x-request-id|etag)$/i.test(name)) lines.push(`${name}: ${/^content-length$/i.test(name) ? 'n' : r.rawHeaders[i + 1]}`);
+          }
+          const parsed = (() => { try { return JSON.parse(Buffer.from(body, 'latin1').toString('utf8')); } catch { return undefined; } })();
+          if (parsed?.audio_url) body = `lifetime>120s:${Date.parse(parsed.expires_at) - Date.now() > 120_000}`;
+          resolve({ status: r.statusCode!, lines, body });
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    for (const name of mine) {
+      const [target, role, extra, method] = probes[name];
+      const headers: Record<string, string> = { ...(role ? key(sb, role) : {}), ...(extra ?? {}) };
+      const conformant = await raw(target, headers, method ?? 'GET');
+      const varied = await raw(target, { ...headers, 'x-switchboard-token': TOKEN, 'x-switchboard-variant': name }, method ?? 'GET');
+      await test.step(name, () => {
+        expect(varied.body, `${name} accepted by the switchboard`).not.toContain('switchboard_rejected');
+        expect(varied.status, `${name} does not crash`).toBeLessThan(500);
+        if (method !== 'HEAD') expect(() => JSON.parse(Buffer.from(varied.body.startsWith('lifetime') ? '{}' : varied.body, 'latin1').toString('utf8')), `${name} answers JSON`).not.toThrow();
+        expect(JSON.stringify(varied), `${name} changes the answer`).not.toBe(JSON.stringify(conformant));
+      });
+    }
+  });
+
   test('every mutant changes the answer to its probe', async ({ sb }) => {
     const mutants = Object.keys((await import('../reference-impl/mutants.ts')).MUTANTS);
     const B = sb.ref.baseUrl;
