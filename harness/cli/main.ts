@@ -15,6 +15,7 @@ import { loadProfile, validateProfile, unresolvedVariables, ProfileError, type P
 import { COVERAGE_PATH } from '../../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../http.ts';
 import { webhookCommand } from './webhook.ts';
+import { profileCommand } from './profile.ts';
 import { startReference, type ReferenceHandle } from '../reference-process.ts';
 import { redact } from '../redact.ts';
 import { loadWaivers, loadRunContext, loadCatalog, WaiverError } from '../../reports/context.ts';
@@ -38,6 +39,7 @@ Commands:
   serve   start the reference implementation as a sandbox for partner clients
   webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
   merge   merge shard outputs into one report
+  profile write a profile template (init) or try every role of a profile against its target (check)
 
 Run \`conformance <command> --help\` for the options of a command.
 Exit codes: 0 conformant, 1 not conformant, 2 usage or setup error.`,
@@ -540,7 +542,7 @@ async function merge(argv: string[]): Promise<number> {
   return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
 }
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv) };
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv), profile: (argv) => profileCommand(argv) };
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
