@@ -135,6 +135,7 @@ export const MUTANTS = {
   'date-window-total-unfiltered': { area: 'list-semantics', description: 'with start_at/end_at, total counts every listable encounter of the organization instead of the matching ones' },
   'date-offset-ignored': { area: 'query-validation', description: 'the UTC offset of start_at/end_at is ignored: the local date and time are read as UTC' },
   'date-window-desc-ignores-start': { area: 'list-semantics', description: 'with both bounds and sort_order=desc, the start_at bound is not applied' },
+  'date-window-asc-end-inclusive': { area: 'list-semantics', description: 'with both bounds and sort_order=asc, end_at is applied as an inclusive bound' },
   'date-window-empty-falls-back': { area: 'list-semantics', description: 'a date window that matches nothing answers the unfiltered list instead of an empty page' },
   'unsupported-keys-denylist': { area: 'query-validation', description: 'only the example keys of §4.1 (owners, record_kind, date_of_service, patient_id) are refused; any other unknown query key is ignored' },
   'detail-documents-by-patient': { area: 'resource-access', description: "the encounter detail's documents are gathered by patient: documents of the patient's other encounters join in" },

@@ -89,7 +89,8 @@ export class Repo {
       // Mutant date-window-desc-ignores-start: with both bounds in descending order the lower bound is dropped.
       mutant === 'date-window-desc-ignores-start' && dir === 'DESC' && q.endAt !== null ? '($2::timestamptz IS NULL OR TRUE)'
         : `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,
-      `($3::timestamptz IS NULL OR created_at ${mutant === 'end-at-inclusive' ? '<=' : '<'} $3)`,
+      // Mutant date-window-asc-end-inclusive: with both bounds in ascending order the upper bound is inclusive.
+      `($3::timestamptz IS NULL OR created_at ${mutant === 'end-at-inclusive' || (mutant === 'date-window-asc-end-inclusive' && dir === 'ASC' && q.startAt !== null) ? '<=' : '<'} $3)`,
     ].join(' AND ');
     const text = `SELECT t.total, ${ENCOUNTER_COLUMNS}, ds.documents
          FROM (SELECT count(*)::int AS total FROM encounters WHERE ${mutant === 'date-window-total-unfiltered' ? where.replace(/created_at (>=|>|<=|<) \$([23])/g, '$$$2 IS NOT NULL') : where}) t

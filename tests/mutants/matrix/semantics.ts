@@ -13,6 +13,7 @@ export const MATRIX: Matrix = {
   'date-window-total-unfiltered': ['date-window-total-equals-items-walked', 'date-window-empty-total-zero'],
   'date-offset-ignored': ['date-window-offset-forms-same-set'],
   'date-window-desc-ignores-start': ['date-window-both-bounds-exact-desc'],
+  'date-window-asc-end-inclusive': ['date-window-both-bounds-exact-asc'],
   'date-window-empty-falls-back': ['date-window-empty-total-zero'],
   'detail-documents-by-patient': ['ownership-detail-excludes-foreign-documents', 'ownership-embedded-documents-resolve'],
   'detail-omits-summary-documents': ['ownership-detail-lists-profile-documents'],
