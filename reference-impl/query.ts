@@ -38,7 +38,8 @@ export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly stri
   if (mutant === 'query-keys-case-insensitive') for (const p of pairs) p.key = p.key.toLowerCase();
   // Mutant unsupported-keys-denylist: only the example keys of §4.1 are refused, other unknown keys are ignored.
   const refused = (key: string) => !allowed.includes(key) && (mutant !== 'unsupported-keys-denylist' || ['owners', 'record_kind', 'date_of_service', 'patient_id'].includes(key));
-  const offending = pairs.find((p) => !p.keyOk || refused(p.key));
+  // Variant unsupported-filter-names-last-key: of several unsupported keys, the last one is named.
+  const offending = variants.has('unsupported-filter-names-last-key') ? pairs.findLast((p) => !p.keyOk || refused(p.key)) : pairs.find((p) => !p.keyOk || refused(p.key));
   if (!offending) return;
   if (mutant === 'multiple-query-errors-combined' && pairs.filter((p) => !p.keyOk || !allowed.includes(p.key)).length > 1) {
     throw new ApiError('invalid_query', null, 'several query keys are not supported');
@@ -88,7 +89,9 @@ const DATE_TIME = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9
 const DATE_TIME_NO_TZ = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?$/;
 
 /** Returns epoch microseconds (exact, as bigint) or null when the text is not a valid timezone-aware date-time. */
-export function parseDateTime(text: string, mutant: MutantName | null = null): bigint | null {
+export function parseDateTime(text: string, mutant: MutantName | null = null, variants: ReadonlySet<string> = new Set()): bigint | null {
+  // Variant datetime-extra-iso-forms: lowercase t/z, a space separator and an hour-only offset read as their RFC 3339 form.
+  if (variants.has('datetime-extra-iso-forms')) text = text.replace(/^(.{10})[t ]/, '$1T').replace(/z$/, 'Z').replace(/([+-][0-9]{2})$/, '$1:00');
   let m = DATE_TIME.exec(text);
   if (!m && mutant === 'timezone-less-accepted') m = DATE_TIME_NO_TZ.exec(text);
   if (!m) return null;
@@ -135,8 +138,9 @@ export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null,
     const all = seen.get(key);
     if (!all) return undefined;
     if (all.length > 1 && mutant === 'duplicate-keys-crash') throw new TypeError(`${key}.match is not a function`);
-    // Variant duplicate-keys-last-wins: a repeated key is read from its last occurrence (LIST-DUPLICATE-KEYS is open).
+    // Variants duplicate-keys-last-wins / duplicate-keys-first-wins: one occurrence of a repeated key is read (LIST-DUPLICATE-KEYS is open).
     if (all.length > 1 && variants.has('duplicate-keys-last-wins')) return all[all.length - 1];
+    if (all.length > 1 && variants.has('duplicate-keys-first-wins')) return all[0];
     if (all.length > 1) throw new ApiError(reasonFor(key), key, 'the parameter appears more than once');
     return all[0];
   };
@@ -176,7 +180,7 @@ export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null,
   const checkStart = (): void => {
     const start = one('start_at');
     if (start) {
-      startMicros = start.valueOk ? parseDateTime(start.value, mutant) : null;
+      startMicros = start.valueOk ? parseDateTime(start.value, mutant, variants) : null;
       if (startMicros === null && mutant !== 'date-invalid-ignored') throw new ApiError('invalid_query', 'start_at', 'start_at must be a timezone-aware ISO 8601 date-time');
       if (startMicros !== null) out.startAt = toPgTimestamp(startMicros);
     }
@@ -184,7 +188,7 @@ export function validateListQuery(pairs: QueryPair[], mutant: MutantName | null,
   const checkEnd = (): void => {
     const end = one('end_at');
     if (end) {
-      endMicros = end.valueOk ? parseDateTime(end.value, mutant) : null;
+      endMicros = end.valueOk ? parseDateTime(end.value, mutant, variants) : null;
       if (endMicros === null && mutant !== 'date-invalid-ignored') {
         throw new ApiError('invalid_query', mutant === 'date-error-field-wrong' ? 'start_at' : 'end_at', 'end_at must be a timezone-aware ISO 8601 date-time');
       }

@@ -364,6 +364,8 @@ test.describe('sandbox', () => {
       'tie-breaker-always-ascending': [`${L}?limit=100`, 'full'], 'tie-breaker-against-sort-order': [`${L}?limit=100`, 'full'],
       'start-not-before-end-field-end-at': [`${L}?start_at=2025-02-01T00:00:00Z&end_at=2025-02-01T00:00:00Z`, 'full'],
       'query-errors-reverse-order': [`${L}?limit=0&offset=-1`, 'full'], 'duplicate-keys-last-wins': [`${L}?limit=1&limit=2`, 'full'],
+      'duplicate-keys-first-wins': [`${L}?limit=1&limit=2`, 'full'], 'unsupported-filter-names-last-key': [`${L}?owners=1&patient_id=2`, 'full'],
+      'datetime-extra-iso-forms': [`${L}?start_at=2025-01-01t00:00:00z`, 'full'],
       'error-404-category-not-found': [encPath(sb, 'unknown_encounter'), 'full'], 'field-sanitize-replace': [`${L}?a%20b=1`, 'full'],
       'non-bearer-scheme-as-malformed': [L, null, { authorization: 'Basic dXNlcjpwYXNz' }], 'demo-encounters-listed': [`${L}?limit=100`, 'full'],
       'audio-url-short-lifetime': [`${docPath(sb, 'ambient_transcript_with_audio')}/audio`, 'full'],
