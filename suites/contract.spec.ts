@@ -10,12 +10,21 @@ import { ROUTES, type RouteRef } from '../harness/routes.ts';
 
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
-/** The success body as compared: the audio URL response without the values minted per call. */
+/** JSON text with object members in sorted order: two bodies compare by value, not by spelling (RFC 8259 §4). */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The success body as compared, by value: the audio URL response without the values minted per call. */
 function comparable(route: RouteRef, ex: Exchange): string {
   const body = expectSuccess<Record<string, unknown>>(ex, route.operationId);
-  if (route.name !== 'audio') return ex.response!.body;
+  if (route.name !== 'audio') return canonical(body);
   const { audio_url: _url, expires_at: _expires, ...rest } = body;
-  return JSON.stringify(rest);
+  return canonical(rest);
 }
 
 for (const route of ROUTES) {
