@@ -40,7 +40,8 @@ test('the example receiver: INCOMPLETE (no follow-up probe by URL), exit 1, exit
     let text = o.out.join('\n');
     expect(text).toMatch(/^conformance: [0-9]+ passed, 0 failed, 0 warnings, 2 not verified, 0 informational$/m);
     expect(text).toMatch(/^conformance: INCOMPLETE: verified [0-9]+ of [0-9]+ must requirements in scope; nothing failed$/m);
-    expect(text).toMatch(/^NOT VERIFIED ×2: a way to observe follow-up fetches/m);
+    expect(text).toMatch(/^NOT VERIFIED ×2: no view of the receiver's follow-up fetches/m);
+    expect(text).toMatch(/^to verify "no follow-up after an invalid delivery" \(WEBHOOK-SIG-FAIL-NO-FOLLOWUP, a must\): rerun with --follow-up-port N/m);
     expect(text).not.toMatch(/^hint:/m);
     for (const f of ['conformance.json', 'junit.xml', 'conformance.html', 'outcomes.json']) expect(fs.existsSync(path.join(outDir, f)), f).toBe(true);
     const report = JSON.parse(fs.readFileSync(path.join(outDir, 'conformance.json'), 'utf8')) as { verdict: string; checks: { id: string; evidence: unknown }[]; run: { target: { baseUrl: string } }; requirements: { id: string }[] };
@@ -58,7 +59,7 @@ test('the example receiver: INCOMPLETE (no follow-up probe by URL), exit 1, exit
 
     o = io();
     expect(await webhookCommand(['receiver', '--url', sandbox.url], o)).toBe(1);
-    expect(o.out.at(-1)).toMatch(/^conformance: INCOMPLETE/);
+    expect(o.out.join('\n')).toMatch(/^conformance: INCOMPLETE/m);
 
     // Another secret: every correct delivery is refused with 401; one hint names the likely cause.
     o = io({ OTHER: 'whsec_not_the_receivers_secret_0000' });
@@ -121,5 +122,42 @@ test('a receiver answering 500 to forged deliveries gets warnings, not failures;
   } finally {
     await r.close();
     await api.close();
+  }
+});
+
+test('with --follow-up-port the example receiver is CONFORMANT (exit 0), and a receiver that acts on forged deliveries FAILS', async () => {
+  test.setTimeout(120_000);
+  const sandbox = await startReceiverSandbox(SECRET);
+  try {
+    // The example receiver's REST base URL is the probe the command will serve on this port.
+    let port = await freePort();
+    const receiver = await sandbox.startReceiver({ apiBaseUrl: `http://127.0.0.1:${port}` });
+    let o = io();
+    expect(await webhookCommand(['receiver', '--url', receiver.url, '--follow-up-port', String(port)], o), o.out.join('\n')).toBe(0);
+    let text = o.out.join('\n');
+    expect(text).toMatch(/^follow-up probe: counting the receiver's REST fetches at http:\/\/127\.0\.0\.1:[0-9]+ /m);
+    expect(text).toMatch(/^conformance: [0-9]+ passed, 0 failed, 0 warnings, 0 not verified, 0 informational$/m);
+    expect(text).toMatch(/^conformance: CONFORMANT: verified [0-9]+ of [0-9]+ must requirements in scope$/m);
+
+    // The same probe sees a receiver that verifies nothing fetch what forged deliveries name.
+    port = await freePort();
+    const broken = await startBrokenReceiver('verifies-nothing', SECRET, { baseUrl: `http://127.0.0.1:${port}`, apiKey: 'cek_live_probe_test_0001', calls: [], count: () => 0, close: async () => undefined });
+    try {
+      o = io();
+      expect(await webhookCommand(['receiver', '--url', broken.url, '--follow-up-port', String(port)], o)).toBe(1);
+      text = o.out.join('\n');
+      expect(text).toMatch(/^FAIL ×[0-9]+: invalid deliveries led to follow-up REST fetches \(§6\.3: must not fetch follow-up resources or do clinical work\)$/m);
+      expect(text).toMatch(/^conformance: NOT CONFORMANT/m);
+    } finally {
+      await broken.close();
+    }
+
+    // A probe the receiver never calls is named.
+    port = await freePort();
+    o = io();
+    expect(await webhookCommand(['receiver', '--url', sandbox.url, '--follow-up-port', String(port)], o)).toBe(1);
+    expect(o.out.join('\n')).toMatch(/^follow-up probe: the receiver made no request to it/m);
+  } finally {
+    await sandbox.close();
   }
 });

@@ -1,6 +1,6 @@
 // `conformance webhook`: judge a partner's webhook receiver, or a service's webhook sender.
 //   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR] [--strict]
-//                                [--allow-incomplete] [--verbose]
+//                                [--allow-incomplete] [--verbose] [--follow-up-port N [--follow-up-host H]]
 //       plays the service: posts the valid delivery, boundaries, replays, retries and the adversarial battery;
 //       prints the results grouped by cause (with the §6.3 step and one example delivery each) and the
 //       verdict of the same report model as `run`; --out writes conformance.json, junit.xml, conformance.html.
@@ -11,7 +11,9 @@
 // Exit codes like `run`: 0 CONFORMANT, 1 NOT CONFORMANT or INCOMPLETE (0 on INCOMPLETE with
 // --allow-incomplete), 2 usage or setup error, e.g. an unreachable receiver (one line `conformance: <reason>`
 // on stderr). Every line printed passes through redact().
+import http from 'node:http';
 import net from 'node:net';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +22,7 @@ import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../../report
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
 import { RECEIVER_CASES, specStepOf } from '../webhook/receiver-suite.ts';
+import { startCountingApi } from '../webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../webhook/receiver-suite.ts';
 import { redact, registerSecret } from '../redact.ts';
 import { runReceiverSuite } from '../webhook/receiver-suite.ts';
@@ -39,16 +42,20 @@ export interface WebhookIo {
 const HELP = `Usage:
   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR]
                                [--strict] [--allow-incomplete] [--verbose]
+                               [--follow-up-port N [--follow-up-host H]]
   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
 
 receiver: sends the receiver at URL the valid delivery and every adversarial one, signed with the secret
           in $NAME (default CONFORMANCE_WEBHOOK_SECRET), and prints the results grouped by cause.
           A follow-up fetch after an invalid delivery fails (§6.3 must); a 2xx, 5xx or no answer to an
-          invalid delivery is a warning (§6.3 should answer non-2xx). Whether the receiver fetched
-          follow-ups cannot be seen from here, so that must stays not verified: the verdict is INCOMPLETE
-          at best (exit 1; --allow-incomplete exits 0). --out DIR writes conformance.json, junit.xml and
-          conformance.html; --strict fails on warnings; --verbose prints every check.
+          invalid delivery is a warning (§6.3 should answer non-2xx). To see the receiver's follow-up
+          fetches, give --follow-up-port N: the harness then serves a stand-in of the REST API on
+          H:N (default host 127.0.0.1) that answers any encounter, document or transcript id and counts
+          each request; point the receiver's REST base URL at it for the run. Without it that must stays
+          not verified and the verdict is INCOMPLETE at best (exit 1; --allow-incomplete exits 0).
+          --out DIR writes conformance.json, junit.xml and conformance.html; --strict fails on
+          warnings; --verbose prints every check.
 sender:   listens on port N and judges the deliveries the service sends, signed with the secret in $NAME.
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
@@ -107,6 +114,54 @@ export function parseScript(text: string): ScriptStep[] {
 }
 
 const PREFLIGHT_MS = 5_000;
+
+interface FollowUpProbe {
+  url: string;
+  count(): number;
+  close(): Promise<void>;
+}
+
+/**
+ * The follow-up probe for a partner's receiver: the counting stand-in of the REST API
+ * (webhook/counting-api.ts) served on the port the partner configured, so every follow-up fetch the
+ * receiver makes is counted. It answers every request; it judges nothing itself.
+ */
+async function startFollowUpProbe(host: string, port: number): Promise<FollowUpProbe> {
+  const api = await startCountingApi();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    const headers: Record<string, string> = req.headers.authorization ? { authorization: req.headers.authorization } : {};
+    fetch(`${api.baseUrl}${req.url ?? '/'}`, { method: req.method === 'HEAD' ? 'HEAD' : req.method ?? 'GET', headers })
+      .then(async (upstream) => {
+        const body = Buffer.from(await upstream.arrayBuffer());
+        res.writeHead(upstream.status, { 'content-type': 'application/json', 'content-length': body.length }).end(body);
+      })
+      .catch(() => {
+        if (!res.headersSent) res.writeHead(502).end();
+      });
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve());
+    });
+  } catch (e) {
+    await api.close();
+    throw new UsageError(`cannot listen for follow-up fetches on ${host}:${port}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const bound = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
+    count: () => api.count(),
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+      await api.close();
+    },
+  };
+}
 
 /** One TCP connection to the receiver's host before anything is judged: unreachable is a setup error. */
 function reachable(url: URL, timeoutMs: number): Promise<void> {
@@ -267,6 +322,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
     options: {
       url: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, out: { type: 'string' },
       strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' }, verbose: { type: 'boolean' },
+      'follow-up-port': { type: 'string' }, 'follow-up-host': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -283,13 +339,23 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   const secretEnv = values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET';
   const secret = secretFrom(io.env, secretEnv);
   const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
+  const probePort = intOption(values['follow-up-port'], 'follow-up-port', 1, 65_535);
+  if (values['follow-up-host'] !== undefined && probePort === undefined) throw new UsageError('--follow-up-host needs --follow-up-port');
   await reachable(url, Math.min(timeoutMs, PREFLIGHT_MS));
 
+  const probe = probePort === undefined ? undefined : await startFollowUpProbe(values['follow-up-host'] ?? '127.0.0.1', probePort);
   io.stdout(redact(`conformance webhook receiver: judging ${url.href} (${RECEIVER_CASES.length} checks)`));
+  if (probe) io.stdout(`follow-up probe: counting the receiver's REST fetches at ${probe.url} (its REST base URL for this run)`);
   const startedAt = new Date().toISOString();
-  const results = await runReceiverSuite({ url: url.href, secret, timeoutMs }, (r) => {
-    if (values.verbose) io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
-  });
+  let results: ReceiverCheckResult[];
+  try {
+    results = await runReceiverSuite({ url: url.href, secret, timeoutMs, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: 250 } : {}) }, (r) => {
+      if (values.verbose) io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
+    });
+  } finally {
+    await probe?.close();
+  }
+  if (probe && probe.count() === 0) io.stdout('follow-up probe: the receiver made no request to it; is its REST base URL set to the probe for this run?');
   const outcomes = receiverOutcomes(results, url.href, startedAt, new Date().toISOString());
   const outDir = values.out !== undefined ? path.resolve(values.out) : undefined;
   let report: ConformanceReport;
@@ -308,6 +374,9 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   if (hint) io.stdout(redact(hint));
   io.stdout(summaryLine(report.summary));
   io.stdout(redact(verdictLine(report)));
+  if (report.verdict === 'incomplete' && !probe) {
+    io.stdout('to verify "no follow-up after an invalid delivery" (WEBHOOK-SIG-FAIL-NO-FOLLOWUP, a must): rerun with --follow-up-port N and the receiver\'s REST base URL set to http://127.0.0.1:N');
+  }
   if (outDir) io.stdout(redact(`reports in ${outDir}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})`));
   return exitCodeFor(report, { allowIncomplete: values['allow-incomplete'] === true });
 }

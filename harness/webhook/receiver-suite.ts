@@ -263,6 +263,7 @@ export function specStepOf(reason: VerifyReason): string {
 }
 
 const NO_FOLLOWUP = 'WEBHOOK-SIG-FAIL-NO-FOLLOWUP';
+const NO_PROBE = "no view of the receiver's follow-up fetches (a follow-up probe): give `conformance webhook receiver` --follow-up-port N and point the receiver's REST base URL at it";
 const uniq = (xs: readonly string[]) => [...new Set(xs)];
 
 /** adversarial.ts cases sent over HTTP, and how a receiver must treat each. */
@@ -471,7 +472,7 @@ const SCENARIOS: ReceiverCase[] = [
     },
     expectation: 'scenario',
     async run(ctx, scope) {
-      if (!ctx.opts.followUpProbe) throw new NotVerified('a way to observe follow-up fetches (followUpProbe): not available for a partner receiver reached by URL');
+      if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE);
       // How much follow-up work one event causes at this receiver (its own event, sent alone).
       const alone = await deliverFirst(ctx, scope);
       const perEvent = alone.followUps!;
@@ -539,7 +540,12 @@ const NO_FOLLOWUP_SWEEP: ReceiverCase = {
   def: { id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' },
   expectation: 'scenario',
   async run(ctx, scope) {
-    if (!ctx.opts.followUpProbe) throw new NotVerified('a way to observe follow-up fetches (followUpProbe): not available for a partner receiver reached by URL');
+    if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE);
+    // Control: the probe must see the follow-ups of a valid delivery, or "none after invalid ones" proves nothing.
+    const control = await deliverFirst(ctx, scope);
+    if (control.followUps === 0) {
+      throw new NotVerified('the follow-up probe saw no fetch after a valid delivery either, so it cannot show whether invalid deliveries are acted on (is the receiver\'s REST base URL the probe?)');
+    }
     const before = (await ctx.followUps())!;
     const sent: string[] = [];
     for (const c of [...adversarialCases(), ...extraCases()]) {
