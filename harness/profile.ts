@@ -17,7 +17,7 @@ export type DocumentRole =
   | 'clinical_document' | 'ambient_transcript_with_audio' | 'ambient_transcript_without_audio' | 'ambient_transcript_audio_missing'
   | 'ambient_transcript_without_transcript' | 'billing_summary' | 'checklist_summary' | 'other_org_document' | 'demo_document'
   | 'encounter_routes_disabled_document' | 'ambient_transcript_unfinalized';
-export type FaultName = 'api_keys_disabled' | 'test_prefix_not_allowed' | 'digest_key_unavailable' | 'audio_storage_unavailable';
+export type FaultName = 'api_keys_disabled' | 'test_prefix_not_allowed' | 'digest_key_unavailable' | 'audio_storage_unavailable' | 'audio_url_expires_soon';
 
 type Credential = { key: string } | { keyEnv: string };
 

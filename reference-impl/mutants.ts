@@ -144,6 +144,7 @@ export const MUTANTS = {
   'transcript-phone-call-unsorted': { area: 'transcript', description: 'turns of phone_call transcripts are returned in storage order, not chronological order' },
   'audio-url-expiry-mismatch': { area: 'audio', description: 'the audio URL carries an expiry one minute later than the one it was signed for, so storage refuses it' },
   'audio-url-lifetime-year': { area: 'audio', description: 'audio URLs are handed out valid for a year' },
+  'audio-storage-ignores-expiry': { area: 'audio', description: 'audio storage serves a signed URL after its expires_at' },
   'api-key-query-param-accepted': { area: 'auth-reason', description: 'a key in the api_key query parameter authenticates a request that has no Authorization header' },
   'api-key-anywhere-accepted': { area: 'auth-reason', description: 'a key in the api_key or access_token query parameter, an api_key/access_token cookie or an X-API-Key header authenticates a request that has no Authorization header' },
   'bearer-scheme-case-sensitive': { area: 'auth-reason', description: 'the Authorization scheme must be spelled "Bearer": bearer and BEARER count as no bearer key' },
@@ -156,7 +157,7 @@ export function isMutantName(name: string): name is MutantName {
 }
 
 /** Environment switches that a switchboard request may turn on (profile `faults`). */
-export const FAULTS = ['api_keys_disabled', 'test_prefix_not_allowed', 'digest_key_unavailable', 'audio_storage_unavailable'] as const;
+export const FAULTS = ['api_keys_disabled', 'test_prefix_not_allowed', 'digest_key_unavailable', 'audio_storage_unavailable', 'audio_url_expires_soon'] as const;
 export type FaultName = (typeof FAULTS)[number];
 export function isFaultName(name: string): name is FaultName {
   return (FAULTS as readonly string[]).includes(name);

@@ -33,6 +33,7 @@ export function buildProfile(seed: Seed, baseUrl: string, dbKind: string, switch
       test_prefix_not_allowed: fault('test_prefix_not_allowed'),
       digest_key_unavailable: fault('digest_key_unavailable'),
       audio_storage_unavailable: fault('audio_storage_unavailable'),
+      audio_url_expires_soon: fault('audio_url_expires_soon'),
     };
     // Webhook sandbox control routes (/__sandbox/…, same switchboard token): activate a subscription, finalize a transcript.
     profile.webhook = { sandboxControlUrl: baseUrl };

@@ -399,7 +399,9 @@ async function respondAudio(ctx: Ctx, app: App) {
   if (!(await app.repo.audioObjectExists(rec.storage_key))) throw new ApiError(ctx.variants.has('audio-missing-as-not-available') ? 'audio_not_available_for_document' : 'audio_not_found');
   // Variant audio-url-short-lifetime: the URL lives 60 s instead of AUDIO_URL_TTL_SECONDS.
   const skew = ctx.mutant === 'audio-expires-in-past' ? -3600 : ctx.variants.has('audio-url-short-lifetime') ? 60 - AUDIO_URL_TTL_SECONDS : 0;
-  const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-url-lifetime-year' ? 365 * 86_400 : skew);
+  // Fault audio_url_expires_soon (sandbox switch): the URL lives 2 s, so a client can see it refused after expires_at.
+  const soon = ctx.faults.has('audio_url_expires_soon') ? 2 - AUDIO_URL_TTL_SECONDS : 0;
+  const signed = app.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.mutant === 'audio-url-lifetime-year' ? 365 * 86_400 : skew + soon);
   // Mutant audio-url-expiry-mismatch: the URL carries another expiry than the one signed, so storage refuses it.
   if (ctx.mutant === 'audio-url-expiry-mismatch') signed.url = signed.url.replace(/expires=([0-9]+)/, (_, x: string) => `expires=${Number(x) + 60}`);
   return { body: { audio_url: ctx.mutant === 'audio-url-empty' ? '' : signed.url, expires_at: iso(new Date(signed.expiresAt), ctx.variants) }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
@@ -552,7 +554,7 @@ class App {
       const docType = mutant === 'wrong-content-type' ? 'text/plain; charset=utf-8' : openapiContentType(sw.variants);
       return sendJson(res, 200, servedContract(this.contract, mutant, sw.variants), docType ? { 'content-type': docType } : {}, sw.variants);
     }
-    if (path.startsWith(STORAGE_PREFIX)) return this.serveAudio(method, path, rawQuery, sw.faults, res);
+    if (path.startsWith(STORAGE_PREFIX)) return this.serveAudio(method, path, rawQuery, sw.faults, res, mutant);
     if (path.startsWith('/__sandbox/')) return this.serveSandbox(req, method, path, mutant, res);
     if (path !== '/external/v1' && !path.startsWith('/external/v1/')) {
       // Outside the public API: not governed by the contract, so a plain JSON 404 (no reason_code).
@@ -660,9 +662,10 @@ class App {
     }
   }
 
-  async serveAudio(method: string, path: string, rawQuery: string, faults: Set<FaultName>, res: http.ServerResponse): Promise<void> {
+  async serveAudio(method: string, path: string, rawQuery: string, faults: Set<FaultName>, res: http.ServerResponse, mutant: MutantName | null = null): Promise<void> {
     if (method !== 'GET') return sendJson(res, 405, { error: 'method_not_allowed', message: 'GET only' }, { allow: 'GET' });
-    const verdict = this.signer.verify(path, rawQuery, Date.now());
+    // Mutant audio-storage-ignores-expiry: the expiry is checked against the epoch, so an expired URL is served.
+    const verdict = this.signer.verify(path, rawQuery, mutant === 'audio-storage-ignores-expiry' ? 0 : Date.now());
     if ('refused' in verdict) return sendJson(res, 403, { error: 'audio_url_refused', message: verdict.refused === 'expired' ? 'the audio URL has expired' : 'the audio URL signature is not valid' });
     if (faults.has('audio_storage_unavailable')) return sendJson(res, 503, { error: 'audio_storage_unavailable', message: 'audio storage is temporarily unavailable' });
     const object = await this.repo.getAudioObject(verdict.storageKey);

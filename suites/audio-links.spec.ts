@@ -1,8 +1,10 @@
 // §2.6/§4.5/§8 audio links that work: the signed URL is short-lived (expires_at ahead of now and not absurdly
 // far: the lifetime is noted, more than 7 days fails) and, when the profile says the URL is reachable from
 // where the harness runs (resources.audio_url_reachable), fetching it once before expires_at gives the audio
-// bytes. The URL is a secret: registered with the redaction layer the moment it is read, never printed, and
-// the storage request is recorded as evidence without its target or body.
+// bytes; where the profile also offers the switch that makes the URL expire within seconds (the sandbox's
+// audio_url_expires_soon), storage refuses the URL once expires_at has passed (the one deliberate use after
+// expiry, on a URL handed out for that purpose). The URL is a secret: registered with the redaction layer the
+// moment it is read, never printed, and the storage request is recorded as evidence without its target or body.
 import { test } from '../harness/fixtures.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
 import { NotVerified, type Exchange } from '../harness/checks.ts';
@@ -10,6 +12,7 @@ import { sendRaw, TransportError } from '../harness/http.ts';
 import { instantNs } from '../harness/list-walk.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { CheckApi } from '../harness/target.ts';
+import type { FaultName } from '../harness/profile.ts';
 
 const seg = encodeURIComponent;
 /** The longest lifetime the major object stores allow a presigned URL (AWS SigV4: 7 days). */
@@ -17,9 +20,9 @@ const MAX_LIFETIME_S = 7 * 86_400;
 const CLOCK_SKEW_MS = 5_000;
 
 /** Reads an audio URL response; the URL and its parts are registered as secrets before anything can print them. */
-async function audioUrl(api: CheckApi): Promise<{ url: string; expiresMs: number; expiresAt: string }> {
+async function audioUrl(api: CheckApi, faults: FaultName[] = []): Promise<{ url: string; expiresMs: number; expiresAt: string }> {
   const d = api.document('ambient_transcript_with_audio');
-  const ex = await api.get(`/external/v1/encounters/${seg(d.encounter_id)}/documents/${seg(d.document_id)}/audio`);
+  const ex = await api.get(`/external/v1/encounters/${seg(d.encounter_id)}/documents/${seg(d.document_id)}/audio`, { faults });
   let url: unknown;
   try {
     url = (JSON.parse(ex.response?.body ?? 'null') as { audio_url?: unknown } | null)?.audio_url;
@@ -41,6 +44,27 @@ async function audioUrl(api: CheckApi): Promise<{ url: string; expiresMs: number
   return { url: body.audio_url, expiresMs: Number(expires / 1_000_000n), expiresAt: body.expires_at };
 }
 
+/** Fetches the audio URL once; recorded as evidence without its target or body. */
+async function fetchAudio(api: CheckApi, url: string): Promise<Exchange> {
+  const u = new URL(url);
+  // Profile request headers go only to the target's own origin, never to another host.
+  const sameOrigin = new URL(api.target.profile.baseUrl).origin === u.origin;
+  const headers = { accept: '*/*', ...(sameOrigin ? api.target.profile.requestHeaders : {}) };
+  const ex: Exchange = { request: { method: 'GET', target: '[audio URL, redacted]', headers } };
+  try {
+    const res = await sendRaw({ baseUrl: `${u.protocol}//${u.host}`, timeoutMs: api.target.profile.timeouts?.requestMs ?? 10_000, maxBodyBytes: 64 * 1024 * 1024 }, { target: `${u.pathname}${u.search}`, headers });
+    ex.response = { status: res.status, headers: res.headers, body: `[${res.body.length} bytes, not shown]`, bodyBytes: res.body.length, durationMs: Math.round(res.durationMs) };
+  } catch (e) {
+    ex.error = e instanceof TransportError ? { kind: e.kind, message: e.message } : { kind: 'other', message: (e as Error).message };
+  }
+  api.scope.record(ex);
+  return ex;
+}
+
+function reachable(api: CheckApi): void {
+  api.scope.need(api.target.profile.resources?.audio_url_reachable || undefined, 'resources.audio_url_reachable (the audio URL is reachable from where the harness runs)');
+}
+
 test('audio-url-short-lived', async ({ check }) => {
   await check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AUDIO-URL-LIFETIME', 'LIMIT-AUDIO-LIFETIME', 'AUDIO-EXPIRES-AT'], title: `the audio URL is short-lived: expires_at lies ahead, at most ${MAX_LIFETIME_S / 86_400} days (the lifetime is noted)` }, async (api, scope) => {
     const before = Date.now();
@@ -54,29 +78,42 @@ test('audio-url-short-lived', async ({ check }) => {
 
 test('audio-url-gives-audio-before-expiry', async ({ check }) => {
   await check({ id: 'audio-url-gives-audio-before-expiry', requirements: ['AUDIO-URL-GIVES-AUDIO', 'AUDIO-RESPONSE', 'FIELD-AUDIO-AUDIO-URL', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-URL-NOT-AFTER-EXPIRY'], title: 'fetched once before expires_at, the audio URL answers 2xx with the audio bytes (only when the profile declares it reachable)' }, async (api, scope) => {
-    scope.need(api.target.profile.resources?.audio_url_reachable || undefined, "resources.audio_url_reachable (the audio URL is reachable from where the harness runs)");
+    reachable(api);
     const { url, expiresMs } = await audioUrl(api);
     if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) fail('the audio URL is not an absolute http(s) URL', `length ${url.length}`);
     // Never used after expires_at (§2.6): too late to fetch means not verified, not failed.
     if (Date.now() >= expiresMs - 1_000) throw new NotVerified('the audio URL expired before it could be fetched');
-    const u = new URL(url);
-    const origin = `${u.protocol}//${u.host}`;
-    // Profile request headers go only to the target's own origin, never to another host.
-    const sameOrigin = new URL(api.target.profile.baseUrl).origin === u.origin;
-    const headers = { accept: '*/*', ...(sameOrigin ? api.target.profile.requestHeaders : {}) };
-    const ex: Exchange = { request: { method: 'GET', target: '[audio URL, redacted]', headers } };
-    try {
-      const res = await sendRaw({ baseUrl: origin, timeoutMs: api.target.profile.timeouts?.requestMs ?? 10_000, maxBodyBytes: 64 * 1024 * 1024 }, { target: `${u.pathname}${u.search}`, headers });
-      ex.response = { status: res.status, headers: res.headers, body: `[${res.body.length} bytes, not shown]`, bodyBytes: res.body.length, durationMs: Math.round(res.durationMs) };
-    } catch (e) {
-      ex.error = e instanceof TransportError ? { kind: e.kind, message: e.message } : { kind: 'other', message: (e as Error).message };
-    }
-    scope.record(ex);
+    const ex = await fetchAudio(api, url);
     if (ex.error) fail('the audio URL could not be fetched', `${ex.error.kind}`);
     const r = ex.response!;
     if (r.status < 200 || r.status > 299) fail('the audio URL does not give the audio before expires_at', `storage answered ${r.status}`);
     if (r.bodyBytes === 0) fail('the audio URL gives an empty body', `status ${r.status}`);
     const type = r.headers['content-type'] ?? '';
     if (!/^(audio\/|application\/octet-stream)/i.test(type)) scope.observe(`the audio is served as ${JSON.stringify(type)} (the media type is not specified)`);
+  });
+});
+
+/** How long the check waits for a URL handed out under audio_url_expires_soon to expire. */
+const MAX_WAIT_MS = 15_000;
+
+test('audio-url-refused-after-expiry', async ({ check }) => {
+  await check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDITY', 'AUDIO-EXPIRES-AT'], title: 'a URL handed out to expire within seconds (switch audio_url_expires_soon) gives the audio before expires_at and is refused by storage after it' }, async (api) => {
+    reachable(api);
+    api.fault('audio_url_expires_soon');
+    const { url, expiresMs, expiresAt } = await audioUrl(api, ['audio_url_expires_soon']);
+    if (!URL.canParse(url)) fail('the audio URL is not an absolute URL', `length ${url.length}`);
+    const wait = expiresMs - Date.now();
+    if (wait > MAX_WAIT_MS) throw new NotVerified(`the audio_url_expires_soon switch handed out a URL valid for another ${Math.round(wait / 1000)} s (expires_at ${expiresAt}); at most ${MAX_WAIT_MS / 1000} s can be waited for`);
+    // Before expiry it must work, or a refusal afterwards would prove nothing.
+    if (Date.now() < expiresMs - 500) {
+      const before = await fetchAudio(api, url);
+      if (before.error || before.response!.status < 200 || before.response!.status > 299) fail('the short-lived audio URL does not give the audio before expires_at', before.error ? before.error.kind : `storage answered ${before.response!.status}`);
+    }
+    // Past expires_at by more than the clock skew allowance, then once more.
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresMs - Date.now()) + CLOCK_SKEW_MS / 5 + 1_000));
+    const after = await fetchAudio(api, url);
+    if (after.error) return; // refused at the transport level: not served
+    const status = after.response!.status;
+    if (status >= 200 && status <= 299) fail('storage serves the audio URL after expires_at', `expires_at ${expiresAt}, fetched ${new Date().toISOString()}: ${status} with ${after.response!.bodyBytes} bytes`);
   });
 });

@@ -153,6 +153,7 @@ export const FAULT_EXPECTATIONS: Record<string, Expectation> = {
   test_prefix_not_allowed: { route: 'list', status: 401, reason: 'test_prefix_not_allowed', as: 'test_key' },
   digest_key_unavailable: { route: 'list', status: 503, reason: 'digest_key_unavailable' },
   audio_storage_unavailable: { route: 'audio', status: 503, reason: 'audio_storage_unavailable', resource: 'ambient_transcript_with_audio' },
+  audio_url_expires_soon: { route: 'audio', status: 200, resource: 'ambient_transcript_with_audio' },
 };
 
 // ------------------------------------------------------------------------------------------ checks named for a role

@@ -21,5 +21,6 @@ export const MATRIX: Matrix = {
   'transcript-phone-call-unsorted': ['transcript-turns-chronological-everywhere'],
   'audio-url-expiry-mismatch': ['audio-url-gives-audio-before-expiry'],
   'audio-url-lifetime-year': ['audio-url-short-lived'],
+  'audio-storage-ignores-expiry': ['audio-url-refused-after-expiry'],
   'unsupported-keys-denylist': ['query-fuzz-documented-responses'],
 };
