@@ -191,6 +191,13 @@ const unlockText = (u: ReturnType<typeof unlocks>): string => (u === 'most' ? 'm
 
 // ------------------------------------------------------------------------------------------ init
 
+/** The README's table of every profile role (tests/profile-cli.spec.ts keeps the README equal to it). */
+export function rolesMarkdown(roles = profileRoles()): string {
+  const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+  const where = (r: RoleSpec) => (r.kind === 'credential' ? `\`credentials.${r.role}\` (\`${keyVariable(r.role)}\`)` : `\`${r.kind === 'resource' ? 'resources' : r.kind === 'fault' ? 'faults' : 'webhook'}.${r.role}\``);
+  return ['| kind | role (variable `profile init` names) | what it is |', '|---|---|---|', ...roles.map((r) => `| ${r.kind} | ${where(r)} | ${cell(r.description)} |`)].join('\n');
+}
+
 export function templateProfile(baseUrl: string, roles = profileRoles()): Record<string, unknown> {
   const credentials: Record<string, unknown> = {};
   const resources: Record<string, unknown> = {};
