@@ -35,7 +35,7 @@ interface LooseReport {
   verdictReason?: string;
   run: ConformanceReport['run'] & { filter?: { grep?: string; requirement?: string; shard?: string } | null; strict?: boolean; specSha256?: string | null };
   summary: ConformanceReport['summary'] & { warning?: number };
-  requirements: (Omit<ReportRequirement, 'level' | 'status'> & { level: string; status: string })[];
+  requirements: (Omit<ReportRequirement, 'level' | 'status'> & { level: string; status: string; outOfScope?: string })[];
   checks: (Omit<ReportCheck, 'outcome'> & { outcome: string })[];
   coverage: {
     mustTotal: number; mustCovered?: number; mustInScope?: number; mustVerified?: number; mustNotVerified?: string[];
@@ -89,7 +89,7 @@ th{background:#f0f0f0}tr.section-row th{background:#e8eef7}
 .badge{display:inline-block;padding:0 .45rem;border-radius:9px;color:#fff;font-size:.78rem;white-space:nowrap}
 .b-pass{background:var(--pass)}.b-fail{background:var(--fail)}.b-warning{background:var(--warning)}.b-not_verified{background:var(--nv)}
 .b-informational{background:var(--info)}.b-not_covered{background:var(--nc)}.b-waived{background:var(--waived)}.b-out_of_scope{background:var(--oos)}
-.o-pass{color:var(--pass)}.o-fail{color:var(--fail)}.o-warning{color:var(--warning)}.o-not_verified{color:var(--nv)}.o-informational{color:var(--info)}.o-waived{color:var(--waived)}
+.o-pass{color:var(--pass)}.o-fail{color:var(--fail)}.o-warning{color:var(--warning)}.o-not_verified{color:var(--nv)}.o-informational{color:var(--info)}.o-waived{color:var(--waived)}.o-out_of_scope{color:var(--oos)}
 .counts{font-size:.82rem}.counts span{white-space:nowrap}
 #matrix{table-layout:fixed}#matrix col.c-id{width:16%}#matrix col.c-level{width:6%}#matrix col.c-st{width:13%}#matrix col.c-checks{width:25%}
 #matrix td{overflow-wrap:anywhere}.counts span+span::before{content:" · ";color:#888}
@@ -354,7 +354,7 @@ function matrix(report: LooseReport, byReq: Map<string, LCheck[]>, anchors: Map<
       const links = unique.map((c) => checkLink(c, anchors)).join(' ');
       const checks = unique.length === 0 ? '<em>none</em>' : unique.length <= 6 ? links : `<details><summary>${unique.length} checks</summary>${links}</details>`;
       const text = `${r.id} ${plain(r.statement)} ${plain(r.note ?? '')} ${unique.map((c) => c.id).join(' ')}`;
-      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td>${e(r.level)}</td><td>${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</td><td>${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td>${checks}${reasons(mine)}</td></tr>`;
+      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td>${e(r.level)}</td><td>${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</td><td>${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td>${checks}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${reasons(mine)}</td></tr>`;
     }).join('\n');
     return `<tbody data-section="${e(section)}"><tr class="section-row" id="${e(sectionAnchor(section))}"><th colspan="5">§${e(section)} · ${e(reqs[0].area)}</th></tr>\n${rows}\n</tbody>`;
   }).join('\n');

@@ -116,6 +116,16 @@ test.describe('markup (no browser needed)', () => {
     expect(html.match(/<pre class="curl"/g)).toHaveLength(1);
   });
 
+  test('a requirement declared out of scope shows why in its matrix row', () => {
+    const report = richReport();
+    const reqs = report.requirements.map((r) => (r.id === 'VERSION-HEADER' ? { ...r, status: 'out_of_scope', outOfScope: 'staging has no versioned gateway' } : r));
+    const html = toHtml({ ...report, requirements: reqs } as ConformanceReport);
+    const row = /<tr id="req-VERSION-HEADER"[\s\S]*?<\/tr>/.exec(html)?.[0] ?? '';
+    expect(row).toContain('data-outcome="out_of_scope"');
+    expect(row).toContain('<span class="badge b-out_of_scope">out of scope</span>');
+    expect(row).toContain('declared out of scope</span>: staging has no versioned gateway');
+  });
+
   test('every verdict has its label and class; a partial run shows its filter', () => {
     for (const [verdict, label] of [['conformant', 'CONFORMANT'], ['not_conformant', 'NOT CONFORMANT'], ['incomplete', 'INCOMPLETE'], ['partial', 'PARTIAL']]) {
       const html = toHtml(richReport({ verdict }));
