@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
 import { VARIANTS } from '../reference-impl/variants.ts';
-import { makeBundles, serviceVariants, type Bundles } from './variants/bundles.ts';
+import { failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const playwrightCli = path.join(root, 'node_modules/@playwright/test/cli.js');
@@ -60,24 +60,15 @@ test.beforeAll(async () => {
   const file = path.join(work, 'outcomes.json');
   outcomes = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')).checks as Collected[]) : [];
   // Written before any test judges, so a serial run that stops at the first failing variant still reports all.
-  const failing: Record<string, string[]> = {};
-  for (const name of names) {
-    const ids = [...new Set(failingChecks(name).map((o) => o.id))].sort();
-    if (ids.length > 0) failing[name] = ids;
-  }
   fs.mkdirSync(outDir, { recursive: true });
-  fs.writeFileSync(path.join(outDir, 'variants.json'), JSON.stringify({ total: names.length, passed: names.length - Object.keys(failing).length, failing, variants: names, bundles, seconds }, null, 2));
+  fs.writeFileSync(path.join(outDir, 'variants.json'), JSON.stringify({ ...summarize(names, bundles, outcomes), variants: names, bundles, seconds }, null, 2));
 });
 
 test.afterAll(async () => {
   await ref?.stop();
 });
 
-/** The failing checks of a variant: fails recorded against any bundle that holds it. */
-function failingChecks(variant: string): Collected[] {
-  const mine = new Set(bundlesOf(variant));
-  return outcomes.filter((o) => o.variant !== undefined && mine.has(o.variant) && o.outcome === 'fail');
-}
+const failingChecks = (variant: string): Collected[] => failsOf(variant, bundles, outcomes);
 
 test('every variant names the clause that allows it and why', () => {
   for (const [name, v] of Object.entries(VARIANTS) as [string, { area: string; clause: string; justification: string; excludes?: readonly string[] }][]) {

@@ -26,3 +26,21 @@ export function makeBundles(names: string[], table: Record<string, Variant> = VA
   }
   return Object.fromEntries(groups.map((g, i) => [`bundle-${i + 1}`, g]));
 }
+
+export interface VariantOutcome { id: string; outcome: string; variant?: string; detail?: string }
+
+/** The fail outcomes that count against a variant: those recorded with any bundle that holds it. */
+export function failsOf(variant: string, bundles: Bundles, outcomes: VariantOutcome[]): VariantOutcome[] {
+  const mine = new Set(Object.entries(bundles).filter(([, vs]) => vs.includes(variant)).map(([b]) => b));
+  return outcomes.filter((o) => o.variant !== undefined && mine.has(o.variant) && o.outcome === 'fail');
+}
+
+/** variants.json: how many variants no check failed on, and the failing check ids of the others. */
+export function summarize(names: string[], bundles: Bundles, outcomes: VariantOutcome[]): { total: number; passed: number; failing: Record<string, string[]> } {
+  const failing: Record<string, string[]> = {};
+  for (const name of names) {
+    const ids = [...new Set(failsOf(name, bundles, outcomes).map((o) => o.id))].sort();
+    if (ids.length > 0) failing[name] = ids;
+  }
+  return { total: names.length, passed: names.length - Object.keys(failing).length, failing };
+}
