@@ -120,11 +120,12 @@ interface DueRow {
   receiver_url: string; signing_secret: string; max_attempts: number; backoff_ms: number; timeout_ms: number; mutant: MutantName | null;
 }
 
-type Result = { kind: 'status'; status: number } | { kind: 'transport'; error: string };
+type Result = { kind: 'status'; status: number; location?: string } | { kind: 'transport'; error: string };
 
 /** The body bytes, in the contract's field order (jsonb does not keep key order). */
 function serialise(p: Record<string, any>, attempt: number, mutant: MutantName | null): Record<string, unknown> {
-  const resources: Record<string, unknown> = { encounter_id: p.resources.encounter_id, document_id: p.resources.document_id };
+  const swapped = mutant === 'webhook-resources-swapped';
+  const resources: Record<string, unknown> = { encounter_id: swapped ? p.resources.document_id : p.resources.encounter_id, document_id: swapped ? p.resources.encounter_id : p.resources.document_id };
   if (mutant === 'webhook-payload-audio-url') resources.audio_url = `https://audio.example.invalid/${encodeURIComponent(p.resources.document_id)}.mp3`;
   const event: Record<string, unknown> = { id: p.id, type: p.type, api_version: p.api_version, occurred_at: p.occurred_at, organization_id: p.organization_id, resources };
   if (mutant === 'webhook-extra-payload-field') event.delivery_attempt = attempt;
@@ -144,7 +145,7 @@ function post(url: string, headers: Record<string, string>, body: Buffer, timeou
     // Redirects are not followed (node:http never does): a 3xx is a terminal answer (§6.4).
     const req = lib.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
       res.resume();
-      res.on('end', () => finish({ kind: 'status', status: res.statusCode ?? 0 }));
+      res.on('end', () => finish({ kind: 'status', status: res.statusCode ?? 0, location: res.headers.location }));
       res.on('error', () => finish({ kind: 'transport', error: 'response aborted' }));
     });
     const timer = setTimeout(() => {
@@ -164,6 +165,10 @@ export function isRetryable(r: Result, mutant: MutantName | null): boolean {
   if (r.kind === 'transport') return true;
   if (mutant === 'webhook-retries-terminal-400' && r.status === 400) return true;
   if (mutant === 'webhook-retries-all-4xx' && r.status >= 400 && r.status < 500) return true;
+  if (mutant === 'webhook-202-not-success' && r.status === 202) return true;
+  if (mutant === 'webhook-retries-410-422' && (r.status === 410 || r.status === 422)) return true;
+  if (mutant === 'webhook-conflict-too-early-terminal' && (r.status === 409 || r.status === 425)) return false;
+  if (mutant === 'webhook-only-503-retried' && r.status >= 500 && r.status !== 503) return false;
   return r.status >= 500 || RETRYABLE_STATUS.has(r.status);
 }
 
@@ -238,7 +243,8 @@ export class DeliveryWorker {
       'content-type': mutant === 'webhook-content-type-text-plain' ? 'text/plain; charset=utf-8' : 'application/json',
       'service-event-id': mutant === 'webhook-event-id-header-mismatch' ? `${row.event_id}_x` : row.event_id,
       'service-delivery-id': mutant === 'webhook-new-delivery-id-on-retry' && row.attempts > 1 ? `${row.delivery_id}_r${row.attempts}` : row.delivery_id,
-      'service-timestamp': timestamp,
+      // Mutant webhook-retry-timestamp-not-signed: a retry's timestamp header is not the one it was signed with.
+      'service-timestamp': mutant === 'webhook-retry-timestamp-not-signed' && row.attempts > 1 ? String(Number(timestamp) + 1) : timestamp,
       'service-signature': `v1=${digest}`,
       'service-webhook-version': mutant === 'webhook-version-header-mismatch' ? '2026-06-01' : String(row.payload.api_version),
       'user-agent': 'cek-reference-webhooks/1',
@@ -246,9 +252,13 @@ export class DeliveryWorker {
     if (mutant === 'webhook-missing-delivery-id-header') delete headers['service-delivery-id'];
     // Mutant: the delivery carries an API key as if the receiver authenticated it by key (a fixed dummy, never a real key).
     if (mutant === 'webhook-sends-api-key') headers.authorization = 'Bearer cek_dummy_webhook_token_not_a_key';
-    const result = await post(row.receiver_url, headers, body, row.timeout_ms);
+    let result = await post(row.receiver_url, headers, body, row.timeout_ms);
+    // Mutant webhook-follows-redirects: a 3xx is followed to its Location instead of ending the delivery.
+    if (mutant === 'webhook-follows-redirects' && result.kind === 'status' && result.status >= 300 && result.status < 400 && result.location) {
+      result = await post(new URL(result.location, row.receiver_url).href, headers, body, row.timeout_ms);
+    }
     const summary = result.kind === 'status' ? `status ${result.status}` : result.error;
-    if (result.kind === 'status' && result.status >= 200 && result.status < 300) {
+    if (result.kind === 'status' && result.status >= 200 && result.status < 300 && !(mutant === 'webhook-202-not-success' && result.status === 202)) {
       await this.pool.query(`UPDATE webhook_outbox SET status = 'delivered', last_result = $2, updated_at = now() WHERE delivery_id = $1`, [row.delivery_id, summary]);
     } else if (isRetryable(result, mutant) && row.attempts < row.max_attempts) {
       // Exponential backoff from the subscription's base (schedule not shown by the spec; a sandbox choice).

@@ -38,6 +38,8 @@ for (const c of SENDER_CASES) {
         waitMs: 5_000,
         // Every API key of the profile: a delivery must carry none (webhook-sender-no-api-key).
         apiKeys: (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k)),
+        // Follow-up fetches with the receiver's key: the profile's full key (absent → those checks are not_verified).
+        rest: api.target.key('full') ? (target) => api.get(target) : undefined,
       });
       await c.run(ctx, scope);
     });

@@ -2,8 +2,12 @@
 // what the service sends: POST + JSON, the five §6.2 headers and their contracts, a valid v1= HMAC over
 // the raw body, a body valid against the closed RecordingTranscriptReadyWebhookEvent schema and free of
 // the content §6.1 forbids, and no API key (§5.8); §6 subscriptions disabled by default (no delivery for an
-// inactive subscription); and §6.4 retries: answers from a SCRIPT (503, 429, 408, a held response)
-// must be retried with the same event id and delivery id, terminal ones (400, 401, 404) must not be.
+// inactive subscription); and §6.4 retries: answers from a SCRIPT (408, 409, 425, 429, 500, 502, 503, a
+// held response) must be retried with the same event id and delivery id, and every attempt, retries
+// included, must be signed, fresh and carry the header contract; terminal ones (a 3xx, whose redirect is
+// never followed, 400, 401, 404, 410, 422) must not be retried, nor a delivery answered 200, 202 or 204.
+// With a REST client (the suite's, not the CLI's) the event must name the finalized document and its owner,
+// and its transcript must then be fetchable with the receiver's key.
 // Events are produced through the sandbox control routes of the profile's `webhook.sandboxControlUrl`
 // (POST /__sandbox/webhooks/subscriptions, POST /__sandbox/transcripts/finalize,
 // DELETE /__sandbox/webhooks/subscriptions/{id}); the CLI's passive mode judges whatever arrives.
@@ -11,7 +15,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sendRaw, TransportError } from '../http.ts';
-import { CheckFailure } from '../checks.ts';
+import { CheckFailure, NotVerified } from '../checks.ts';
 import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
 import { registerSecret } from '../redact.ts';
 import { checkWebhookEvent } from './event-schema.ts';
@@ -48,6 +52,11 @@ export interface CaptureOptions {
   defaultScript?: ScriptStep[];
   /** Called for every delivery, after it was answered. */
   onDelivery?: (d: CapturedDelivery) => void;
+}
+
+/** Where a scripted 3xx on `path` points (a delivery there means the sender followed the redirect). */
+export function redirectPath(path: string): string {
+  return `${path}-redirected`;
 }
 
 export function header(d: CapturedDelivery, name: string): string[] {
@@ -136,7 +145,9 @@ export class Capture {
           res.destroy();
         }, this.opts.holdMs ?? 3000).unref();
       } else {
-        res.writeHead(step, { 'content-type': 'application/json' }).end(step >= 200 && step < 300 ? undefined : JSON.stringify({ scripted: step }));
+        // A 3xx names a sibling path: a sender that follows the redirect shows up there (redirectPath).
+        const location = step >= 300 && step < 400 ? { location: `${this.url}${redirectPath(path)}` } : {};
+        res.writeHead(step, { 'content-type': 'application/json', ...location }).end(step >= 200 && step < 300 ? undefined : JSON.stringify({ scripted: step }));
       }
       this.opts.onDelivery?.(d);
       for (const w of [...this.waiters]) w();
@@ -382,6 +393,8 @@ export interface SenderContextOptions {
   observeMs?: number;
   /** The target's API keys (from the profile): no delivery may carry one. */
   apiKeys?: readonly string[];
+  /** GET on the target's REST routes with the receiver's key (the suite's client); absent in the CLI. */
+  rest?: (target: string) => Promise<Exchange>;
 }
 
 export class SenderContext {
@@ -397,6 +410,11 @@ export class SenderContext {
    * waits until `until(deliveries)` holds (or the wait ends), then deactivates the subscription.
    */
   async scenario(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs = 0): Promise<CapturedDelivery[]> {
+    return (await this.scenarioAt(scope, name, script, until, extraWaitMs)).deliveries;
+  }
+
+  /** As scenario(), also giving the receiver path used (to look at its redirect sibling). */
+  async scenarioAt(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs = 0): Promise<{ path: string; deliveries: CapturedDelivery[] }> {
     const { capture, control } = this.opts;
     const path = `/receiver/${name}-${crypto.randomBytes(4).toString('hex')}`;
     capture.setScript(path, script);
@@ -412,7 +430,7 @@ export class SenderContext {
     }
     const ds = capture.on(path);
     for (const d of ds) scope.record(deliveryExchange(d));
-    return ds;
+    return { path, deliveries: ds };
   }
 }
 
@@ -434,7 +452,7 @@ const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
   },
 }));
 
-function retryCase(step: 503 | 429 | 408 | 'timeout'): SenderCase {
+function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout'): SenderCase {
   const label = String(step);
   return {
     def: {
@@ -451,16 +469,99 @@ function retryCase(step: 503 | 429 | 408 | 'timeout'): SenderCase {
   };
 }
 
-function terminalCase(status: 400 | 401 | 404): SenderCase {
+function terminalCase(status: 400 | 401 | 404 | 410 | 422 | 302): SenderCase {
+  const redirect = status === 302;
   return {
-    def: { id: `webhook-sender-no-retry-after-${status}`, requirements: ['WEBHOOK-TERMINAL-FAILURES'], title: `a delivery answered ${status} is not retried` },
+    def: {
+      id: `webhook-sender-no-retry-after-${status}`,
+      requirements: ['WEBHOOK-TERMINAL-FAILURES'],
+      title: redirect ? 'a delivery answered 302 is neither retried nor redirected (the Location is never followed)' : `a delivery answered ${status} is not retried`,
+    },
     async run(ctx, scope) {
-      const ds = await ctx.scenario(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
+      const { path, deliveries: ds } = await ctx.scenarioAt(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
       firstOrFail(ds);
+      if (redirect) {
+        const followed = ctx.opts.capture.on(redirectPath(path));
+        for (const d of followed) scope.record(deliveryExchange(d));
+        if (followed.length > 0) throw new CheckFailure('Redirect followed', `the delivery answered 302 was sent on to its Location ${followed.length} time(s); a 3xx is a terminal answer`);
+      }
       if (ds.length > 1) throw new CheckFailure('Terminal failure retried', `the delivery answered ${status} came again ${ds.length - 1} time(s) within ${ctx.opts.observeMs ?? 1500} ms`);
     },
   };
 }
+
+/** §6.4: any 2xx is success; the event is not delivered again (200, 202 and 204, watched at once). */
+const noRedeliveryAfter2xx: SenderCase = {
+  def: { id: 'webhook-sender-no-redelivery-after-2xx', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery answered 200, 202 or 204 (without a body) is not delivered again' },
+  async run(ctx, scope) {
+    const observeMs = ctx.opts.observeMs ?? 1500;
+    const runs = await Promise.all(([200, 202, 204] as const).map(async (status) => ({ status, ds: await ctx.scenario(scope, `success-${status}`, [status], (x) => x.length >= 1, observeMs) })));
+    const again = runs.filter((r) => r.ds.length > 1).map((r) => `answered ${r.status}: delivered ${r.ds.length} times`);
+    for (const r of runs) firstOrFail(r.ds);
+    if (again.length > 0) throw new CheckFailure('Delivered again after a 2xx', `${again.join('; ')} within ${observeMs} ms`);
+  },
+};
+
+/** §6.2/§6.3 on every attempt: the retries too are signed over their own body and timestamp, fresh and complete. */
+const everyAttemptJudged: SenderCase = {
+  def: {
+    id: 'webhook-sender-every-attempt-signed-and-fresh',
+    requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-HEADER-TIMESTAMP', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-RETRYABLE-FAILURES'],
+    title: 'every attempt of a delivery, retries included, carries the header contract, a current timestamp and a valid signature',
+  },
+  async run(ctx, scope) {
+    const ds = await ctx.scenario(scope, 'every-attempt', [503, 503, 204], (x) => x.length >= 3);
+    firstOrFail(ds);
+    if (ds.length < 2) throw new NotVerified('the delivery answered 503 was not retried: no retry to judge (webhook-sender-retries-503-with-same-ids judges that)');
+    const problems: string[] = [];
+    for (const d of ds) {
+      for (const judge of [judgePostJson, judgeHeadersPresent, judgeTimestamp, (x: CapturedDelivery) => judgeSignature(x, ctx.secret), judgeEventIdHeader, judgeVersionHeader]) {
+        try {
+          judge(d);
+        } catch (e) {
+          if (!(e instanceof CheckFailure)) throw e;
+          problems.push(`attempt ${ds.indexOf(d) + 1}: ${e.title} (${e.detail})`);
+        }
+      }
+    }
+    if (problems.length > 0) throw new CheckFailure('An attempt of the delivery breaks the delivery contract', problems.join('; '));
+  },
+};
+
+/**
+ * §6/§6.4 follow-up: the event points at the transcript that was finalized (its document and encounter, the
+ * organization that owns them), and the receiver can fetch it through the REST route with its key.
+ */
+const eventNamesFinalizedDocument: SenderCase = {
+  def: {
+    id: 'webhook-sender-event-names-finalized-document',
+    requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-THIN-POINTER'],
+    title: 'the event names the finalized document, its encounter and their organization, and the transcript is then fetchable through the REST route with the receiver key',
+  },
+  async run(ctx, scope) {
+    const rest = ctx.opts.rest;
+    if (!rest) throw new NotVerified('no REST client for follow-up fetches (the suite passes the profile\'s full key)');
+    const d = firstOrFail(await ctx.scenario(scope, 'names-document', [204], (x) => x.length >= 1));
+    const body = parsed(d) as { organization_id?: unknown; resources?: { encounter_id?: unknown; document_id?: unknown } };
+    const doc = ctx.opts.document;
+    const got = { encounter_id: body?.resources?.encounter_id, document_id: body?.resources?.document_id };
+    if (got.encounter_id !== doc.encounter_id || got.document_id !== doc.document_id) {
+      throw new CheckFailure('The event does not name the finalized document', `delivery #${d.seq}: resources ${JSON.stringify(got)}, finalized ${JSON.stringify(doc)}`);
+    }
+    const seg = encodeURIComponent;
+    const enc = await rest(`/external/v1/encounters/${seg(doc.encounter_id)}`);
+    let owner: unknown;
+    try {
+      owner = (JSON.parse(enc.response?.body ?? 'null') as { encounter?: { organization_id?: unknown } } | null)?.encounter?.organization_id;
+    } catch {
+      /* judged below */
+    }
+    if (enc.response?.status !== 200 || typeof owner !== 'string') throw new CheckFailure('The event\'s encounter cannot be read with the receiver key', `GET encounter → ${enc.response?.status ?? enc.error?.kind}`);
+    if (body.organization_id !== owner) throw new CheckFailure('The event names another organization than the owner of the document', `delivery #${d.seq}: organization_id ${JSON.stringify(body.organization_id)}, encounter owned by ${JSON.stringify(owner)}`);
+    const t = await rest(`/external/v1/encounters/${seg(doc.encounter_id)}/documents/${seg(doc.document_id)}/transcript`);
+    if (t.response?.status !== 200) throw new CheckFailure('The transcript the event points at cannot be fetched with the receiver key', `GET transcript → ${t.response?.status ?? t.error?.kind}: ${t.response?.body.slice(0, 200) ?? ''}`);
+  },
+};
 
 /**
  * §6: subscriptions are disabled by default; nothing is delivered until one is activated. A subscription
@@ -495,8 +596,9 @@ const noDeliveryWithoutActivation: SenderCase = {
 export const SENDER_CASES: readonly SenderCase[] = [
   ...contractCases,
   retryCase(503), retryCase(429), retryCase(408), retryCase('timeout'),
-  terminalCase(400), terminalCase(401), terminalCase(404),
-  noDeliveryWithoutActivation,
+  retryCase(409), retryCase(425), retryCase(500), retryCase(502),
+  terminalCase(400), terminalCase(401), terminalCase(404), terminalCase(410), terminalCase(422), terminalCase(302),
+  noDeliveryWithoutActivation, noRedeliveryAfter2xx, everyAttemptJudged, eventNamesFinalizedDocument,
 ];
 
 export interface SenderSuiteOptions extends Omit<SenderContextOptions, 'capture' | 'control'> {

@@ -1,7 +1,8 @@
 // Mutants of the semantic checks of issue 12: date windows (suites/date-windows.spec.ts), documents that
 // belong to their encounter (suites/ownership.spec.ts), finalized and ordered transcript turns
 // (suites/transcripts.spec.ts), audio links that work (suites/audio-links.spec.ts), where the key travels
-// (suites/credentials.spec.ts) and unknown query keys under fuzzing (properties/query-fuzz.spec.ts).
+// (suites/credentials.spec.ts), unknown query keys under fuzzing (properties/query-fuzz.spec.ts) and the
+// webhook sender's §6.4 behaviour and event pointer (suites/webhook-sender.spec.ts).
 import type { Matrix } from '../matrix.ts';
 
 const ELSEWHERE = ['credentials-api-key-query-not-accepted', 'credentials-access-token-query-not-accepted', 'credentials-cookie-not-accepted', 'credentials-x-api-key-header-not-accepted'];
@@ -23,4 +24,12 @@ export const MATRIX: Matrix = {
   'audio-url-lifetime-year': ['audio-url-short-lived'],
   'audio-storage-ignores-expiry': ['audio-url-refused-after-expiry'],
   'unsupported-keys-denylist': ['query-fuzz-documented-responses'],
+  // Webhook sender (harness/webhook/sender-suite.ts): the §6.4 table in full, every attempt judged, the event's pointer.
+  'webhook-resources-swapped': ['webhook-sender-event-names-finalized-document'],
+  'webhook-retry-timestamp-not-signed': ['webhook-sender-every-attempt-signed-and-fresh'],
+  'webhook-202-not-success': ['webhook-sender-no-redelivery-after-2xx'],
+  'webhook-conflict-too-early-terminal': ['webhook-sender-retries-409-with-same-ids', 'webhook-sender-retries-425-with-same-ids'],
+  'webhook-only-503-retried': ['webhook-sender-retries-500-with-same-ids', 'webhook-sender-retries-502-with-same-ids'],
+  'webhook-follows-redirects': ['webhook-sender-no-retry-after-302'],
+  'webhook-retries-410-422': ['webhook-sender-no-retry-after-410', 'webhook-sender-no-retry-after-422'],
 };
