@@ -141,6 +141,10 @@ export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: 
     await testInfo.attach(`evidence:${def.id}`, { body: evidenceOf(exchanges), contentType: 'application/json' });
   }
   if (meta) return rec; // the meta-suites read outcomes; a mutant's expected failure is not a test failure
+  // A check the run's breaker ended (harness/target.ts TargetStoppedAnswering) is recorded `fail` above;
+  // the test is skipped, not failed: Playwright restarts a worker after every failed test, which would
+  // cost seconds for each of hundreds of checks of a target that stopped answering.
+  if (rethrow && (error as Error).name === 'TargetStoppedAnswering') testInfo.skip(true, `fail: ${rec.detail}`);
   if (rethrow) throw rethrow;
   if (rec.outcome === 'not_verified') testInfo.skip(true, `not_verified: ${rec.detail}`);
   return rec;

@@ -5,7 +5,12 @@
 // Under `conformance run` the CLI starts the reference itself, while Playwright loads; it names a file
 // (CONFORMANCE_WAIT_READY) that it writes once the reference is ready (`ready`) or failed (the reason):
 // no worker may run a check before that.
+// Every run gets a fresh breaker file (CONFORMANCE_BREAKER_FILE, harness/breaker.ts) shared by its
+// workers; an inherited one (a run started by a test of another run) is never reused.
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { settingName } from './config.ts';
 import type { FullConfig } from '@playwright/test';
 import { startReference } from './reference-process.ts';
 
@@ -21,7 +26,34 @@ async function waitForReady(file: string): Promise<void> {
   if (text !== 'ready') throw new Error(text);
 }
 
+/** Makes this run's breaker file; returns how to remove it. */
+function freshBreaker(): () => void {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-breaker-'));
+  const file = path.join(dir, 'breaker');
+  fs.writeFileSync(file, '');
+  process.env[settingName('breakerFile')] = file;
+  return () => fs.rmSync(dir, { recursive: true, force: true });
+}
+
 export default async function globalSetup(config: FullConfig): Promise<(() => Promise<void>) | void> {
+  const removeBreaker = freshBreaker();
+  let teardown: (() => Promise<void>) | void;
+  try {
+    teardown = await setup(config);
+  } catch (e) {
+    removeBreaker();
+    throw e;
+  }
+  return async () => {
+    try {
+      await teardown?.();
+    } finally {
+      removeBreaker();
+    }
+  };
+}
+
+async function setup(config: FullConfig): Promise<(() => Promise<void>) | void> {
   if (process.env.CONFORMANCE_WAIT_READY) return waitForReady(process.env.CONFORMANCE_WAIT_READY);
   if (process.env.CONFORMANCE_PROFILE) return;
   const wanted = config.projects.some((p) => p.name === 'conformance');

@@ -23,7 +23,7 @@ export interface RawResponse {
   durationMs: number;
 }
 
-export type TransportErrorKind = 'timeout' | 'connection_refused' | 'connection_reset' | 'body_too_large' | 'malformed_response' | 'dns' | 'other';
+export type TransportErrorKind = 'timeout' | 'connection_refused' | 'connection_reset' | 'body_too_large' | 'malformed_response' | 'dns' | 'aborted' | 'other';
 
 export class TransportError extends Error {
   readonly kind: TransportErrorKind;
@@ -40,6 +40,8 @@ export interface ClientOptions {
   baseUrl: string;
   timeoutMs?: number;
   maxBodyBytes?: number;
+  /** Ends the request at once (kind `aborted`), e.g. when the run's breaker opened meanwhile. */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -59,7 +61,11 @@ export function parseBaseUrl(baseUrl: string): Origin {
   return { secure, host, port, hostHeader: m[3] ? `${m[2]}:${m[3]}` : m[2], basePath };
 }
 
-/** Sends one request on a fresh connection (`Connection: close`) and reads the whole response. */
+/**
+ * Sends one request on a fresh connection (`Connection: close`) and reads the whole response.
+ * `timeoutMs` is an overall deadline from the start (connect included), not an idle timeout: a target
+ * that drips a byte now and then cannot hold a request past it.
+ */
 export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawResponse> {
   const origin = parseBaseUrl(opts.baseUrl);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -85,14 +91,18 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
     const socket: net.Socket = origin.secure
       ? tls.connect({ host: origin.host, port: origin.port, servername: origin.host })
       : net.connect({ host: origin.host, port: origin.port });
+    const onAbort = () => finish(new TransportError('aborted', 'request abandoned before a complete response', Buffer.concat(chunks).subarray(0, 2048)));
     const finish = (err: TransportError | null, res?: RawResponse) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', onAbort);
       socket.destroy();
       if (err) reject(err); else resolve(res!);
     };
     const timer = setTimeout(() => finish(new TransportError('timeout', `no complete response within ${timeoutMs} ms`, Buffer.concat(chunks))), timeoutMs);
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
     socket.on(origin.secure ? 'secureConnect' : 'connect', () => {
       socket.write(head);
       if (body) socket.write(body);

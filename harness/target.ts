@@ -1,7 +1,11 @@
 // A target as the suites see it: a base URL reached through the raw client, plus the roles the
 // profile offers (credentials, resources, fault switches). Every request becomes an Exchange that the
 // running check records as evidence; transport failures become exchanges with an error, not throws.
+// Every exchange reports to the run's breaker (harness/breaker.ts): once the target stopped answering,
+// requests are no longer sent (nor waited for) and their checks fail with the last attempts as evidence.
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
+import { describeAttempts, isNoAnswer, runBreaker, type Attempt, type Breaker } from './breaker.ts';
+import { CheckFailure } from './checks.ts';
 import { credentialKey, type CredentialRole, type DocumentRole, type EncounterRole, type FaultName, type Profile } from './profile.ts';
 import type { CheckScope, Exchange } from './checks.ts';
 
@@ -17,11 +21,30 @@ export interface GetOptions {
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+/** How often a request in flight looks whether the breaker opened meanwhile (then it is abandoned). */
+const BREAKER_POLL_MS = 250;
+
+/** A request not sent (or abandoned) because the target stopped answering earlier in the run. */
+export class TargetStoppedAnswering extends CheckFailure {
+  readonly attempts: Attempt[];
+  constructor(attempts: Attempt[]) {
+    super('target stopped answering', describeAttempts(attempts));
+    this.name = 'TargetStoppedAnswering';
+    this.attempts = attempts;
+  }
+
+  /** The last attempts as exchanges, for a check's evidence. */
+  exchanges(): Exchange[] {
+    return this.attempts.map((a) => ({ request: a.request, error: a.error }));
+  }
+}
 
 export class Target {
   readonly profile: Profile;
-  constructor(profile: Profile) {
+  readonly breaker: Breaker;
+  constructor(profile: Profile, breaker: Breaker = runBreaker()) {
     this.profile = profile;
+    this.breaker = breaker;
   }
 
   key(role: CredentialRole): string | undefined {
@@ -40,7 +63,10 @@ export class Target {
     return this.profile.faults?.[name]?.headers;
   }
 
-  /** Sends one request; never throws for transport failures (they are part of the evidence). */
+  /**
+   * Sends one request; never throws for transport failures (they are part of the evidence). Throws
+   * TargetStoppedAnswering when the run's breaker is open, before sending or while waiting.
+   */
   async send(target: string, opts: GetOptions = {}): Promise<Exchange & { raw?: RawResponse }> {
     const headers: Record<string, string> = { ...this.profile.requestHeaders };
     const as = opts.as ?? 'full';
@@ -60,15 +86,27 @@ export class Target {
     Object.assign(headers, opts.headers);
     const method = opts.method ?? 'GET';
     const ex: Exchange & { raw?: RawResponse } = { request: { method, target, headers } };
+    const before = this.breaker.opened();
+    if (before) throw new TargetStoppedAnswering(before);
+    const abandon = new AbortController();
+    const poll = setInterval(() => {
+      if (this.breaker.opened()) abandon.abort();
+    }, BREAKER_POLL_MS);
     try {
       const res = await sendRaw(
-        { baseUrl: this.profile.baseUrl, timeoutMs: this.profile.timeouts?.requestMs ?? DEFAULT_TIMEOUT_MS, maxBodyBytes: this.profile.timeouts?.maxBodyBytes ?? DEFAULT_MAX_BODY },
+        { baseUrl: this.profile.baseUrl, timeoutMs: this.profile.timeouts?.requestMs ?? DEFAULT_TIMEOUT_MS, maxBodyBytes: this.profile.timeouts?.maxBodyBytes ?? DEFAULT_MAX_BODY, signal: abandon.signal },
         { method, target, headers },
       );
       ex.raw = res;
       ex.response = { status: res.status, headers: res.headers, body: res.body.toString('utf8'), bodyBytes: res.body.length, durationMs: Math.round(res.durationMs) };
+      this.breaker.report(null);
     } catch (e) {
+      const opened = this.breaker.opened();
+      if (e instanceof TransportError && e.kind === 'aborted' && opened) throw new TargetStoppedAnswering(opened);
       ex.error = e instanceof TransportError ? { kind: e.kind, message: e.message } : { kind: 'other', message: (e as Error).message };
+      this.breaker.report(isNoAnswer(ex.error.kind) ? { request: ex.request, error: ex.error, at: new Date().toISOString() } : null);
+    } finally {
+      clearInterval(poll);
     }
     return ex;
   }
@@ -104,7 +142,14 @@ export class CheckApi {
     const as = opts.as ?? 'full';
     if (typeof as === 'string' && as !== 'none') this.key(as);
     for (const f of opts.faults ?? []) this.fault(f);
-    const ex = await this.target.send(target, opts);
+    let ex: Exchange & { raw?: RawResponse };
+    try {
+      ex = await this.target.send(target, opts);
+    } catch (e) {
+      // The evidence of a check the breaker ended: the attempts that showed the target stopped answering.
+      if (e instanceof TargetStoppedAnswering) for (const x of e.exchanges()) this.scope.record(x);
+      throw e;
+    }
     this.scope.record(ex);
     return ex;
   }

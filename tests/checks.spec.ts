@@ -280,3 +280,24 @@ test('warn() makes the outcome warning (a should not met), outranking an observa
   expect(failed).toBeInstanceOf(Error);
   expect(h.annotations[0].type).toBe('check:fail');
 });
+
+test('a check the breaker ended is recorded fail with the attempts as evidence, and its test is skipped (no worker restart)', async () => {
+  const { TargetStoppedAnswering } = await import('../harness/target.ts');
+  const attempts = [0, 1, 2].map((i) => ({ request: { method: 'GET', target: `/t${i}`, headers: {} }, error: { kind: 'timeout', message: 'no complete response within 10000 ms' }, at: '2026-01-01T00:00:00Z' }));
+  const f = fakeTestInfo();
+  const e = await rejection(runCheck(f.testInfo, def('checks-breaker-ended'), async (scope) => {
+    const stop = new TargetStoppedAnswering(attempts);
+    for (const x of stop.exchanges()) scope.record(x);
+    throw stop;
+  }));
+  expect(e).toBeInstanceOf(SkipMarker);
+  expect(e.message).toMatch(/^fail: target stopped answering: 3 consecutive requests got no answer/);
+  expect(f.annotations.map((a) => a.type)).toEqual(['check:fail']);
+  expect(parsed(f.annotations[0]).detail).toMatch(/^target stopped answering: /);
+  expect((JSON.parse(f.attachments[0].body) as Exchange[]).map((x) => x.error?.kind)).toEqual(['timeout', 'timeout', 'timeout']);
+  // Any other failure still fails the test.
+  const g = fakeTestInfo();
+  expect(await rejection(runCheck(g.testInfo, def('checks-breaker-other'), async () => {
+    throw new CheckFailure('Broken');
+  }))).not.toBeInstanceOf(SkipMarker);
+});

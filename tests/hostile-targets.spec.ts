@@ -3,17 +3,23 @@
 // probe rules give (below), never crash, never hang, and keep its memory bounded (peak RSS of the CLI
 // and of every process it starts, sampled from /proc, recorded as annotations).
 //
-// Probe rules (harness/cli/main.ts `probe`): a target that accepts a TCP connection IS reachable, so a
-// target that then hangs, drips, resets or answers garbage is judged by the checks: exit 1, every
-// affected check `fail` with its evidence. A complete non-JSON answer to GET /external/v1/encounters
-// without a key (here: the redirect loop's 302 with no body) means the base URL is not this API:
-// exit 2 with one line. Only a small subset of checks runs (--grep): the point is robustness, not
+// Probe rules (harness/cli/main.ts `probe`): the probe has its own 5 s deadline; a target that accepts
+// the connection and does not answer it completely in time (hang, drip) is a setup error: exit 2 with
+// one line. A complete answer that is neither labelled JSON nor a JSON object (here: the redirect
+// loop's 302 with no body) means the base URL is not this API: exit 2 with one line. A target that
+// answers badly (resets, huge or invalid bodies) is judged by the checks: exit 1, every affected check
+// `fail` with its evidence. Only a small subset of checks runs (--grep): the point is robustness, not
 // coverage.
+//
+// Targets that pass the probe and then stop answering (tests/hostile/servers.ts STALLING_NAMES) run the
+// WHOLE conformance project at the default request timeout (10 s): the run's breaker
+// (harness/breaker.ts) must end it within a minute or so, every check that reached the target failing
+// with "target stopped answering" and the attempts as evidence, instead of ~45 minutes of timeouts.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startHostile, HOSTILE_NAMES, type HostileName, type HostileServer } from './hostile/servers.ts';
+import { startHostile, startStalling, HOSTILE_NAMES, STALLING_NAMES, type HostileName, type HostileServer, type StallingServer } from './hostile/servers.ts';
 import { runCli, mb, type CliResult } from './helpers/cli-process.ts';
 
 const TIME_BUDGET_MS = 240_000;
@@ -43,8 +49,8 @@ interface Evidence {
 }
 
 const EXPECTED: Record<HostileName, Expected> = {
-  hang: { code: 1, evidence: (e) => e.error?.kind === 'timeout' },
-  drip: { code: 1, evidence: (e) => e.error?.kind === 'timeout' },
+  hang: { code: 2, line: /^conformance: target http:\/\/127\.0\.0\.1:\d+ did not answer GET \/external\/v1\/encounters at all within 5000 ms$/ },
+  drip: { code: 2, line: /^conformance: target http:\/\/127\.0\.0\.1:\d+ did not answer GET \/external\/v1\/encounters completely \(\d+ bytes arrived\) within 5000 ms$/ },
   'huge-content-length': { code: 1, evidence: (e) => e.error?.kind === 'body_too_large' },
   'huge-streamed': { code: 1, evidence: (e) => e.error?.kind === 'body_too_large' },
   reset: { code: 1, evidence: (e) => e.error?.kind === 'connection_reset' },
@@ -53,12 +59,12 @@ const EXPECTED: Record<HostileName, Expected> = {
   'redirect-loop': { code: 2, line: /^conformance: target http:\/\/127\.0\.0\.1:\d+ does not look like the Clinical Encounter Public API \(GET \/external\/v1\/encounters without a key answered 302 .*redirecting to \/external\/v1\/encounters\)$/ },
 };
 
-function writeProfile(dir: string, name: string): string {
+function writeProfile(dir: string, name: string, requestMs: number | undefined = REQUEST_MS): string {
   const enc = 'enc-hostile-own';
   const profile = {
     name: `hostile-${name}`,
     baseUrl: 'http://127.0.0.1:9', // replaced by --target
-    timeouts: { requestMs: REQUEST_MS }, // maxBodyBytes: the default cap (4 MiB)
+    ...(requestMs === undefined ? {} : { timeouts: { requestMs } }), // maxBodyBytes: the default cap (4 MiB)
     credentials: { full: { key: KEYS.full }, invalid_key: { key: KEYS.invalid_key } },
     resources: {
       own_encounter: { encounter_id: enc },
@@ -144,6 +150,58 @@ for (const name of HOSTILE_NAMES) {
       expect(c.detail ?? '', c.id).not.toMatch(/^harness error/);
       expect(c.evidence?.length ?? 0, `${c.id} carries evidence`).toBeGreaterThan(0);
       for (const ex of c.evidence!) expect(want.evidence!(ex), `${c.id}: ${JSON.stringify(ex).slice(0, 400)}`).toBe(true);
+    }
+    for (const f of fs.readdirSync(out).filter((x) => x !== 'test-results')) {
+      const text = fs.readFileSync(path.join(out, f), 'utf8');
+      for (const key of Object.values(KEYS)) expect(text, f).not.toContain(key);
+    }
+  });
+}
+
+// A run ends within this, whatever the number of checks; the test's own timeout is the bound.
+const STALL_BUDGET_MS = 150_000;
+
+for (const name of STALLING_NAMES) {
+  test(`target that stops answering after the probe (${name}), default request timeout: the breaker ends the whole run`, async ({}, testInfo) => {
+    test.setTimeout(STALL_BUDGET_MS + 30_000);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cec-${name}-`));
+    dirs.push(dir);
+    const out = path.join(dir, 'out');
+    const profile = writeProfile(dir, name, undefined); // the default requestMs (10 s)
+    let server: StallingServer | undefined;
+    let r: CliResult;
+    let requests: number;
+    try {
+      server = await startStalling(name);
+      r = await runCli(['run', '--target', server.baseUrl, '--profile', profile, '--out', out, '--workers', '2'], { timeoutMs: STALL_BUDGET_MS, sampleMs: 500 });
+      requests = server.requests();
+    } finally {
+      await server?.close();
+    }
+    testInfo.annotations.push({ type: 'duration', description: `${name}: whole run ${r.ms} ms, ${requests} requests reached the target` });
+    const tail = r.stderr.slice(-3000);
+    expect(r.signal, tail).toBeNull();
+    expect(r.code, tail).toBe(1);
+    expect(crashLines(r.stderr), 'no crash on stderr').toEqual([]);
+    for (const text of [r.stdout, r.stderr]) for (const key of Object.values(KEYS)) expect(text).not.toContain(key);
+
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as {
+      verdict: string; checks: { id: string; outcome: string; detail?: string; evidence?: Evidence[] }[];
+    };
+    expect(report.verdict).toBe('not_conformant');
+    const ran = report.checks.filter((c) => c.outcome !== 'not_verified');
+    expect(ran.length, 'checks whose roles the profile gives').toBeGreaterThan(100);
+    // Far fewer requests than checks: once open, the breaker sends nothing more.
+    expect(requests).toBeLessThan(40);
+    const stopped = ran.filter((c) => (c.detail ?? '').includes('target stopped answering: 3 consecutive requests got no answer'));
+    expect(stopped.length, 'checks ended by the breaker').toBeGreaterThan(100);
+    for (const c of ran) {
+      expect(c.outcome, `${c.id}: ${c.detail}`).toBe('fail');
+      expect(c.detail ?? '', c.id).not.toMatch(/^harness error/);
+    }
+    for (const c of stopped) {
+      expect(c.evidence?.length ?? 0, `${c.id} carries the attempts`).toBeGreaterThanOrEqual(3);
+      for (const ex of c.evidence!.slice(-3)) expect(ex.error?.kind, `${c.id}: ${JSON.stringify(ex).slice(0, 300)}`).toBe('timeout');
     }
     for (const f of fs.readdirSync(out).filter((x) => x !== 'test-results')) {
       const text = fs.readFileSync(path.join(out, f), 'utf8');

@@ -128,6 +128,51 @@ function empty200(): http.Server {
   });
 }
 
+/**
+ * Targets that pass the probe and then stop answering: the first request (the CLI's probe) gets the
+ * API's 401 JSON error, every later one is held (`stall-hang`) or dripped one byte every 200 ms
+ * (`stall-drip`). Only the run's breaker keeps such a target from holding the run for an hour.
+ */
+export const STALLING_NAMES = ['stall-hang', 'stall-drip'] as const;
+export type StallingName = (typeof STALLING_NAMES)[number];
+
+export interface StallingServer extends Omit<HostileServer, 'name'> {
+  name: StallingName;
+  /** Complete request heads received so far (the probe included). */
+  requests(): number;
+}
+
+const PROBE_ANSWER = JSON.stringify({ error: 'api_key_unauthorized', reason_code: 'missing_bearer', message: 'Missing bearer token', field: null });
+
+export async function startStalling(name: StallingName): Promise<StallingServer> {
+  let requests = 0;
+  const server = net.createServer((socket) => {
+    let buf = '';
+    let seen = false;
+    socket.on('data', (d: Buffer) => {
+      if (seen) return;
+      buf += d.toString('latin1');
+      if (!buf.includes('\r\n\r\n')) return;
+      seen = true;
+      requests++;
+      if (requests === 1) {
+        socket.end(`HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\nwww-authenticate: Bearer\r\ncontent-length: ${Buffer.byteLength(PROBE_ANSWER)}\r\nconnection: close\r\n\r\n${PROBE_ANSWER}`);
+        return;
+      }
+      if (name === 'stall-hang') return;
+      const text = `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n[${'0,'.repeat(1_000_000)}`;
+      let i = 0;
+      const timer = setInterval(() => {
+        if (socket.destroyed || !socket.writable) return clearInterval(timer);
+        socket.write(text[i++ % text.length]);
+      }, DRIP_INTERVAL_MS);
+      socket.on('close', () => clearInterval(timer));
+    });
+  });
+  const base = await tracked(server, 'hang');
+  return { ...base, name, requests: () => requests };
+}
+
 export function startHostile(name: HostileName): Promise<HostileServer> {
   const server: net.Server =
     name === 'hang' ? hang()

@@ -1,0 +1,144 @@
+// The run's circuit breaker: a target that stops answering must end the run within a minute, not hold
+// a CI gate for an hour while every check waits out its own request timeout. Every exchange of
+// `Target.send` reports here: a transport failure that means "no answer" (timeout, reset, refused)
+// adds to a consecutive count, any answer resets it. At THRESHOLD consecutive failures the breaker
+// opens for the rest of the run: later requests are not sent and their checks fail with the reason
+// "target stopped answering" and the last attempts as evidence.
+//
+// Playwright runs checks in several worker processes, so the state lives in a file named by
+// CONFORMANCE_BREAKER_FILE (harness/global-setup.ts makes a fresh one for every run): the file holds
+// the current run of consecutive failures, one JSON line each; `<file>.open` exists once the breaker
+// opened (written whole, then renamed, so a reader sees all of it or nothing). Without the variable
+// (unit tests, the CLI's own commands) the state is in memory, one breaker per Target.
+// Concurrent updates may lose a line (two workers appending while a third resets): that only delays
+// opening by one failure, it can never open the breaker on a target that answers.
+import fs from 'node:fs';
+import { redactValue } from './redact.ts';
+import { setting } from './config.ts';
+
+/** Consecutive "no answer" failures, across all workers, that open the breaker. */
+export const BREAKER_THRESHOLD = 3;
+
+/** Transport failures that mean the target did not answer (a bad answer is still an answer). */
+export const NO_ANSWER_KINDS: ReadonlySet<string> = new Set(['timeout', 'connection_reset', 'connection_refused']);
+
+/** One failed attempt, kept as evidence (headers redacted before they are stored anywhere). */
+export interface Attempt {
+  request: { method: string; target: string; headers: Record<string, string> };
+  error: { kind: string; message: string };
+  at: string;
+}
+
+export interface Breaker {
+  /** The attempts that opened the breaker, or undefined while it is closed. */
+  opened(): Attempt[] | undefined;
+  /** Records one exchange's result: an Attempt when the target did not answer, null when it answered. */
+  report(result: Attempt | null): void;
+}
+
+export function isNoAnswer(kind: string): boolean {
+  return NO_ANSWER_KINDS.has(kind);
+}
+
+export class MemoryBreaker implements Breaker {
+  private run: Attempt[] = [];
+  private open: Attempt[] | undefined;
+  private readonly threshold: number;
+  constructor(threshold = BREAKER_THRESHOLD) {
+    this.threshold = threshold;
+  }
+
+  opened(): Attempt[] | undefined {
+    return this.open;
+  }
+
+  report(result: Attempt | null): void {
+    if (this.open) return;
+    if (!result) {
+      this.run = [];
+      return;
+    }
+    this.run.push(redactValue(result));
+    if (this.run.length >= this.threshold) this.open = this.run.slice(-this.threshold);
+  }
+}
+
+export class FileBreaker implements Breaker {
+  private open: Attempt[] | undefined;
+  readonly file: string;
+  private readonly threshold: number;
+  constructor(file: string, threshold = BREAKER_THRESHOLD) {
+    this.file = file;
+    this.threshold = threshold;
+  }
+
+  private get openFile(): string {
+    return `${this.file}.open`;
+  }
+
+  opened(): Attempt[] | undefined {
+    if (this.open) return this.open;
+    let text: string;
+    try {
+      text = fs.readFileSync(this.openFile, 'utf8');
+    } catch {
+      return undefined; // not open (or the run's folder is gone: nothing to say)
+    }
+    try {
+      this.open = JSON.parse(text) as Attempt[];
+    } catch {
+      this.open = [];
+    }
+    return this.open;
+  }
+
+  report(result: Attempt | null): void {
+    if (this.opened()) return;
+    try {
+      if (!result) {
+        // An answer: the consecutive run ends. Cheap when there is nothing to reset.
+        if (fs.statSync(this.file).size > 0) fs.truncateSync(this.file, 0);
+        return;
+      }
+      fs.appendFileSync(this.file, `${JSON.stringify(redactValue(result))}\n`);
+      const run = readLines(this.file);
+      if (run.length >= this.threshold) {
+        const tmp = `${this.openFile}.${process.pid}`;
+        fs.writeFileSync(tmp, JSON.stringify(run.slice(-this.threshold)));
+        fs.renameSync(tmp, this.openFile);
+      }
+    } catch {
+      // The state file is gone (the run is ending) or unwritable: the breaker only shortens a run,
+      // so failing to record never changes a verdict.
+    }
+  }
+}
+
+function readLines(file: string): Attempt[] {
+  const out: Attempt[] = [];
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line) as Attempt);
+    } catch {
+      // a line being written by another worker: skip it
+    }
+  }
+  return out;
+}
+
+let shared: FileBreaker | undefined;
+
+/** The run's breaker: the shared file when CONFORMANCE_BREAKER_FILE names one, else a fresh in-memory one. */
+export function runBreaker(env: NodeJS.ProcessEnv = process.env): Breaker {
+  const file = setting('breakerFile', env);
+  if (!file) return new MemoryBreaker();
+  if (!shared || shared.file !== file) shared = new FileBreaker(file);
+  return shared;
+}
+
+/** One line for a check's detail: how many attempts failed, and how. */
+export function describeAttempts(attempts: Attempt[]): string {
+  const kinds = attempts.map((a) => `${a.request.method} ${a.request.target}: ${a.error.kind} (${a.error.message})`);
+  return `${attempts.length} consecutive requests got no answer; the last: ${kinds.join('; ')}`;
+}
