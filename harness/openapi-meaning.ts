@@ -116,23 +116,35 @@ function short(v: unknown): string {
 
 // ---------------------------------------------------------------- dereferencing and compiling
 
+/**
+ * Parser options for a served document: references are resolved inside the document only. An external `$ref`
+ * would make the harness read a local file or fetch a URL the target chose; it stays unresolved instead.
+ */
+export const PARSER_OPTIONS = { resolve: { external: false }, dereference: { circular: 'ignore' } } as const;
+
 /** The document with every `$ref` resolved (a copy); throws with the parser's first line when it does not resolve. */
 export async function dereference(doc: Json): Promise<Json> {
   try {
-    return (await SwaggerParser.dereference(structuredClone(doc) as any, { dereference: { circular: 'ignore' } } as any)) as unknown as Json;
+    return (await SwaggerParser.dereference(structuredClone(doc) as any, PARSER_OPTIONS as any)) as unknown as Json;
   } catch (e) {
     throw new Error((e as Error).message.split('\n')[0]);
   }
 }
 
-/** A tree copy without the keywords that would make ajv resolve identifiers of its own ($refs are resolved already). */
+/**
+ * A tree copy without the keywords that would make ajv resolve identifiers of its own ($refs are resolved
+ * already), and without OpenAPI 3.0's `nullable`: OpenAPI 3.1 (the version §9 fixes) has no such keyword, so
+ * `nullable: true` is an annotation there, while ajv would otherwise let it admit null. A property that happens
+ * to be named like one of these keywords has a schema (an object) as its value and is kept.
+ */
 function plain(node: unknown, depth = 0): unknown {
   if (depth > 64) throw new Error('the schema is nested more than 64 levels (circular?)');
   if (Array.isArray(node)) return node.map((n) => plain(n, depth + 1));
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [k, v] of Object.entries(node as Json)) {
-    if (k === '$schema' || k === '$id' || k === '$anchor' || k === '$dynamicAnchor') continue;
+    if (['$schema', '$id', '$anchor', '$dynamicAnchor'].includes(k) && typeof v === 'string') continue;
+    if (k === 'nullable' && typeof v === 'boolean') continue;
     out[k] = plain(v, depth + 1);
   }
   return out;

@@ -12,7 +12,7 @@ import { describe, fail } from '../harness/assertions.ts';
 import { contractDocument, validateAgainst } from '../harness/contract.ts';
 import {
   closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, openapiVersionDiffs, operationNameDiffs, parameterDiffs,
-  pathDiffs, reasonCodeDiffs, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
+  PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
 } from '../harness/openapi-meaning.ts';
 import type { CheckScope, Exchange } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
@@ -100,7 +100,7 @@ openapiCheck('openapi-info-version-v1', ['VERSION-INFO-V1', 'OPENAPI-SERVED'], '
 
 openapiCheck('openapi-document-valid', ['OPENAPI-SERVED', 'OPENAPI-3-1-0'], 'the served document is a valid OpenAPI document (swagger-parser validate)', async (_api, _scope, doc) => {
   try {
-    await SwaggerParser.validate(structuredClone(doc) as any);
+    await SwaggerParser.validate(structuredClone(doc) as any, PARSER_OPTIONS as any);
   } catch (e) {
     fail('The served document is not a valid OpenAPI document', (e as Error).message.split('\n').slice(0, 8).join(' '));
   }

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import {
   agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
-  parameterDiffs, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
+  parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
 } from '../harness/openapi-meaning.ts';
 import { CONTRACT_PATH } from '../harness/contract.ts';
 import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-impl/served-contract.ts';
@@ -31,7 +31,7 @@ async function judgeAll(served: Json): Promise<Judged> {
   const judge = new SchemaJudge();
   let valid: string[] = [];
   try {
-    await SwaggerParser.validate(structuredClone(served) as any);
+    await SwaggerParser.validate(structuredClone(served) as any, PARSER_OPTIONS as any);
   } catch (e) {
     valid = [(e as Error).message.split('\n')[0]!];
   }
@@ -140,6 +140,7 @@ test.describe('a drift from what the specification fixes is found', () => {
     { name: 'field no longer required in the error body', judge: 'schemas', detail: /accepts \/field left out, which the contract rejects/, f: (d) => (d.components.schemas.PublicApiErrorResponse.required = ['error', 'reason_code', 'message']) },
     { name: 'documents made required in the encounter summary', judge: 'schemas', detail: /rejects instance .*which the contract accepts/, f: (d) => d.components.schemas.PublicEncounterSummary.required.push('documents') },
     { name: 'status no longer nullable', judge: 'schemas', detail: /rejects instance .*which the contract accepts \(the served schema: \/(encounter|items\/0)\/status must be string\)/, f: (d) => (d.components.schemas.PublicEncounterSummary.properties.status = { type: 'string' }) },
+    { name: 'nullable written the OpenAPI 3.0 way (nullable: true means nothing in 3.1)', judge: 'schemas', detail: /rejects instance .*which the contract accepts \(the served schema: \/(encounter|items\/0)\/status must be string\)/, f: (d) => (d.components.schemas.PublicEncounterSummary.properties.status = { type: 'string', nullable: true }) },
     { name: 'patient no longer nullable (the null branch of anyOf dropped)', judge: 'schemas', detail: /rejects instance .*which the contract accepts \(the served schema: \/(encounter|items\/0)\/patient must be object\)/, f: (d) => (d.components.schemas.PublicEncounterSummary.properties.patient = { $ref: '#/components/schemas/PublicPatientSummary' }) },
     { name: 'an encounter_type value dropped', judge: 'schemas', detail: /encounter_type = "checklist"/, f: (d) => d.components.schemas.PublicEncounterSummary.properties.encounter_type.enum.splice(4, 1) },
     { name: 'the ambient variant of document detail dropped', judge: 'schemas', detail: /ambient_transcript/, f: (d) => d.components.schemas.PublicDocumentDetailResponse.properties.document.oneOf.pop() },
@@ -185,6 +186,12 @@ test.describe('a drift from what the specification fixes is found', () => {
     const served = applyOpenapiVariants(drift((d) => delete d.components.schemas.PublicEncounterSummary.additionalProperties), new Set(OPENAPI_VARIANTS));
     expect((await judgeAll(served)).closed.length).toBeGreaterThan(0);
   });
+});
+
+test('an external $ref is never followed: the harness reads no file and fetches no URL the target names', async () => {
+  const served = drift((d) => (d.components.schemas.PublicEncounterDetailResponse.properties.encounter = { $ref: '/etc/passwd#/x' }));
+  expect(JSON.stringify(await dereference(served))).toContain('"$ref":"/etc/passwd#/x"');
+  expect((await judgeAll(served)).schemas.join('\n')).toMatch(/the served schema cannot be compiled as JSON Schema 2020-12 \(can't resolve reference \/etc\/passwd#\/x/);
 });
 
 function walkSecurity(d: Json, name: string): void {
