@@ -7,7 +7,10 @@
 // "Not this API" (harness/cli/main.ts `probe`): a complete answer to GET /external/v1/encounters without
 // a key that is not JSON at all (HTML, plain text, a redirect, an empty body without a content type)
 // means the base URL reaches something else. A JSON answer, however wrong, is left to the checks (exit 1
-// with a report; tests/cli.spec.ts shows it with a target answering 200 {} to everything).
+// with a report; tests/cli.spec.ts shows it with a target answering 200 {} to everything), and so is a
+// JSON object labelled text/plain (issue 12: a defect is a verdict, not a setup error). A target that
+// accepts the connection and does not answer the probe within its 5 s is a setup error
+// (tests/hostile-targets.spec.ts: hang, drip).
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -169,6 +172,42 @@ test.describe('bad targets', () => {
       }
     });
   }
+
+  test('JSON error bodies labelled text/plain are judged: exit 1, the content-type check fails with evidence', async () => {
+    const body = JSON.stringify({ error: 'api_key_unauthorized', reason_code: 'missing_bearer', message: 'Missing bearer token', field: null });
+    const server = await serveAll((_q, s) => {
+      s.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer' });
+      s.end(body);
+    });
+    try {
+      const dir = tmp();
+      const out = path.join(dir, 'out');
+      const r = await runCli(['run', '--target', server.baseUrl, '--profile', write(dir, 'p.json', OK_PROFILE), '--out', out, '--grep', '(?:^|\\s)auth-missing-bearer-list$'], { timeoutMs: 120_000, sampleMs: 0 });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).not.toMatch(/does not look like the Clinical Encounter Public API/);
+      const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { checks: { id: string; outcome: string; detail?: string; evidence?: { response?: { headers: Record<string, string>; body: string } }[] }[] };
+      const c = report.checks.find((x) => x.id === 'auth-missing-bearer-list');
+      expect(c?.outcome).toBe('fail');
+      expect(c?.detail).toMatch(/not labelled application\/json.*text\/plain/);
+      expect(c?.evidence?.[0].response?.headers['content-type']).toBe('text/plain; charset=utf-8');
+      expect(c?.evidence?.[0].response?.body).toBe(body);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('a text/plain body that is not JSON is still not this API', async () => {
+    const server = await serveAll((_q, s) => {
+      s.writeHead(401, { 'content-type': 'text/plain' });
+      s.end('Unauthorized');
+    });
+    try {
+      const r = await cli(['run', '--target', server.baseUrl, '--profile', write(tmp(), 'p.json', OK_PROFILE), '--out', path.join(tmp(), 'out')]);
+      expectOneLine(r, /does not look like the Clinical Encounter Public API \(GET \/external\/v1\/encounters without a key answered 401 text\/plain\)$/);
+    } finally {
+      await server.close();
+    }
+  });
 
   test('the identity probe sends no key, and a 401 JSON error passes it', async () => {
     const seen: (string | undefined)[] = [];
