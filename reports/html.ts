@@ -92,14 +92,14 @@ th{background:#f0f0f0}tr.section-row th{background:#e8eef7}
 .o-pass{color:var(--pass)}.o-fail{color:var(--fail)}.o-warning{color:var(--warning)}.o-not_verified{color:var(--nv)}.o-informational{color:var(--info)}.o-waived{color:var(--waived)}.o-out_of_scope{color:var(--oos)}
 .counts{font-size:.82rem}.counts span{white-space:nowrap}
 #matrix{table-layout:fixed}#matrix col.c-id{width:16%}#matrix col.c-level{width:6%}#matrix col.c-st{width:13%}#matrix col.c-checks{width:25%}
-#matrix td{overflow-wrap:anywhere}.counts span+span::before{content:" · ";color:#888}
+#matrix>tbody>tr>td:first-child,#matrix>tbody>tr>td:last-child{overflow-wrap:anywhere}#matrix>tbody>tr>td{overflow-wrap:break-word}.counts span+span::before{content:" · ";color:#888}
 ul.reasons{margin:.2rem 0 0;padding-left:1.1rem;font-size:.82rem}ul.reasons li{margin:0}
 .tools{position:sticky;top:0;z-index:2;background:#fafafa;padding:.4rem 0;display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;border-bottom:1px solid #e2e2e2}
 .tools input{font:inherit;font-size:.9rem;padding:.25rem .5rem;border:1px solid #bbb;border-radius:4px;min-width:18rem}
 .tools button{border:1px solid #bbb;background:#fff;border-radius:4px;padding:.2rem .55rem;cursor:pointer;font:inherit;font-size:.82rem}
 .tools button[aria-pressed=true]{background:#1d1d1f;color:#fff;border-color:#1d1d1f}
 #search-count{font-size:.82rem;color:#555}
-nav#toc ol{columns:3;font-size:.88rem;padding-left:1.2rem;margin:.3rem 0}nav#toc li{break-inside:avoid}
+nav#toc ol{display:grid;grid-template-columns:repeat(auto-fill,minmax(16rem,1fr));gap:.1rem 1rem;list-style:none;font-size:.88rem;padding:0;margin:.3rem 0}nav#toc li{break-inside:avoid}
 pre.evidence,pre.curl{background:#1e1e1e;color:#e6e6e6;padding:.6rem;border-radius:6px;overflow:auto;max-height:28rem;font-size:.78rem;white-space:pre-wrap;word-break:break-all;margin:.3rem 0}
 pre.curl{background:#10243e}
 .check{background:#fff;border:1px solid #e2e2e2;border-left:4px solid var(--pass);padding:.35rem .7rem;margin:.35rem 0;border-radius:4px}
@@ -108,7 +108,7 @@ pre.curl{background:#10243e}
 .check p{margin:.15rem 0;font-size:.88rem}.check details summary{cursor:pointer;font-size:.85rem;color:#444}
 ul.problems li{color:var(--fail)}ul.warnings li{color:#7a5b00}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:.85em}
-table.spec-table{width:auto;margin:.1rem 0;background:#f7f7f7}table.spec-table td{font-size:.85rem;padding:.1rem .4rem}
+table.spec-table{width:100%;margin:.1rem 0;background:#f7f7f7}table.spec-table td{font-size:.85rem;padding:.1rem .4rem;overflow-wrap:anywhere}table.spec-table td.w{white-space:nowrap}
 dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}dl.meta dt{font-weight:600}dl.meta dd{margin:0;word-break:break-all}
 a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
 :target{outline:3px solid #f0b400;outline-offset:2px}
@@ -121,8 +121,9 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
   #all-checks .check[data-outcome=pass]{display:none}
   pre.evidence,pre.curl{max-height:none;font-size:7.5pt}
   th,td{font-size:8pt;padding:.1rem .3rem}
+  table.spec-table td{font-size:7.5pt}
   tr{break-inside:avoid}
-  nav#toc ol{columns:3}
+  nav#toc ol{grid-template-columns:repeat(3,1fr)}
   a{color:inherit;text-decoration:none}
 }
 `;
@@ -198,7 +199,7 @@ export function renderStatement(md: string): string {
   const out: string[] = [];
   let rows: string[][] = [];
   const flush = () => {
-    if (rows.length) out.push(`<table class="spec-table">${rows.map((r) => `<tr>${r.map((c) => `<td>${inlineMarkdown(c)}</td>`).join('')}</tr>`).join('')}</table>`);
+    if (rows.length) out.push(`<table class="spec-table">${rows.map((r) => `<tr>${r.map((c) => `<td${/^\S{1,24}$/.test(c) ? ' class="w"' : ''}>${inlineMarkdown(c)}</td>`).join('')}</tr>`).join('')}</table>`);
     rows = [];
   };
   for (const line of lines) {
@@ -495,12 +496,12 @@ export function toHtml(input: ConformanceReport): string {
 <body>
 <h1>Clinical Encounter Public API — conformance report</h1>
 <div id="verdict" class="${e(report.verdict)}" data-verdict="${e(report.verdict)}"><span class="label">${e(verdictLabel)}</span>
-${reason ? `<span class="reason" id="verdict-reason">${e(reason)}</span>` : ''}<span class="line" id="verified">verified ${mustVerified} of ${mustInScope} must requirements${mustInScope !== cov.mustTotal ? ` in scope (${cov.mustTotal} in the catalog)` : ''}</span>
+${reason && !reason.startsWith(`verified ${mustVerified} of ${mustInScope} `) ? `<span class="reason" id="verdict-reason">${e(reason)}</span>` : ''}<span class="line" id="verified">verified ${mustVerified} of ${mustInScope} must requirements${mustInScope !== cov.mustTotal ? ` in scope (${cov.mustTotal} in the catalog)` : ''}</span>
 <span class="line" id="counts">${e(countLine)}</span>
 ${filter ? `<span class="line" id="filter">partial run, filter: <code>${e(filterText || 'yes')}</code></span>` : ''}<span class="line" id="scores">${e(scores)}</span></div>
 <div class="top-grid">
 <div id="scope"><h2>Scope</h2>${list('scope', scopeItems)}${oosHtml}</div>
-<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.uncovered.length ? `<details><summary>Without a check (${cov.uncovered.length})</summary><ul>${cov.uncovered.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
+<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details${mustNotVerified.length <= 20 ? ' open' : ''}><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.uncovered.length ? `<details${cov.uncovered.length <= 12 ? ' open' : ''}><summary>Without a check (${cov.uncovered.length})</summary><ul>${cov.uncovered.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
 </div>
 ${report.problems.length ? `<section id="problems-section"><h2>Problems</h2>${list('problems', report.problems)}</section>` : ''}
 <section id="failures"><h2>Failures and warnings${failing.length ? ` (${failing.length})` : ''}</h2>${failuresHtml}</section>

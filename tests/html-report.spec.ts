@@ -68,14 +68,14 @@ test.describe('markup (no browser needed)', () => {
 
   test('spec statements are rendered, not shown as raw markdown', () => {
     expect(renderStatement('| items | array of `PublicEncounterSummary` | yes | the *page* |'))
-      .toBe('<table class="spec-table"><tr><td>items</td><td>array of <code>PublicEncounterSummary</code></td><td>yes</td><td>the <em>page</em></td></tr></table>');
+      .toBe('<table class="spec-table"><tr><td class="w">items</td><td>array of <code>PublicEncounterSummary</code></td><td class="w">yes</td><td>the <em>page</em></td></tr></table>');
     expect(renderStatement('limit **must** be `1..100`; see _limits_.')).toBe('limit <strong>must</strong> be <code>1..100</code>; see <em>limits</em>.');
     // Markup in a statement is text; code spans are not parsed for emphasis; snake_case stays.
     expect(renderStatement('`<b>*x*</b>` and <i>reason_code_x</i>')).toBe('<code>&lt;b&gt;*x*&lt;/b&gt;</code> and &lt;i&gt;reason_code_x&lt;/i&gt;');
-    expect(renderStatement('| a | b |\n|---|---|\n| 1 | 2 \\| 3 |')).toBe('<table class="spec-table"><tr><td>a</td><td>b</td></tr><tr><td>1</td><td>2 | 3</td></tr></table>');
+    expect(renderStatement('| a | b |\n|---|---|\n| 1 | 2 \\| 3 |')).toBe('<table class="spec-table"><tr><td class="w">a</td><td class="w">b</td></tr><tr><td class="w">1</td><td>2 | 3</td></tr></table>');
     const html = toHtml(richReport());
     expect(html).not.toContain('| items |');
-    expect(html).toContain('<td>items</td>');
+    expect(html).toContain('<td class="w">items</td>');
   });
 
   test('one anchor per requirement and per check, every id unique', () => {
