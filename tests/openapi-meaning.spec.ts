@@ -113,6 +113,26 @@ test.describe('a rewrite with the same meaning gives no difference', () => {
     expect(j.schemas).toEqual([]);
   });
 
+  test('free text narrowed the way the spec leaves open is not a difference: audio_url as a URI, lengths, an enum of status values', async () => {
+    const served = drift((d) => {
+      d.components.schemas.PublicDocumentAudioResponse.properties.audio_url.format = 'uri';
+      d.components.schemas.PublicTranscriptTurn.properties.text.maxLength = 20000;
+      d.components.schemas.PublicEncounterSummary.properties.encounter_id.minLength = 1;
+      d.components.schemas.PublicEncounterSummary.properties.status = { type: ['string', 'null'], enum: ['open', 'signed', 'completed', null] };
+    });
+    const j = await judgeAll(served);
+    expect(j.schemas).toEqual([]);
+    expect(j.closed).toEqual([]);
+  });
+
+  test('a free-text refinement does not hide a real drift beside it: audio_url as a URI with expires_at open to any string', async () => {
+    const served = drift((d) => {
+      d.components.schemas.PublicDocumentAudioResponse.properties.audio_url.format = 'uri';
+      delete d.components.schemas.PublicDocumentAudioResponse.properties.expires_at.format;
+    });
+    expect((await judgeAll(served)).schemas.join('\n')).toMatch(/accepts \/expires_at = "not-a-date", which the contract rejects/);
+  });
+
   test('a narrower documented range of a response value (limit 1..100 in the list body) is not a difference', async () => {
     const served = drift((d) => Object.assign(d.components.schemas.PublicEncounterListResponse.properties.limit, { minimum: 1, maximum: 100 }));
     expect((await judgeAll(served)).schemas).toEqual([]);
