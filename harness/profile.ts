@@ -1,6 +1,6 @@
 // Loads and validates a target profile (fixtures/profiles/profile.schema.json). A malformed profile
-// ends in a ProfileError that names the offending field; every credential is registered with the
-// redaction layer the moment it is read.
+// ends in a ProfileError that names the offending field; every secret it resolves to (profileSecrets)
+// is registered with the redaction layer when it is loaded.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -66,13 +66,36 @@ export function validateProfile(data: unknown, source = 'profile'): Profile {
     throw new ProfileError(`${source}: field ${where} ${e.message}${extra}`);
   }
   const profile = data as Profile;
-  for (const c of Object.values(profile.credentials)) if (c && 'key' in c) registerSecret(c.key);
-  if (profile.webhook?.signingSecret) registerSecret(profile.webhook.signingSecret);
-  // Header values are secrets only when the header name says so (a switchboard token, an API key);
-  // a fault name such as `api_keys_disabled` must stay readable in every report.
-  const headerSets = [profile.requestHeaders ?? {}, ...Object.values(profile.faults ?? {}).map((f) => f?.headers ?? {})];
-  for (const h of headerSets) for (const [k, v] of Object.entries(h)) if (SECRET_HEADER.test(k)) registerSecret(v);
+  // The one place a process learns the profile's secrets: every process that reads a profile (worker
+  // fixture, reporter, CLI) goes through here.
+  registerProfileSecrets(profile);
   return profile;
+}
+
+/**
+ * Every secret the profile resolves to, read from what it declares: the key of every credential role it
+ * names (inline, or the value of its keyEnv; the profile's own entries are walked, so no role list can
+ * miss one, the `no_scopes_*` roles included), the webhook signing secret (inline or from its
+ * variable), and the values of request and fault headers whose name says they are secret (a
+ * switchboard token, an API key; a fault name such as `api_keys_disabled` must stay readable).
+ */
+export function profileSecrets(profile: Profile, env: NodeJS.ProcessEnv = process.env): string[] {
+  const out = new Set<string>();
+  for (const c of Object.values(profile.credentials ?? {})) {
+    const v = !c ? undefined : 'key' in c ? c.key : env[c.keyEnv];
+    if (v) out.add(v);
+  }
+  const w = profile.webhook;
+  const secret = w?.signingSecret ?? (w?.signingSecretEnv ? env[w.signingSecretEnv] : undefined);
+  if (secret) out.add(secret);
+  const headerSets = [profile.requestHeaders ?? {}, ...Object.values(profile.faults ?? {}).map((f) => f?.headers ?? {})];
+  for (const h of headerSets) for (const [k, v] of Object.entries(h)) if (SECRET_HEADER.test(k) && v) out.add(v);
+  return [...out];
+}
+
+/** Registers every secret of the profile with the redaction layer (see profileSecrets). */
+export function registerProfileSecrets(profile: Profile, env: NodeJS.ProcessEnv = process.env): void {
+  for (const s of profileSecrets(profile, env)) registerSecret(s);
 }
 
 export function loadProfile(file: string): Profile {
@@ -96,7 +119,7 @@ export function credentialKey(profile: Profile, role: CredentialRole, env: NodeJ
   const c = profile.credentials[role];
   if (!c) return undefined;
   const key = 'key' in c ? c.key : env[c.keyEnv];
-  registerSecret(key);
+  registerSecret(key); // a profile built in code, or a key read from another env, is never missed
   return key || undefined;
 }
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { loadProfile, credentialKey, signingSecret, type CredentialRole } from '../harness/profile.ts';
+import { loadProfile, registerProfileSecrets } from '../harness/profile.ts';
 import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type VariantInput, type Waiver } from './model.ts';
 import { SPEC_PATH } from '../fixtures/paths.ts';
 import { readNotTested } from './coverage.ts';
@@ -98,13 +98,6 @@ function loadVariants(file: string): VariantInput | null | string {
   }
 }
 
-const ROLES: CredentialRole[] = [
-  'full', 'malformed_token', 'invalid_key', 'disabled_key', 'revoked_key', 'expired_key', 'test_key',
-  'missing_scope_encounters_read', 'missing_scope_patients_read', 'missing_scope_documents_read', 'missing_scope_recordings_read',
-  'not_org_scoped', 'org_not_allowlisted', 'encounter_routes_disabled', 'document_routes_disabled',
-  'no_scopes_not_org_scoped', 'no_scopes_org_not_allowlisted',
-];
-
 export interface ContextOptions {
   outDir: string;
   profilePath?: string;
@@ -125,9 +118,9 @@ export function loadRunContext(opts: ContextOptions): RunContext {
   if (opts.profilePath) {
     try {
       const profile = loadProfile(opts.profilePath);
-      // Keys held in environment variables are secrets too: resolve them so they are registered.
-      for (const role of ROLES) credentialKey(profile, role);
-      signingSecret(profile);
+      // loadProfile registered every secret it resolves to (harness/profile.ts profileSecrets), keys held
+      // in environment variables included; said again here, explicitly, for the reporter process.
+      registerProfileSecrets(profile);
       target = { name: profile.name, baseUrl: profile.baseUrl };
       outOfScope = (profile.outOfScope ?? []).map((p) => ({ part: p.part, reason: p.reason }));
     } catch (e) {
