@@ -133,6 +133,14 @@ test.describe('a rewrite with the same meaning gives no difference', () => {
     expect((await judgeAll(served)).schemas.join('\n')).toMatch(/accepts \/expires_at = "not-a-date", which the contract rejects/);
   });
 
+  test('a server URL with variables carries the base path (their defaults are used)', async () => {
+    const served = drift((d) => {
+      d.servers = [{ url: '{scheme}://api.example.test/{base}', variables: { scheme: { default: 'https', enum: ['https'] }, base: { default: 'external/v1' } } }];
+      d.paths = Object.fromEntries(Object.entries(d.paths).map(([p, item]) => [p.replace('/external/v1', ''), item]));
+    });
+    expect(await judgeAll(served)).toEqual(CLEAN);
+  });
+
   test('a narrower documented range of a response value (limit 1..100 in the list body) is not a difference', async () => {
     const served = drift((d) => Object.assign(d.components.schemas.PublicEncounterListResponse.properties.limit, { minimum: 1, maximum: 100 }));
     expect((await judgeAll(served)).schemas).toEqual([]);
@@ -168,6 +176,8 @@ test.describe('a drift from what the specification fixes is found', () => {
     { name: 'created_at loses its date-time format', judge: 'schemas', detail: /created_at = "not-a-date"/, f: (d) => delete d.components.schemas.PublicEncounterSummary.properties.created_at.format },
     { name: 'transcript turns open', judge: 'closed', detail: /\/transcript\/turns\/0 with an undeclared property/, f: (d) => delete d.components.schemas.PublicTranscriptTurn.additionalProperties },
     { name: 'the webhook event open (when described)', judge: 'closed', detail: /webhook recording\.transcript_ready/, f: (d) => delete d.components.schemas.RecordingTranscriptReadyWebhookEvent.additionalProperties },
+    { name: 'the only webhook under another name, its event open', judge: 'closed', detail: /webhook recording\.transcript_ready POST application\/json: the served schema accepts \(root\) with an undeclared property/, f: (d) => { d.webhooks = { transcriptReady: d.webhooks['recording.transcript_ready'] }; delete d.components.schemas.RecordingTranscriptReadyWebhookEvent.additionalProperties; } },
+    { name: 'a server base path that moves the routes', judge: 'paths', detail: /GET \/external\/v1\/encounters is not described/, f: (d) => (d.servers = [{ url: 'https://api.example.test/v2' }]) },
     { name: 'a path renamed under /external/v1', judge: 'paths', detail: /GET \/external\/v1\/visits: the specification has no such route/, f: (d) => { d.paths['/external/v1/visits'] = d.paths[LIST]; delete d.paths[LIST]; } },
     { name: 'a DELETE documented on a route', judge: 'paths', detail: /DELETE \/external\/v1\/encounters\/\{encounter_id\}: §1 says no route creates, changes or deletes anything/, f: (d) => (d.paths[ENC].delete = { operationId: 'deleteEncounter', responses: { '204': { description: 'Deleted.' } } }) },
     { name: 'listPublicEncounters on another route', judge: 'operations', detail: /listPublicEncounters also names GET/, f: (d) => { d.paths[LIST].get.operationId = 'listAll'; d.paths[DOC].get.operationId = 'listPublicEncounters'; } },
