@@ -20,7 +20,7 @@ import type { ListQuery, QueryPair } from './query.ts';
 import { DisclosureLog } from './disclosure.ts';
 import { Repo } from './repo.ts';
 import type { DocumentRow, DocumentSummaryRow, EncounterRow, KeyRow } from './repo.ts';
-import { activateSubscription, deactivateSubscription, finalizeTranscript, parseSubscriptionInput, WebhookInputError } from './webhooks.ts';
+import { activateSubscription, deactivateSubscription, eventDeliveries, finalizeTranscript, parseSubscriptionInput, WebhookInputError } from './webhooks.ts';
 
 export interface ServerOptions {
   pool: pg.Pool;
@@ -655,6 +655,9 @@ class App {
         this.options.onWebhookEvent?.();
         return sendJson(res, 202, out);
       }
+      // The worker's schedule for one event: attempts, last result, next attempt (tests watch retries without guessing).
+      const ev = /^\/__sandbox\/webhooks\/events\/([A-Za-z0-9_]+)\/deliveries$/.exec(path);
+      if (ev && method === 'GET') return sendJson(res, 200, await eventDeliveries(this.options.pool, orgId, ev[1]));
       return sendJson(res, 404, { error: 'not_found', message: 'no such sandbox route' });
     } catch (e) {
       if (e instanceof WebhookInputError) return sendJson(res, e.status, { error: 'sandbox_bad_request', message: e.message });

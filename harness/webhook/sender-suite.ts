@@ -369,6 +369,17 @@ export class SandboxControl {
     return r.json.event_id as string;
   }
 
+  /**
+   * The sender's schedule for one event (GET /__sandbox/webhooks/events/{id}/deliveries): attempts so far and
+   * the state of each delivery; undefined when the control does not offer it (404).
+   */
+  async deliveries(scope: CheckScope | undefined, eventId: string): Promise<{ status: string; attempts: number; last_result: string | null }[] | undefined> {
+    const r = await this.call(scope, 'GET', `/__sandbox/webhooks/events/${encodeURIComponent(eventId)}/deliveries`);
+    if (r.status === 404) return undefined;
+    if (r.status !== 200 || !Array.isArray(r.json?.deliveries)) throw new Error(`sandbox control could not report the deliveries of an event (status ${r.status})`);
+    return r.json.deliveries;
+  }
+
   /** Returns the control's status (2xx: deactivated). */
   async deactivate(scope: CheckScope | undefined, subscriptionId: string): Promise<number> {
     return (await this.call(scope, 'DELETE', `/__sandbox/webhooks/subscriptions/${encodeURIComponent(subscriptionId)}`)).status;
@@ -592,11 +603,51 @@ const noDeliveryWithoutActivation: SenderCase = {
   },
 };
 
+/**
+ * §6.4: a connection error (here a refused connection: nothing listens at the receiver URL) is retryable.
+ * No delivery can arrive, so the sender's own schedule (sandbox control) shows whether it tried again.
+ */
+const retriesRefusedConnection: SenderCase = {
+  def: { id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again' },
+  async run(ctx, scope) {
+    const { control } = ctx.opts;
+    const port = await new Promise<number>((resolve, reject) => {
+      const probe = http.createServer();
+      probe.once('error', reject);
+      probe.listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as AddressInfo;
+        probe.close(() => resolve(p));
+      });
+    });
+    const sub = await control.activate(scope, `http://127.0.0.1:${port}/receiver/refused`, ctx.secret, {
+      max_attempts: 2, backoff_ms: ctx.opts.backoffMs ?? 100, timeout_ms: ctx.opts.senderTimeoutMs ?? 500,
+    });
+    try {
+      const eventId = await control.finalize(scope, ctx.opts.document, sub);
+      const deadline = Date.now() + (ctx.opts.waitMs ?? 10_000);
+      let last: { status: string; attempts: number; last_result: string | null }[] | undefined;
+      for (;;) {
+        last = await control.deliveries(undefined, eventId);
+        if (last === undefined) throw new NotVerified('the sandbox control does not report the sender\'s schedule (GET /__sandbox/webhooks/events/{id}/deliveries)');
+        const d = last[0];
+        if (d && d.attempts >= 2) return;
+        if (d && d.status !== 'pending' && d.status !== 'delivering') {
+          throw new CheckFailure('Refused connection not retried', `the delivery ended ${JSON.stringify(d.status)} after ${d.attempts} attempt(s) (last result ${JSON.stringify(d.last_result)}); max_attempts 2 was asked`);
+        }
+        if (Date.now() > deadline) throw new CheckFailure('Refused connection not retried', `after ${ctx.opts.waitMs ?? 10_000} ms: ${JSON.stringify(last)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } finally {
+      await control.deactivate(scope, sub).catch(() => undefined);
+    }
+  },
+};
+
 /** Every sender check, in the order they run. */
 export const SENDER_CASES: readonly SenderCase[] = [
   ...contractCases,
   retryCase(503), retryCase(429), retryCase(408), retryCase('timeout'),
-  retryCase(409), retryCase(425), retryCase(500), retryCase(502),
+  retryCase(409), retryCase(425), retryCase(500), retryCase(502), retriesRefusedConnection,
   terminalCase(400), terminalCase(401), terminalCase(404), terminalCase(410), terminalCase(422), terminalCase(302),
   noDeliveryWithoutActivation, noRedeliveryAfter2xx, everyAttemptJudged, eventNamesFinalizedDocument,
 ];

@@ -32,4 +32,5 @@ export const MATRIX: Matrix = {
   'webhook-only-503-retried': ['webhook-sender-retries-500-with-same-ids', 'webhook-sender-retries-502-with-same-ids'],
   'webhook-follows-redirects': ['webhook-sender-no-retry-after-302'],
   'webhook-retries-410-422': ['webhook-sender-no-retry-after-410', 'webhook-sender-no-retry-after-422'],
+  'webhook-refused-not-retried': ['webhook-sender-retries-refused-connection'],
 };
