@@ -113,6 +113,17 @@ export async function finalizeTranscript(pool: pg.Pool, organizationId: string, 
   }
 }
 
+/** The worker's schedule for one event (sandbox control): each delivery's state, attempts so far, last result, next attempt. */
+export async function eventDeliveries(pool: pg.Pool, organizationId: string, eventId: string) {
+  const r = await pool.query(
+    `SELECT o.delivery_id, o.status, o.attempts, o.last_result, o.next_attempt_at, s.max_attempts, s.backoff_ms
+       FROM webhook_outbox o JOIN webhook_subscriptions s ON s.subscription_id = o.subscription_id
+      WHERE o.event_id = $1 AND s.organization_id = $2 ORDER BY o.delivery_id`,
+    [eventId, organizationId],
+  );
+  return { event_id: eventId, deliveries: r.rows.map((x) => ({ ...x, next_attempt_at: x.next_attempt_at instanceof Date ? x.next_attempt_at.toISOString() : x.next_attempt_at })) };
+}
+
 // ---------------------------------------------------------------- the delivery worker
 
 interface DueRow {
