@@ -16,6 +16,8 @@ import { curlFor, htmlEscape, renderStatement, toHtml } from '../reports/html.ts
 import { buildReport, type CollectedCheck, type ConformanceReport } from '../reports/model.ts';
 import { redact } from '../harness/redact.ts';
 import { CATALOG, check, context, defaultChecks, outcomes, waiver } from './helpers/report-data.ts';
+import { loadCatalog } from '../reports/context.ts';
+import { COVERAGE_PATH } from '../fixtures/paths.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -276,6 +278,26 @@ test.describe('in Chromium', () => {
     const pages = Number(/\/Type\s*\/Pages[\s\S]*?\/Count (\d+)/.exec(pdf.toString('latin1'))?.[1] ?? /\/Count (\d+)/.exec(pdf.toString('latin1'))?.[1]);
     expect(pages).toBeGreaterThanOrEqual(2); // failures end page 1 (break-after), the matrix follows
     expect(pages).toBeLessThan(10);
+  });
+
+  test('a run of the real catalog prints on a bounded number of A4 pages (issue 13: it was 199)', async () => {
+    // Every check of fixtures/requirements/coverage.json with one exchange of evidence, as a full run has.
+    const coverage = JSON.parse(fs.readFileSync(COVERAGE_PATH, 'utf8')).requirements as Record<string, string[]>;
+    const reqsOf = new Map<string, string[]>();
+    for (const [req, ids] of Object.entries(coverage)) for (const id of ids) reqsOf.set(id, [...(reqsOf.get(id) ?? []), req]);
+    const ev = [{ request: { method: 'GET', target: '/external/v1/encounters?limit=1', headers: { authorization: 'Bearer [REDACTED]' } }, response: { status: 200, headers: { 'content-type': 'application/json' }, body: '{"items":[],"limit":1,"offset":0,"total":0}', bodyBytes: 44, durationMs: 3 } }];
+    const checks = [...reqsOf].map(([id, reqs], i) => check(id, i % 40 === 0 ? 'informational' : 'pass', reqs, { evidence: ev, detail: i % 40 === 0 ? 'observed something the spec leaves open' : undefined }));
+    expect(checks.length).toBeGreaterThan(400);
+    const report = buildReport(outcomes(checks), context({ catalog: loadCatalog() }));
+    const { page } = await open(report, 'full-catalog', { width: 794, height: 1123 });
+    const pdf = (await page.pdf({ format: 'A4', printBackground: true, preferCSSPageSize: true })).toString('latin1');
+    const pages = (pdf.match(/\/Type\s*\/Page\b(?!s)/g) ?? []).length;
+    test.info().annotations.push({ type: 'pdf-pages', description: String(pages) });
+    expect(pages).toBeGreaterThan(10);
+    expect(pages).toBeLessThanOrEqual(60);
+    // Nothing spills over the page width (a spilling table is shrunk to fit, and unreadable).
+    await page.emulateMedia({ media: 'print' });
+    expect(await page.locator('html').evaluate((el) => el.scrollWidth)).toBeLessThanOrEqual(794);
   });
 
   test('the written report of a run (writeReports) opens without errors and keeps the waiver view', async () => {
