@@ -2,11 +2,16 @@
 // each carries ONE defect a partner receiver could have, and the checks named in BROKEN_RECEIVERS
 // must fail against it. They keep state in memory and make real follow-up fetches to a counting fake
 // REST API, so the suite's follow-up probe sees what they do.
+import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verify, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
+import { sign, verify, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
 import type { VerifyInput, VerifyResult, WebhookEvent } from '../harness/webhook/signature.ts';
 import type { CountingApi } from '../harness/webhook/counting-api.ts';
+import { RECEIVER_CASES } from '../harness/webhook/receiver-suite.ts';
+
+/** Every check that sends an invalid (or open-choice) delivery: each must fail against a receiver that works before verifying. */
+const INVALID_DELIVERY_CHECKS = RECEIVER_CASES.filter((c) => ['reject', 'decision', 'payload-policy', 'unsupported-type'].includes(c.expectation)).map((c) => c.def.id);
 
 export type BrokenKind =
   | 'accepts-stale-timestamps'
@@ -16,7 +21,10 @@ export type BrokenKind =
   | 'hangs-on-invalid-signature'
   | 'follows-up-before-verifying'
   | 'processes-concurrent-duplicates-twice'
-  | 'verifies-nothing';
+  | 'verifies-nothing'
+  | 'hmac-without-timestamp'
+  | 'syncs-before-verifying-clock-ahead'
+  | 'syncs-before-verifying-clock-behind';
 
 /**
  * For each broken receiver, checks of runReceiverSuite that must FAIL against it, and checks that must
@@ -64,11 +72,30 @@ export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFai
       'webhook-receiver-rejects-signature-other-secret', 'webhook-receiver-rejects-timestamp-301-s-old',
       'webhook-receiver-rejects-event-id-header-differs', 'webhook-receiver-rejects-version-header-differs',
       'webhook-receiver-rejects-payload-other-event-type', 'webhook-receiver-no-followup-after-invalid-deliveries',
+      'webhook-receiver-accepts-exact-replay',
     ],
   },
   'processes-concurrent-duplicates-twice': {
     description: 'deduplicates by event id, but marks an event done only after its follow-up work (check-then-act race)',
     mustFail: ['webhook-receiver-processes-concurrent-duplicates-once'],
+  },
+  'hmac-without-timestamp': {
+    description: 'computes the HMAC over the raw body alone, without the "{timestamp}." prefix',
+    mustFail: ['webhook-receiver-accepts-valid-delivery', 'webhook-receiver-accepts-timestamp-299-s-old', 'webhook-receiver-accepts-timestamp-299-s-ahead'],
+  },
+  // Its clock runs 1.5 s ahead of the harness (clocks differ; the spec judges against the receiver's
+  // clock), so it rejects the delivery exactly 300 s old, which is allowed; the defect is the re-sync it
+  // has already started by then, for any delivery, even one whose body is not JSON.
+  'syncs-before-verifying-clock-ahead': {
+    description: 'starts a re-sync (a fetch of the encounter list) for every delivery before verifying it; clock 1.5 s ahead',
+    mustFail: [
+      'webhook-receiver-accepts-timestamp-300-s-old', 'webhook-receiver-no-followup-after-invalid-deliveries', 'webhook-receiver-accepts-exact-replay',
+      ...INVALID_DELIVERY_CHECKS,
+    ],
+  },
+  'syncs-before-verifying-clock-behind': {
+    description: 'starts a re-sync (a fetch of the encounter list) for every delivery before verifying it; clock 1.5 s behind',
+    mustFail: ['webhook-receiver-accepts-timestamp-300-s-ahead', 'webhook-receiver-rejects-signature-other-secret'],
   },
   'verifies-nothing': {
     description: 'acknowledges every delivery with 204 and does the follow-up work for whatever the body names',
@@ -105,7 +132,20 @@ export async function startBrokenReceiver(kind: BrokenKind, secret: string, api:
     await (await fetch(`${enc}/documents/${encodeURIComponent(String(documentId))}`, { headers })).arrayBuffer();
   }
 
+  const skewMs = kind === 'syncs-before-verifying-clock-ahead' ? 1_500 : kind === 'syncs-before-verifying-clock-behind' ? -1_500 : 0;
+
   function check(input: VerifyInput): VerifyResult {
+    if (kind === 'hmac-without-timestamp') {
+      // Its digest check covers the body alone; every other step is the verifier's (fed the digest it
+      // would have computed once the body-only digest matched).
+      const hs = input.headers as Record<string, string[] | undefined>;
+      const text = hs[WEBHOOK_HEADERS.signature.toLowerCase()]?.[0] ?? '';
+      const bodyOnly = crypto.createHmac('sha256', secret).update(input.rawBody).digest('hex');
+      if (text !== `v1=${bodyOnly}`) return { ok: false, reason: 'signature_mismatch', detail: 'digest over the body alone does not match' };
+      const timestamp = hs[WEBHOOK_HEADERS.timestamp.toLowerCase()]?.[0] ?? '';
+      return verify({ ...input, headers: { ...hs, [WEBHOOK_HEADERS.signature.toLowerCase()]: [sign({ secret, timestamp, rawBody: input.rawBody })] } });
+    }
+    if (skewMs !== 0) return verify({ ...input, nowMs: Date.now() + skewMs });
     if (kind === 'accepts-stale-timestamps') {
       // Judges the timestamp against itself: whatever its age, it is "now".
       const text = (input.headers as Record<string, string[] | undefined>)[WEBHOOK_HEADERS.timestamp.toLowerCase()]?.[0];
@@ -125,6 +165,10 @@ export async function startBrokenReceiver(kind: BrokenKind, secret: string, api:
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const raw = await readBody(req);
+    if (kind === 'syncs-before-verifying-clock-ahead' || kind === 'syncs-before-verifying-clock-behind') {
+      const headers = { authorization: `Bearer ${api.apiKey}` };
+      await (await fetch(`${api.baseUrl}/external/v1/encounters?limit=10`, { headers })).arrayBuffer();
+    }
     if (kind === 'verifies-nothing') {
       try {
         const body = JSON.parse(raw.toString()) as Partial<WebhookEvent>;

@@ -33,6 +33,13 @@ test('the receiver case table covers every adversarial delivery that can go over
   }
 });
 
+test('every receiver check is named by a broken receiver that must fail it (no receiver check that cannot fail)', () => {
+  const named = new Set(Object.values(BROKEN_RECEIVERS).flatMap((b) => b.mustFail));
+  expect(RECEIVER_CASES.map((c) => c.def.id).filter((id) => !named.has(id))).toEqual([]);
+  const known = new Set(RECEIVER_CASES.map((c) => c.def.id));
+  expect([...named].filter((id) => !known.has(id)), 'broken receivers name checks that do not exist').toEqual([]);
+});
+
 test('the reference receiver passes every receiver check; the secret appears in no record or evidence', async () => {
   test.setTimeout(90_000);
   const sandbox = await startReceiverSandbox(SECRET);
@@ -102,7 +109,7 @@ for (const [kind, { description, mustFail, mustWarn = [] }] of Object.entries(BR
       }
       if (mustFail.length === 0) expect(results.filter((r) => r.outcome === 'fail'), summary(results)).toEqual([]);
       // The defect is specific: a correct delivery is still acknowledged.
-      expect(byId.get('webhook-receiver-accepts-valid-delivery')?.outcome).toBe('pass');
+      if (!mustFail.includes('webhook-receiver-accepts-valid-delivery')) expect(byId.get('webhook-receiver-accepts-valid-delivery')?.outcome).toBe('pass');
       expect(JSON.stringify(results)).not.toContain(SECRET);
     } finally {
       await broken.close();

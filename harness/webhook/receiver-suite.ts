@@ -393,7 +393,7 @@ function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverC
   return {
     def: {
       id,
-      requirements: seconds === 300 ? ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-SIG-SUBSECOND-BOUNDARY', 'WEBHOOK-RECEIVER-2XX-SUCCESS'] : ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-RECEIVER-2XX-SUCCESS'],
+      requirements: seconds === 300 ? ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-SIG-SUBSECOND-BOUNDARY', 'WEBHOOK-RECEIVER-2XX-SUCCESS', NO_FOLLOWUP] : ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-RECEIVER-2XX-SUCCESS'],
       title: `a valid delivery signed ${seconds} s ${direction === 'old' ? 'in the past' : 'in the future'} is accepted`,
     },
     expectation: seconds === 300 ? 'boundary' : 'accept',
@@ -401,8 +401,13 @@ function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverC
       await ctx.alignToSecond();
       const now = ctx.nowSeconds();
       const ts = String(direction === 'old' ? now - seconds : now + seconds);
-      const answer = await ctx.send(scope, buildDelivery(ctx.freshEvent(), ctx.opts.secret, now, { timestamp: ts }));
+      const delivery = buildDelivery(ctx.freshEvent(), ctx.opts.secret, now, { timestamp: ts });
+      const { answer, followUps } = seconds === 300 ? await ctx.sendObserved(scope, delivery) : { answer: await ctx.send(scope, delivery), followUps: undefined };
       if (seconds === 300 && !is2xx(answer)) {
+        // Rejecting at the open boundary is the receiver's call; once it has rejected, §6.3 forbids the work.
+        if (followUps !== undefined && followUps > 0) {
+          throw new CheckFailure('Follow-up fetch after a delivery the receiver rejected', `timestamp exactly 300 s ${direction}: the receiver ${describeAnswer(answer)} and made ${followUps} follow-up REST fetch(es)`);
+        }
         if (isRetryableAnswer(answer)) {
           // Rejecting at the open boundary is allowed; answering it retryably invites re-sends (§6.4).
           scope.warn(`timestamp exactly 300 s ${direction}: the receiver ${describeAnswer(answer)}; a rejection should be a terminal non-2xx (§6.3, §6.4), this one is retryable`);
