@@ -1,9 +1,11 @@
 // The run's circuit breaker: a target that stops answering must end the run within a minute, not hold
 // a CI gate for an hour while every check waits out its own request timeout. Every exchange of
 // `Target.send` reports here: a transport failure that means "no answer" (timeout, reset, refused)
-// adds to a consecutive count, any answer resets it. At THRESHOLD consecutive failures the breaker
-// opens for the rest of the run: later requests are not sent and their checks fail with the reason
-// "target stopped answering" and the last attempts as evidence.
+// adds to a consecutive count, any answer resets it. At THRESHOLD consecutive failures the target is
+// suspect: Target asks it one plain question (harness/target.ts confirmAlive; a front proxy may reset
+// odd requests such as `%00` in a path while the API behind it answers every plain one). No answer to
+// that either, and the breaker opens for the rest of the run: later requests are not sent and their
+// checks fail with the reason "target stopped answering" and the last attempts as evidence.
 //
 // Playwright runs checks in several worker processes, so the state lives in a file named by
 // CONFORMANCE_BREAKER_FILE (harness/global-setup.ts makes a fresh one for every run): the file holds
@@ -32,8 +34,13 @@ export interface Attempt {
 export interface Breaker {
   /** The attempts that opened the breaker, or undefined while it is closed. */
   opened(): Attempt[] | undefined;
-  /** Records one exchange's result: an Attempt when the target did not answer, null when it answered. */
-  report(result: Attempt | null): void;
+  /**
+   * Records one exchange's result: an Attempt when the target did not answer, null when it answered.
+   * Returns the consecutive failures once they reach the threshold (the target is suspect), else undefined.
+   */
+  report(result: Attempt | null): Attempt[] | undefined;
+  /** Opens the breaker for the rest of the run, with the attempts that showed the target stopped answering. */
+  open(attempts: Attempt[]): void;
 }
 
 export function isNoAnswer(kind: string): boolean {
@@ -42,29 +49,33 @@ export function isNoAnswer(kind: string): boolean {
 
 export class MemoryBreaker implements Breaker {
   private run: Attempt[] = [];
-  private open: Attempt[] | undefined;
+  private openedWith: Attempt[] | undefined;
   private readonly threshold: number;
   constructor(threshold = BREAKER_THRESHOLD) {
     this.threshold = threshold;
   }
 
   opened(): Attempt[] | undefined {
-    return this.open;
+    return this.openedWith;
   }
 
-  report(result: Attempt | null): void {
-    if (this.open) return;
+  report(result: Attempt | null): Attempt[] | undefined {
+    if (this.openedWith) return undefined;
     if (!result) {
       this.run = [];
-      return;
+      return undefined;
     }
     this.run.push(redactValue(result));
-    if (this.run.length >= this.threshold) this.open = this.run.slice(-this.threshold);
+    return this.run.length >= this.threshold ? this.run.slice(-this.threshold) : undefined;
+  }
+
+  open(attempts: Attempt[]): void {
+    this.openedWith ??= redactValue(attempts);
   }
 }
 
 export class FileBreaker implements Breaker {
-  private open: Attempt[] | undefined;
+  private openedWith: Attempt[] | undefined;
   readonly file: string;
   private readonly threshold: number;
   constructor(file: string, threshold = BREAKER_THRESHOLD) {
@@ -77,7 +88,7 @@ export class FileBreaker implements Breaker {
   }
 
   opened(): Attempt[] | undefined {
-    if (this.open) return this.open;
+    if (this.openedWith) return this.openedWith;
     let text: string;
     try {
       text = fs.readFileSync(this.openFile, 'utf8');
@@ -85,31 +96,39 @@ export class FileBreaker implements Breaker {
       return undefined; // not open (or the run's folder is gone: nothing to say)
     }
     try {
-      this.open = JSON.parse(text) as Attempt[];
+      this.openedWith = JSON.parse(text) as Attempt[];
     } catch {
-      this.open = [];
+      this.openedWith = [];
     }
-    return this.open;
+    return this.openedWith;
   }
 
-  report(result: Attempt | null): void {
-    if (this.opened()) return;
+  report(result: Attempt | null): Attempt[] | undefined {
+    if (this.opened()) return undefined;
     try {
       if (!result) {
         // An answer: the consecutive run ends. Cheap when there is nothing to reset.
         if (fs.statSync(this.file).size > 0) fs.truncateSync(this.file, 0);
-        return;
+        return undefined;
       }
       fs.appendFileSync(this.file, `${JSON.stringify(redactValue(result))}\n`);
       const run = readLines(this.file);
-      if (run.length >= this.threshold) {
-        const tmp = `${this.openFile}.${process.pid}`;
-        fs.writeFileSync(tmp, JSON.stringify(run.slice(-this.threshold)));
-        fs.renameSync(tmp, this.openFile);
-      }
+      return run.length >= this.threshold ? run.slice(-this.threshold) : undefined;
     } catch {
       // The state file is gone (the run is ending) or unwritable: the breaker only shortens a run,
       // so failing to record never changes a verdict.
+      return undefined;
+    }
+  }
+
+  open(attempts: Attempt[]): void {
+    if (this.opened()) return;
+    try {
+      const tmp = `${this.openFile}.${process.pid}`;
+      fs.writeFileSync(tmp, JSON.stringify(redactValue(attempts)));
+      fs.renameSync(tmp, this.openFile);
+    } catch {
+      // as above: never a reason to change a verdict
     }
   }
 }
@@ -140,5 +159,5 @@ export function runBreaker(env: NodeJS.ProcessEnv = process.env): Breaker {
 /** One line for a check's detail: how many attempts failed, and how. */
 export function describeAttempts(attempts: Attempt[]): string {
   const kinds = attempts.map((a) => `${a.request.method} ${a.request.target}: ${a.error.kind} (${a.error.message})`);
-  return `${attempts.length} consecutive requests got no answer; the last: ${kinds.join('; ')}`;
+  return `${attempts.length} consecutive requests got no answer (the last a plain GET without a key); they were: ${kinds.join('; ')}`;
 }

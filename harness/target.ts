@@ -23,6 +23,9 @@ const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 /** How often a request in flight looks whether the breaker opened meanwhile (then it is abandoned). */
 const BREAKER_POLL_MS = 250;
+/** The plain question asked of a suspect target (the CLI's probe asks the same), and its own deadline. */
+const CONFIRM_TARGET = '/external/v1/encounters';
+const CONFIRM_TIMEOUT_MS = 5_000;
 
 /** A request not sent (or abandoned) because the target stopped answering earlier in the run. */
 export class TargetStoppedAnswering extends CheckFailure {
@@ -104,11 +107,34 @@ export class Target {
       const opened = this.breaker.opened();
       if (e instanceof TransportError && e.kind === 'aborted' && opened) throw new TargetStoppedAnswering(opened);
       ex.error = e instanceof TransportError ? { kind: e.kind, message: e.message } : { kind: 'other', message: (e as Error).message };
-      this.breaker.report(isNoAnswer(ex.error.kind) ? { request: ex.request, error: ex.error, at: new Date().toISOString() } : null);
+      const suspect = this.breaker.report(isNoAnswer(ex.error.kind) ? { request: ex.request, error: ex.error, at: new Date().toISOString() } : null);
+      if (suspect) await this.confirm(suspect);
     } finally {
       clearInterval(poll);
     }
     return ex;
+  }
+
+  /**
+   * The target did not answer several requests in a row: ask it one plain question (GET without a key,
+   * like the CLI's probe). Any complete answer means it is alive (a front proxy may refuse odd requests
+   * by resetting them) and the count starts again; no answer opens the breaker.
+   */
+  private async confirm(suspect: Attempt[]): Promise<void> {
+    const headers = Object.fromEntries(Object.entries(this.profile.requestHeaders ?? {}).filter(([k]) => k.toLowerCase() !== 'authorization'));
+    const request = { method: 'GET', target: CONFIRM_TARGET, headers };
+    const timeoutMs = Math.min(this.profile.timeouts?.requestMs ?? DEFAULT_TIMEOUT_MS, CONFIRM_TIMEOUT_MS);
+    try {
+      await sendRaw({ baseUrl: this.profile.baseUrl, timeoutMs, maxBodyBytes: 64 * 1024 }, { target: CONFIRM_TARGET, headers });
+      this.breaker.report(null);
+    } catch (e) {
+      const error = e instanceof TransportError ? { kind: e.kind, message: e.message } : { kind: 'other', message: (e as Error).message };
+      if (!isNoAnswer(error.kind)) {
+        this.breaker.report(null);
+        return;
+      }
+      this.breaker.open([...suspect, { request, error, at: new Date().toISOString() }]);
+    }
   }
 }
 

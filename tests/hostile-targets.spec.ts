@@ -193,7 +193,7 @@ for (const name of STALLING_NAMES) {
     expect(ran.length, 'checks whose roles the profile gives').toBeGreaterThan(100);
     // Far fewer requests than checks: once open, the breaker sends nothing more.
     expect(requests).toBeLessThan(40);
-    const stopped = ran.filter((c) => (c.detail ?? '').includes('target stopped answering: 3 consecutive requests got no answer'));
+    const stopped = ran.filter((c) => /target stopped answering: \d+ consecutive requests got no answer/.test(c.detail ?? ''));
     expect(stopped.length, 'checks ended by the breaker').toBeGreaterThan(100);
     for (const c of ran) {
       expect(c.outcome, `${c.id}: ${c.detail}`).toBe('fail');
