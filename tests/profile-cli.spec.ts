@@ -157,6 +157,18 @@ test.describe('against the sandbox', () => {
     expect(r.stdout).toMatch(/\n {2}digest_key_unavailable +fault +\d+ checks/);
     expect(r.stdout).toMatch(/2 role\(s\) answer as they should, 0 do not, \d+ missing\n$/);
     expect(r.code).toBe(0);
+
+    // With the report of a run with this profile, the counts are the run's (its missingRoles).
+    const report = path.join(dir, 'small.conformance.json');
+    fs.writeFileSync(report, JSON.stringify({ missingRoles: [{ role: 'expired_key', kind: 'credential', checks: 7, requirements: 3 }] }));
+    const m = await cli(['profile', 'check', '--profile', file, '--report', report], { SMALL_FULL: sandbox.credentials.full.key });
+    expect(m.stdout).toContain(`counts from ${report}`);
+    expect(m.stdout).toMatch(/\n {2}expired_key +credential +7 checks, 3 requirements +CONFORMANCE_KEY_EXPIRED_KEY\n/);
+    expect(m.stdout).toMatch(/\n {2}revoked_key +credential +0 checks in that run +CONFORMANCE_KEY_REVOKED_KEY\n/);
+    expect(m.code).toBe(0);
+    const badReport = await cli(['profile', 'check', '--profile', file, '--report', path.join(dir, 'nope.json')], { SMALL_FULL: 'x' });
+    expect(badReport.code).toBe(2);
+    expect(badReport.stderr).toMatch(/^conformance: cannot read report .*nope\.json: ENOENT\n$/);
   });
 
   test('an unset variable, an unreachable target, a bad command: exit 2 in one line', async () => {

@@ -16,7 +16,7 @@ import { sendRaw, TransportError, type RawResponse } from '../http.ts';
 import { redact } from '../redact.ts';
 
 export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--base-url URL] [--force]
-       conformance profile check --profile FILE [--target URL]
+       conformance profile check --profile FILE [--target URL] [--report conformance.json]
 
 init    writes a complete profile template (every role of fixtures/profiles/profile.schema.json; each
         credential reads the variable CONFORMANCE_KEY_<ROLE>; resource ids to fill are marked FILL-ME) and
@@ -24,7 +24,8 @@ init    writes a complete profile template (every role of fixtures/profiles/prof
         named for it. Remove the roles your target cannot offer: their checks end not verified.
 check   resolves every variable the profile names, calls the target once per credential, resource and
         fault role, says for each whether it answers as that role should, and lists the missing roles
-        with the checks and requirements named for them. Never prints a key or a response body.
+        with the checks and requirements named for them (exact counts with --report: the conformance.json
+        of a run with this profile). Never prints a key or a response body.
 
 Options:
   --out FILE          where init writes the template (default conformance.profile.json)
@@ -32,6 +33,7 @@ Options:
   --force             let init overwrite an existing file
   --profile FILE      the profile to check
   --target URL        base URL to check (overrides the profile's baseUrl)
+  --report FILE       conformance.json of a run with this profile: the missing roles' exact counts
   -h, --help          this help
 
 Exit codes: 0 every role the profile names answers as it should (missing roles are listed, not errors),
@@ -440,7 +442,7 @@ function placeholders(value: unknown, where: string, out: string[]): string[] {
 }
 
 async function check(argv: string[]): Promise<number> {
-  const { values: o } = parseArgs({ args: argv, options: { profile: { type: 'string' }, target: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  const { values: o } = parseArgs({ args: argv, options: { profile: { type: 'string' }, target: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
   if (o.help) {
     process.stdout.write(`${PROFILE_HELP}\n`);
     return 0;
@@ -450,6 +452,18 @@ async function check(argv: string[]): Promise<number> {
   if (o.target) profile.baseUrl = o.target;
   const left = [...new Set(placeholders(profile, '', []).map((w) => w.split('.').slice(0, 2).join('.')))];
   if (left.length) throw new Setup(`${o.profile} still has ${PLACEHOLDER} in ${left.join(', ')}: fill them or delete those roles`);
+  // A run's report counts exactly what each missing role left not verified (its missingRoles).
+  let measured: Map<string, { checks: number; requirements: number }> | null = null;
+  if (o.report) {
+    let report: { missingRoles?: { role: string; checks: number; requirements: number }[] };
+    try {
+      report = JSON.parse(fs.readFileSync(o.report, 'utf8'));
+    } catch (e) {
+      throw new Setup(`cannot read report ${o.report}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    if (!Array.isArray(report.missingRoles)) throw new Setup(`${o.report} has no missingRoles (a conformance.json of a run is needed)`);
+    measured = new Map(report.missingRoles.map((m) => [m.role, { checks: m.checks, requirements: m.requirements }]));
+  }
   const unset = unresolvedVariables(profile);
   if (unset.length) throw new Setup(`${unset.length} variable(s) the profile names are unset: ${unset.map((u) => `${u.variable} (${u.where})`).join(', ')}`);
 
@@ -464,9 +478,16 @@ async function check(argv: string[]): Promise<number> {
   }
   if (missing.length) {
     const coverage = readCoverage();
-    out.push(`missing roles (their checks end not verified; "checks named for it" is a lower bound, \`conformance run\` counts them exactly):`);
-    const rows = missing.map((r) => [r.role, r.kind, unlockText(unlocks(r.role, coverage)), r.kind === 'credential' ? keyVariable(r.role) : r.kind === 'webhook' && r.role === 'signingSecretEnv' ? SIGNING_SECRET_VARIABLE : '-']);
-    const head = ['role', 'kind', 'checks named for it', 'variable'];
+    out.push(measured
+      ? `missing roles (their checks end not verified; counts from ${o.report}):`
+      : `missing roles (their checks end not verified; "checks named for it" is a lower bound, \`conformance run\` counts them exactly, then --report):`);
+    const count = (r: RoleSpec) => {
+      if (!measured) return unlockText(unlocks(r.role, coverage));
+      const m = measured.get(r.role);
+      return m ? `${m.checks} checks, ${m.requirements} requirements` : '0 checks in that run';
+    };
+    const rows = missing.map((r) => [r.role, r.kind, count(r), r.kind === 'credential' ? keyVariable(r.role) : r.kind === 'webhook' && r.role === 'signingSecretEnv' ? SIGNING_SECRET_VARIABLE : '-']);
+    const head = ['role', 'kind', measured ? 'checks it would unlock' : 'checks named for it', 'variable'];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
     for (const row of [head, ...rows]) out.push(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}`);
   }
