@@ -257,6 +257,19 @@ test.describe('hostile targets end in a typed transport error', () => {
     expect(e.partial!.length).toBeGreaterThan(0); // what dripped in is kept for evidence
   });
 
+  test('an abort signal ends a request in flight at once (kind aborted), keeping what arrived', async () => {
+    const s = await rawServer((socket) => socket.write('HTTP/1.1 200 OK\r\n'));
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 200);
+    const started = Date.now();
+    const e = await transportError(sendRaw({ baseUrl: s.baseUrl, timeoutMs: 10_000, signal: ac.signal }, { target: '/x' }));
+    expect(e.kind).toBe('aborted');
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(e.partial!.toString('latin1')).toBe('HTTP/1.1 200 OK\r\n');
+    const again = await transportError(sendRaw({ baseUrl: s.baseUrl, timeoutMs: 10_000, signal: ac.signal }, { target: '/x' }));
+    expect(again.kind).toBe('aborted'); // an already aborted signal: nothing is waited for
+  });
+
   test('a declared body larger than maxBodyBytes → body_too_large as soon as the head arrives', async () => {
     const s = await rawServer((socket) => {
       socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000000000\r\n\r\n');
