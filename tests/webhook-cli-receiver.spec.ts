@@ -4,6 +4,7 @@
 // report model as `run` (INCOMPLETE without a follow-up probe, --allow-incomplete, --strict); --out writes
 // conformance.json, junit.xml, conformance.html and outcomes.json.
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
@@ -28,6 +29,25 @@ test('an unreachable receiver URL is one line on stderr and exit 2, nothing judg
   expect(o.err).toHaveLength(1);
   expect(o.err[0]).toMatch(/^conformance: the webhook receiver at http:\/\/127\.0\.0\.1:[0-9]+ is unreachable: connection refused/);
   expect(o.out).toEqual([]);
+});
+
+test('a receiver that accepts connections but never answers ends at once: one line, exit 2', async () => {
+  const sockets: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    sockets.push(socket); // reads nothing, answers nothing
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as net.AddressInfo;
+  try {
+    const o = io();
+    const started = Date.now();
+    expect(await webhookCommand(['receiver', '--url', `http://127.0.0.1:${port}/hooks`, '--timeout-ms', '500'], o)).toBe(2);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(o.err).toEqual(['conformance: the webhook receiver accepted the connection but did not answer a correct delivery within 500 ms (a slow receiver: raise --timeout-ms)']);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 });
 
 test('the example receiver: INCOMPLETE (no follow-up probe by URL), exit 1, exit 0 with --allow-incomplete; --out writes the reports; a wrong secret gets the hint', async () => {

@@ -21,7 +21,7 @@ import { loadRunContext } from '../../reports/context.ts';
 import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../../reports/model.ts';
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
-import { RECEIVER_CASES, specStepOf } from '../webhook/receiver-suite.ts';
+import { RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../webhook/receiver-suite.ts';
 import { startCountingApi } from '../webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../webhook/receiver-suite.ts';
 import { redact, registerSecret } from '../redact.ts';
@@ -202,6 +202,29 @@ function answerOf(ex: Ex | undefined): string {
   return ex.error?.kind === 'timeout' ? 'gave no answer (timeout)' : `failed at the transport level (${ex.error?.kind ?? 'error'})`;
 }
 
+/**
+ * When judging is pointless, like `run`'s preflight and breaker: the receiver gave no answer at all to
+ * the first, correct delivery, or refused connections for three checks in a row (it went away).
+ */
+export function receiverStopped(sofar: ReceiverCheckResult[], timeoutMs: number): string | undefined {
+  const unanswered = (r: ReceiverCheckResult) => {
+    const ex = exchangesOf(r);
+    return ex.length > 0 && ex.every((e) => e.response === undefined);
+  };
+  const first = sofar[0];
+  if (sofar.length === 1 && first && unanswered(first)) {
+    const kind = exchangesOf(first)[0]?.error?.kind ?? 'error';
+    return kind === 'timeout'
+      ? `the webhook receiver accepted the connection but did not answer a correct delivery within ${timeoutMs} ms (a slow receiver: raise --timeout-ms)`
+      : `the webhook receiver did not answer a correct delivery (${kind})`;
+  }
+  const last = sofar.slice(-3);
+  if (last.length === 3 && last.every((r) => exchangesOf(r).length > 0 && exchangesOf(r).every((e) => e.error?.kind === 'connection_refused'))) {
+    return 'the webhook receiver stopped accepting connections during the run (connection refused three checks in a row)';
+  }
+  return undefined;
+}
+
 const INVALID = new Set<ReceiverCase['expectation']>(['reject', 'decision', 'payload-policy', 'unsupported-type']);
 
 /** Why a check did not pass, in words shared by every check that did the same; the CLI groups on it. */
@@ -351,7 +374,10 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   try {
     results = await runReceiverSuite({ url: url.href, secret, timeoutMs, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: 250 } : {}) }, (r) => {
       if (values.verbose) io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
-    });
+    }, (sofar) => receiverStopped(sofar, timeoutMs));
+  } catch (e) {
+    if (e instanceof ReceiverRunStopped) throw new SetupError(e.message);
+    throw e;
   } finally {
     await probe?.close();
   }

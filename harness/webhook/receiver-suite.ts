@@ -574,14 +574,23 @@ export const RECEIVER_OPEN_CASE_IDS: readonly string[] = RECEIVER_CASES.filter((
 
 export type ReceiverCheckResult = StandaloneRecord;
 
-/** Plays the service against a receiver: every case in order, one CheckRecord each (redacted evidence). */
-export async function runReceiverSuite(opts: ReceiverSuiteOptions, onResult?: (r: ReceiverCheckResult) => void): Promise<ReceiverCheckResult[]> {
+/** Thrown by runReceiverSuite when its `stop` callback ends the run (e.g. the receiver stopped answering). */
+export class ReceiverRunStopped extends Error {}
+
+/**
+ * Plays the service against a receiver: every case in order, one CheckRecord each (redacted evidence).
+ * `stop`, when given, sees the results so far after each check; a reason it returns ends the run with
+ * ReceiverRunStopped (the caller decides what makes judging pointless, e.g. no answer at all).
+ */
+export async function runReceiverSuite(opts: ReceiverSuiteOptions, onResult?: (r: ReceiverCheckResult) => void, stop?: (sofar: ReceiverCheckResult[]) => string | undefined): Promise<ReceiverCheckResult[]> {
   const ctx = new ReceiverContext(opts);
   const out: ReceiverCheckResult[] = [];
   for (const c of RECEIVER_CASES) {
     const r = await runStandalone(c.def, (scope) => c.run(ctx, scope));
     out.push(r);
     onResult?.(r);
+    const why = stop?.(out);
+    if (why !== undefined) throw new ReceiverRunStopped(why);
   }
   return out;
 }
