@@ -30,6 +30,8 @@ export interface Profile {
   resources?: Partial<Record<EncounterRole, { encounter_id: string }> & Record<DocumentRole, { encounter_id: string; document_id: string }>> & { list_min_total?: number; audio_url_reachable?: boolean };
   faults?: Partial<Record<FaultName, { headers: Record<string, string> }>>;
   webhook?: { signingSecretEnv?: string; signingSecret?: string; receiverUrl?: string; sandboxControlUrl?: string };
+  /** Parts of the contract this target does not offer, each with its reason (a requirement id, `area:<area>` or `section:<n>`). */
+  outOfScope?: { part: string; reason: string }[];
 }
 
 export class ProfileError extends Error {
@@ -112,6 +114,21 @@ export function loadProfile(file: string): Profile {
     throw new ProfileError(`profile ${file} is not valid JSON: ${(e as Error).message}`);
   }
   return validateProfile(data, `profile ${file}`);
+}
+
+/**
+ * Every environment variable the profile names that is unset or empty, with what names it. A profile that
+ * names a variable means the role is meant to be there: an unresolved one is a setup error, never a
+ * silently not-verified role (a forgotten CI secret must not pass a gate).
+ */
+export function unresolvedVariables(profile: Profile, env: NodeJS.ProcessEnv = process.env): { variable: string; where: string }[] {
+  const out: { variable: string; where: string }[] = [];
+  for (const [role, c] of Object.entries(profile.credentials)) {
+    if (c && 'keyEnv' in c && !env[c.keyEnv]) out.push({ variable: c.keyEnv, where: `credentials.${role}` });
+  }
+  const w = profile.webhook;
+  if (w?.signingSecretEnv && !env[w.signingSecretEnv]) out.push({ variable: w.signingSecretEnv, where: 'webhook.signingSecretEnv' });
+  return out;
 }
 
 /** Resolves a credential to its key, reading keyEnv from the environment. Undefined when absent. */
