@@ -489,7 +489,7 @@ export function operationNameDiffs(contract: Json, served: Json): string[] {
 /** §5.1: the scheme publicApiKeyBearer is HTTP bearer, and every route requires it (and nothing else, nor nothing). */
 export function securityDiffs(contract: Json, served: Json): string[] {
   const diffs: string[] = [];
-  const scheme = served.components?.securitySchemes?.[SECURITY_SCHEME] as Json | undefined;
+  const scheme = resolveRef(served, served.components?.securitySchemes?.[SECURITY_SCHEME]) as Json | undefined;
   if (!scheme) diffs.push(`no security scheme named ${SECURITY_SCHEME}`);
   else {
     if (scheme.type !== 'http') diffs.push(`${SECURITY_SCHEME}: type ${short(scheme.type)}, not http`);
