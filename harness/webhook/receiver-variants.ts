@@ -55,6 +55,16 @@ export const RECEIVER_VARIANTS = {
     justification: 'whether one header may carry several signatures (secret rotation) is open; accepting when one v1= digest matches is a common policy',
     marker: { check: 'webhook-receiver-rejects-signature-two-v1-comma', outcome: 'informational' },
   },
+  'leading-zero-timestamp-accepted': {
+    clause: '§6.3 step 2 "decimal Unix epoch seconds" (catalog WEBHOOK-SIG-TIMESTAMP-LEADING-ZEROS, unspecified)',
+    justification: 'whether a leading zero is still decimal seconds is open; the digest is checked over the text as received, the value read as a number',
+    marker: { check: 'webhook-receiver-rejects-timestamp-leading-zero', outcome: 'informational' },
+  },
+  'tolerant-reader-payload': {
+    clause: '§6.1 "No additional properties are allowed" (a rule on what the service sends; what a receiver does with more is its policy)',
+    justification: 'a validly signed event with undeclared fields is read for the fields §6.1 defines and the extras are ignored; missing or malformed fields still reject',
+    marker: { check: 'webhook-receiver-rejects-payload-extra-field', outcome: 'informational' },
+  },
   'unsupported-type-ignored': {
     clause: '§6.4 "An unsupported event type: ignore or reject per receiver policy"',
     justification: 'ignoring is allowed: a validly signed event of another type is acknowledged with 202 and nothing is fetched',

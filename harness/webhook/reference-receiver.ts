@@ -5,7 +5,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
-import { verify, verifySignatureOnly, WEBHOOK_EVENT_TYPE, WEBHOOK_HEADERS } from './signature.ts';
+import crypto from 'node:crypto';
+import { sign, verify, verifySignatureOnly, WEBHOOK_EVENT_TYPE, WEBHOOK_HEADERS } from './signature.ts';
 import type { HeaderBag, Secret, VerifyReason, VerifyResult, WebhookEvent } from './signature.ts';
 import { checkWebhookEvent } from './event-schema.ts';
 import type { ReceiverVariant } from './receiver-variants.ts';
@@ -228,6 +229,54 @@ function signatureCandidates(headers: HeaderBag): HeaderBag[] {
   return parts.length > 1 ? parts.map((p) => ({ ...headers, [entry[0]]: [p] })) : [];
 }
 
+function singleHeader(headers: HeaderBag, name: string): [string, string] | undefined {
+  const entries = Object.entries(headers).filter(([n, v]) => n.toLowerCase() === name.toLowerCase() && v !== undefined);
+  if (entries.length !== 1) return undefined;
+  const [n, v] = entries[0];
+  const values: readonly string[] = typeof v === 'string' ? [v] : (v as readonly string[]);
+  return values.length === 1 ? [n, values[0]] : undefined;
+}
+
+/**
+ * Variant leading-zero-timestamp-accepted: the digest is checked over the timestamp text exactly as
+ * received (§6.3 step 4), and the value may carry leading zeros; the delivery then goes through the
+ * verifier with the canonical spelling (and the digest that spelling has), so every other step still runs.
+ */
+function canonicalTimestamp(headers: HeaderBag, rawBody: Buffer, secret: Secret): HeaderBag | undefined {
+  const ts = singleHeader(headers, WEBHOOK_HEADERS.timestamp);
+  const sig = singleHeader(headers, WEBHOOK_HEADERS.signature);
+  if (!ts || !sig || !/^0[0-9]+$/.test(ts[1]) || !/^v1=[0-9a-f]{64}$/.test(sig[1])) return undefined;
+  const expected = crypto.createHmac('sha256', secret).update(`${ts[1]}.`, 'utf8').update(rawBody).digest();
+  if (!crypto.timingSafeEqual(expected, Buffer.from(sig[1].slice(3), 'hex'))) return undefined;
+  const canonical = BigInt(ts[1]).toString();
+  return { ...headers, [ts[0]]: [canonical], [sig[0]]: [sign({ secret, timestamp: canonical, rawBody })] };
+}
+
+/**
+ * Variant tolerant-reader-payload: a validly signed event that carries undeclared fields is read for
+ * the fields §6.1 defines; the extras are ignored (receiver policy). A missing or malformed field still rejects.
+ */
+function tolerantRead(headers: HeaderBag, rawBody: Buffer, secret: Secret, nowMs: number): VerifyResult | undefined {
+  const signed = verifySignatureOnly({ headers, rawBody, secret, nowMs });
+  if (!signed.ok) return undefined;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(rawBody.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const r = (parsed.resources ?? {}) as Record<string, unknown>;
+  const event = {
+    id: parsed.id, type: parsed.type, api_version: parsed.api_version, occurred_at: parsed.occurred_at, organization_id: parsed.organization_id,
+    resources: { encounter_id: r.encounter_id, document_id: r.document_id },
+  };
+  if (!checkWebhookEvent(event).ok) return undefined;
+  const e = event as WebhookEvent;
+  if (signed.eventIdHeader !== e.id || signed.versionHeader !== e.api_version) return undefined;
+  return { ok: true, event: e, deliveryId: signed.deliveryId, timestamp: signed.timestamp };
+}
+
 const UTF8_SKIPPING_BOM = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
@@ -282,10 +331,19 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
       ? verifySkippingBom({ headers: h, rawBody, secret: opts.secret, nowMs: clock() })
       : verify({ headers: h, rawBody, secret: opts.secret, nowMs: clock() }));
     const verdict = run(headers);
-    if (verdict.ok || verdict.reason !== 'multiple_signatures' || !variants.has('several-signatures-accepted')) return verdict;
-    for (const candidate of signatureCandidates(headers)) {
-      const again = run(candidate);
-      if (again.ok) return again;
+    if (verdict.ok) return verdict;
+    if (verdict.reason === 'multiple_signatures' && variants.has('several-signatures-accepted')) {
+      for (const candidate of signatureCandidates(headers)) {
+        const again = run(candidate);
+        if (again.ok) return again;
+      }
+    }
+    if (verdict.reason === 'timestamp_not_canonical' && variants.has('leading-zero-timestamp-accepted')) {
+      const canonical = canonicalTimestamp(headers, rawBody, opts.secret);
+      if (canonical) return run(canonical);
+    }
+    if (verdict.reason === 'schema_violation' && variants.has('tolerant-reader-payload')) {
+      return tolerantRead(headers, rawBody, opts.secret, clock()) ?? verdict;
     }
     return verdict;
   }
