@@ -49,7 +49,8 @@ const HELP = `Usage:
 receiver: sends the receiver at URL the valid delivery and every adversarial one, signed with the secret
           in $NAME (default CONFORMANCE_WEBHOOK_SECRET), and prints the results grouped by cause.
           A follow-up fetch after an invalid delivery fails (§6.3 must); a 2xx, 5xx or no answer to an
-          invalid delivery is a warning (§6.3 should answer non-2xx). To see the receiver's follow-up
+          invalid delivery is a warning (§6.3 should answer non-2xx; a 2xx is not verified without
+          the probe below, since nothing then shows whether the receiver acted on it). To see the receiver's follow-up
           fetches, give --follow-up-port N: the harness then serves a stand-in of the REST API on
           H:N (default host 127.0.0.1) that answers any encounter, document or transcript id and counts
           each request; point the receiver's REST base URL at it for the run. Without it that must stays
@@ -60,7 +61,8 @@ sender:   listens on port N and judges the deliveries the service sends, signed 
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
           settled events, or on Ctrl-C, then prints a summary.
-Exit codes: 0 all checks passed, 1 a check failed, 2 usage or setup error.`;
+Exit codes: 0 CONFORMANT (receiver) or all checks passed (sender); 1 a check failed, or INCOMPLETE;
+            2 usage or setup error (e.g. an unreachable receiver, or one that never answers).`;
 
 class UsageError extends Error {}
 /** A setup problem (e.g. the receiver cannot be reached): exit 2 with one line, like `run`. */
