@@ -42,7 +42,7 @@ export interface WebhookIo {
 const HELP = `Usage:
   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR]
                                [--strict] [--allow-incomplete] [--verbose]
-                               [--follow-up-port N [--follow-up-host H]]
+                               [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]]
   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
 
@@ -53,7 +53,9 @@ receiver: sends the receiver at URL the valid delivery and every adversarial one
           the probe below, since nothing then shows whether the receiver acted on it). To see the receiver's follow-up
           fetches, give --follow-up-port N: the harness then serves a stand-in of the REST API on
           H:N (default host 127.0.0.1) that answers any encounter, document or transcript id and counts
-          each request; point the receiver's REST base URL at it for the run. Without it that must stays
+          each request; point the receiver's REST base URL at it for the run. After each delivery the
+          harness waits --follow-up-settle-ms (default 250) for the fetches it caused: raise it for a
+          receiver that works from a queue. Without it that must stays
           not verified and the verdict is INCOMPLETE at best (exit 1; --allow-incomplete exits 0).
           --out DIR writes conformance.json, junit.xml and conformance.html; --strict fails on
           warnings; --verbose prints every check.
@@ -347,7 +349,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
     options: {
       url: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, out: { type: 'string' },
       strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' }, verbose: { type: 'boolean' },
-      'follow-up-port': { type: 'string' }, 'follow-up-host': { type: 'string' },
+      'follow-up-port': { type: 'string' }, 'follow-up-host': { type: 'string' }, 'follow-up-settle-ms': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -366,6 +368,8 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
   const probePort = intOption(values['follow-up-port'], 'follow-up-port', 1, 65_535);
   if (values['follow-up-host'] !== undefined && probePort === undefined) throw new UsageError('--follow-up-host needs --follow-up-port');
+  const settleMs = intOption(values['follow-up-settle-ms'], 'follow-up-settle-ms', 10, 60_000) ?? 250;
+  if (values['follow-up-settle-ms'] !== undefined && probePort === undefined) throw new UsageError('--follow-up-settle-ms needs --follow-up-port');
   await reachable(url, Math.min(timeoutMs, PREFLIGHT_MS));
 
   const probe = probePort === undefined ? undefined : await startFollowUpProbe(values['follow-up-host'] ?? '127.0.0.1', probePort);
@@ -374,7 +378,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   const startedAt = new Date().toISOString();
   let results: ReceiverCheckResult[];
   try {
-    results = await runReceiverSuite({ url: url.href, secret, timeoutMs, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: 250 } : {}) }, (r) => {
+    results = await runReceiverSuite({ url: url.href, secret, timeoutMs, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: settleMs } : {}) }, (r) => {
       if (values.verbose) io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
     }, (sofar) => receiverStopped(sofar, timeoutMs));
   } catch (e) {
