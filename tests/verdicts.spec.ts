@@ -164,7 +164,7 @@ test.describe('through the CLI', () => {
 
     test('--profile alone runs against the profile baseUrl as a target: the harness\'s own example receiver is never credited', async () => {
       const out = path.join(tmp(), 'out');
-      const r = await cli(['run', '--profile', ref.profilePath, '--out', out, '--grep', '^webhook-receiver-', '--workers', '1'], { timeoutMs: 240_000 });
+      const r = await cli(['run', '--profile', ref.profilePath, '--out', out, '--grep', '(?:^|\\s)webhook-receiver-', '--workers', '1'], { timeoutMs: 240_000 });
       const report = readReport(out);
       const receiver = report.checks.filter((c: { id: string }) => c.id.startsWith('webhook-receiver-'));
       expect(receiver.length, r.stderr.slice(-2000)).toBeGreaterThan(0);
