@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   }
   process.stdout.write(`${JSON.stringify({ event: 'ready', baseUrl, db: provider.kind })}\n`);
   process.stderr.write(`reference-impl: ready in ${Math.round(performance.now() - started)} ms on ${baseUrl} (db ${provider.kind}${opts.switchboardToken ? ', switchboard on' : ''}${opts.mutant ? `, mutant ${opts.mutant}` : ''})${provider.dataDir ? `; data dir ${provider.dataDir.path} (${provider.dataDir.temporary ? 'temporary' : 'kept'})` : ''}\n`);
-  if (opts.guide) process.stderr.write(guideText(seed, opts.switchboardToken !== null));
+  if (opts.guide) process.stderr.write(guideText(seed, baseUrl, opts.switchboardToken));
 }
 
 main().catch(async (e: unknown) => {

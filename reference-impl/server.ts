@@ -469,31 +469,45 @@ class App {
     }
   }
 
-  /** Switchboard headers count only with the right token; otherwise they are ignored as if absent. */
-  switchboard(req: http.IncomingMessage): { faults: Set<FaultName>; mutant: MutantName | null; variants: Set<VariantName> } | { rejected: string } {
+  /**
+   * Switchboard headers count only with the right token. A reference started WITH a token (sandbox, meta-suites)
+   * refuses a switch header that comes without it (400 switchboard_token_required) or with a wrong one (403
+   * switchboard_token_invalid), so a partner's typo never passes silently as a normal 200. A reference started
+   * WITHOUT a token ignores them as if absent: a production-like deployment must not reveal that a switchboard exists.
+   * A token alone, with no switch header, switches nothing and is ignored either way.
+   */
+  switchboard(req: http.IncomingMessage): { faults: Set<FaultName>; mutant: MutantName | null; variants: Set<VariantName> } | { refused: number; error: string; message: string } {
     const token = this.options.switchboardToken;
     const given = req.headers['x-switchboard-token'];
     const none = { faults: new Set<FaultName>(), mutant: this.options.defaultMutant, variants: new Set<VariantName>() };
-    if (token === null || typeof given !== 'string') return none;
-    const a = crypto.createHash('sha256').update(given).digest();
-    const b = crypto.createHash('sha256').update(token).digest();
-    if (!crypto.timingSafeEqual(a, b)) return none;
+    if (token === null) return none;
+    // The headers that switch something on; x-switchboard-token is the key to them.
+    const switches = ['x-switchboard-fault', 'x-switchboard-mutant', 'x-switchboard-variant'].filter((h) => { const v = req.headers[h]; return typeof v === 'string' && v.trim() !== ''; });
+    const tokenOk = typeof given === 'string' && crypto.timingSafeEqual(crypto.createHash('sha256').update(given).digest(), crypto.createHash('sha256').update(token).digest());
+    if (!tokenOk) {
+      if (switches.length === 0) return none;
+      return typeof given === 'string'
+        ? { refused: 403, error: 'switchboard_token_invalid', message: `${switches.join(', ')} sent with a wrong x-switchboard-token; use the token this sandbox was started with (printed by its guide)` }
+        : { refused: 400, error: 'switchboard_token_required', message: `${switches.join(', ')} needs x-switchboard-token: the token this sandbox was started with (printed by its guide)` };
+    }
+    // With the right token, an unknown switch name is refused so that a typo does not pass silently.
+    const rejected = (message: string) => ({ refused: 400, error: 'switchboard_rejected', message });
     const faults = new Set<FaultName>();
     const faultHeader = req.headers['x-switchboard-fault'];
     for (const name of (typeof faultHeader === 'string' ? faultHeader : '').split(',').map((s) => s.trim()).filter(Boolean)) {
-      if (!isFaultName(name)) return { rejected: `unknown fault "${name}"` };
+      if (!isFaultName(name)) return rejected(`unknown fault "${name}"`);
       faults.add(name);
     }
     const mutantHeader = req.headers['x-switchboard-mutant'];
     let mutant = none.mutant;
     if (typeof mutantHeader === 'string' && mutantHeader.trim() !== '') {
-      if (!isMutantName(mutantHeader.trim())) return { rejected: `unknown mutant "${mutantHeader.trim()}"` };
+      if (!isMutantName(mutantHeader.trim())) return rejected(`unknown mutant "${mutantHeader.trim()}"`);
       mutant = mutantHeader.trim() as MutantName;
     }
     const variants = new Set<VariantName>();
     const variantHeader = req.headers['x-switchboard-variant'];
     for (const name of (typeof variantHeader === 'string' ? variantHeader : '').split(',').map((s) => s.trim()).filter(Boolean)) {
-      if (!isVariantName(name)) return { rejected: `unknown variant "${name}"` };
+      if (!isVariantName(name)) return rejected(`unknown variant "${name}"`);
       variants.add(name);
     }
     return { faults, mutant, variants };
@@ -544,7 +558,7 @@ class App {
     const rawQuery = q === -1 ? '' : target.slice(q + 1);
     const method = req.method ?? 'GET';
     const sw = this.switchboard(req);
-    if ('rejected' in sw) return sendJson(res, 400, { error: 'switchboard_rejected', message: sw.rejected });
+    if ('refused' in sw) return sendJson(res, sw.refused, { error: sw.error, message: sw.message });
     const mutant = sw.mutant;
 
     if (path === '/openapi/v1/openapi.json') {

@@ -331,10 +331,14 @@ test.describe('sandbox', () => {
     expect(raw).toContain('application/json');
   });
 
-  test('the switchboard ignores a wrong token; unknown switch names are refused with the right token', async ({ sb }) => {
+  test('the switchboard refuses a switch header with a wrong token or none; unknown switch names are refused with the right token', async ({ sb }) => {
     const B = sb.ref.baseUrl;
     const wrong = await call(B, '/external/v1/encounters', { ...key(sb, 'full'), 'x-switchboard-token': 'not-the-token', 'x-switchboard-fault': 'api_keys_disabled', 'x-switchboard-mutant': 'missing-required-total' });
-    expectValid(sb, wrong, 'PublicEncounterListResponse');
+    expect([wrong.status, wrong.headers['content-type'], wrong.json?.error]).toEqual([403, 'application/json', 'switchboard_token_invalid']);
+    const none = await call(B, '/external/v1/encounters', { ...key(sb, 'full'), 'x-switchboard-fault': 'api_keys_disabled' });
+    expect([none.status, none.json?.error]).toEqual([400, 'switchboard_token_required']);
+    // A wrong token with no switch header switches nothing: the public API answers as always.
+    expectValid(sb, await call(B, '/external/v1/encounters', { ...key(sb, 'full'), 'x-switchboard-token': 'not-the-token' }), 'PublicEncounterListResponse');
     expect((await call(B, '/external/v1/encounters', { ...key(sb, 'full'), ...mutant('no-such-mutant') })).status).toBe(400);
     expect((await call(B, '/external/v1/encounters', { ...key(sb, 'full'), ...fault('no_such_fault') })).status).toBe(400);
     expectError(sb, await call(B, '/external/v1/encounters', { ...key(sb, 'full'), ...fault('digest_key_unavailable,api_keys_disabled') }), 401, 'api_keys_disabled');
@@ -553,9 +557,12 @@ test.describe('lifecycle', () => {
       const a = await startReference(['--data-dir', dataDir]);
       const before = await call(a.baseUrl, '/external/v1/encounters?limit=1', h);
       expect(before.status).toBe(200);
-      // Without --switchboard-token the headers do nothing, even with a plausible token.
+      // Without --switchboard-token the headers do nothing, even with a plausible token, and nothing reveals that a
+      // switchboard exists (no switchboard_token_required as a sandbox started with a token answers).
       const inert = await call(a.baseUrl, '/external/v1/encounters?limit=1', { ...h, 'x-switchboard-token': TOKEN, 'x-switchboard-fault': 'api_keys_disabled', 'x-switchboard-mutant': 'missing-required-total' });
       expect([inert.status, typeof inert.json.total]).toEqual([200, 'number']);
+      const tokenless = await call(a.baseUrl, '/external/v1/encounters?limit=1', { ...h, 'x-switchboard-fault': 'api_keys_disabled', 'x-switchboard-variant': 'json-key-order-reversed' });
+      expect([tokenless.status, typeof tokenless.json.total]).toEqual([200, 'number']);
       expect(await a.stop()).toBe(0);
       expect(fs.existsSync(path.join(dataDir, 'PG_VERSION')), 'data kept').toBe(true);
       const b = await startReference(['--data-dir', dataDir]);
