@@ -648,7 +648,9 @@ class App {
   async serveSandbox(req: http.IncomingMessage, method: string, path: string, mutant: MutantName | null, res: http.ServerResponse): Promise<void> {
     const token = this.options.switchboardToken;
     const orgId = this.options.sandboxOrganizationId;
-    if (token === null || !orgId) return sendJson(res, 404, { error: 'not_found', message: 'sandbox control is off (start with --switchboard-token)' });
+    // Without a token the routes do not exist: the same 404 as any path outside the API, so a production-like
+    // reference does not reveal that sandbox control (or a switchboard) exists.
+    if (token === null || !orgId) return sendJson(res, 404, { error: 'not_found', message: 'no such path; the public API lives under /external/v1' });
     const given = req.headers['x-switchboard-token'];
     const a = crypto.createHash('sha256').update(typeof given === 'string' ? given : '').digest();
     if (!crypto.timingSafeEqual(a, crypto.createHash('sha256').update(token).digest())) {

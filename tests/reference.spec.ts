@@ -563,6 +563,8 @@ test.describe('lifecycle', () => {
       expect([inert.status, typeof inert.json.total]).toEqual([200, 'number']);
       const tokenless = await call(a.baseUrl, '/external/v1/encounters?limit=1', { ...h, 'x-switchboard-fault': 'api_keys_disabled', 'x-switchboard-variant': 'json-key-order-reversed' });
       expect([tokenless.status, typeof tokenless.json.total]).toEqual([200, 'number']);
+      const control = await call(a.baseUrl, '/__sandbox/webhooks/events/evt_x/deliveries', { 'x-switchboard-token': TOKEN });
+      expect([control.status, control.json]).toEqual([404, (await call(a.baseUrl, '/no-such-path')).json]);
       expect(await a.stop()).toBe(0);
       expect(fs.existsSync(path.join(dataDir, 'PG_VERSION')), 'data kept').toBe(true);
       const b = await startReference(['--data-dir', dataDir]);
