@@ -354,6 +354,9 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     const counts: Partial<Record<ReportedOutcome, number>> = {};
     for (const c of mine) counts[c.outcome] = (counts[c.outcome] ?? 0) + 1;
     let status = requirementStatus(mine.map((c) => c.outcome));
+    // What the specification leaves open is observed, never passed: a check that passed on a decided rule it
+    // shares with an open point (noting what it saw) makes the open point informational.
+    if (r.level === 'unspecified' && status === 'pass') status = 'informational';
     const oos = outOfScopeReason(r);
     // Declared out of scope: listed as such, never counted as verified; a failure seen anyway stays a failure.
     if (oos !== undefined && status !== 'fail') status = 'out_of_scope';

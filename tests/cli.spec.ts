@@ -258,7 +258,7 @@ test.describe('merge', () => {
     const out = path.join(dir, 'merged');
     const r = await cli(['merge', '--out', out, s1, s2]);
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stdout.trim()).toBe('conformance: 2 passed, 1 failed, 0 not verified, 1 informational');
+    expect(r.stdout.trim()).toBe('conformance: 2 passed, 1 failed, 0 warnings, 0 not verified, 1 informational');
     const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8'));
     expect(report.run.shards).toEqual(['1/2', '2/2']);
     expect(report.checks.map((c: { id: string }) => c.id)).toEqual(['auth-missing-bearer-list', 'list-limit-default', 'list-limit-rejects-plus-sign', 'list-order-of-ties']);
@@ -266,9 +266,13 @@ test.describe('merge', () => {
     expect(fs.readFileSync(path.join(out, 'conformance.html'), 'utf8')).toContain('NOT CONFORMANT');
 
     const waivers = writeJson(dir, 'waivers.json', [waiver('list-limit-rejects-plus-sign')]);
+    // Waived, nothing fails; four checks verify a handful of must requirements: INCOMPLETE (exit 1), exit 0 when allowed.
     const w = await cli(['merge', '--out', path.join(dir, 'merged-waived'), '--waivers', waivers, s1, s2]);
-    expect(w.code, w.stderr).toBe(0);
-    expect(w.stdout.trim()).toBe('conformance: 2 passed, 0 failed, 0 not verified, 1 informational, 1 waived');
+    expect(w.code, w.stderr).toBe(1);
+    expect(w.stdout.trim()).toBe('conformance: 2 passed, 0 failed, 0 warnings, 0 not verified, 1 informational, 1 waived');
+    expect(w.stderr).toMatch(/conformance: INCOMPLETE: verified \d+ of \d+ must requirements in scope/);
+    const allowed = await cli(['merge', '--out', path.join(dir, 'merged-allowed'), '--waivers', waivers, '--allow-incomplete', s1, s2]);
+    expect(allowed.code, allowed.stderr).toBe(0);
 
     const expired = writeJson(dir, 'expired.json', [waiver('list-limit-rejects-plus-sign', '2020-01-01')]);
     const x = await cli(['merge', '--out', path.join(dir, 'merged-expired'), '--waivers', expired, s1, s2]);

@@ -126,6 +126,12 @@ test.describe('the verdict of the report model', () => {
     expect(exitCodeFor(strict)).toBe(1);
   });
 
+  test('an open point is observed, never passed: an unspecified requirement whose checks passed is informational', () => {
+    const r = buildReport(outcomes(allPass().map((c) => (c.id === 'd' ? { ...c, outcome: 'pass' as const, detail: 'answered 422 invalid_query' } : c))), ctx());
+    expect(r.requirements.find((q) => q.id === 'D-OPEN')!.status).toBe('informational');
+    expect(r.verdict).toBe('conformant');
+  });
+
   test('each requirement row carries its outcome counts', () => {
     const r = buildReport(outcomes([...allPass(), check('a2', 'not_verified', ['A-MUST'], { detail: "profile lacks resource role 'own_encounter'" })]), ctx());
     expect(r.requirements.find((q) => q.id === 'A-MUST')!.counts).toEqual({ pass: 1, not_verified: 1 });
