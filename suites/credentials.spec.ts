@@ -6,22 +6,9 @@ import { test } from '../harness/fixtures.ts';
 import { expectError, expectSuccess } from '../harness/assertions.ts';
 import { LIST_PATH } from '../harness/list-walk.ts';
 import type { CheckApi } from '../harness/target.ts';
+import { ELSEWHERE } from './credentials.cases.ts';
 
 const REQUIREMENTS = ['AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER', 'AUTH-BEARER-REQUIRED', 'AUTH-401-MISSING-BEARER', 'COND-AUTH-FAILS'];
-
-interface Elsewhere {
-  id: string;
-  where: string;
-  /** The request target and headers that carry the full key, without any Authorization header. */
-  request(key: string): { target: string; headers: Record<string, string> };
-}
-
-const ELSEWHERE: Elsewhere[] = [
-  { id: 'credentials-api-key-query-not-accepted', where: 'the api_key query parameter', request: (key) => ({ target: `${LIST_PATH}?api_key=${encodeURIComponent(key)}`, headers: {} }) },
-  { id: 'credentials-access-token-query-not-accepted', where: 'the access_token query parameter', request: (key) => ({ target: `${LIST_PATH}?access_token=${encodeURIComponent(key)}`, headers: {} }) },
-  { id: 'credentials-cookie-not-accepted', where: 'a cookie (api_key and access_token)', request: (key) => ({ target: LIST_PATH, headers: { cookie: `api_key=${key}; access_token=${key}` } }) },
-  { id: 'credentials-x-api-key-header-not-accepted', where: 'an X-API-Key header', request: (key) => ({ target: LIST_PATH, headers: { 'x-api-key': key } }) },
-];
 
 for (const c of ELSEWHERE) {
   test(c.id, async ({ check }) => {

@@ -11,6 +11,7 @@ import {
   createdAt, createdAtViolations, ID_ORDERS, listTarget, sameWalk, sample, strictlyOrdered, tieGroups, walkList,
   type EncounterSummary, type Walk,
 } from '../harness/list-walk.ts';
+import { BAD_DATES, badDateId, DATE_PARAMS, RELATIONS, relationId } from './list.cases.ts';
 
 const ids = (items: EncounterSummary[]) => items.map((i) => i.encounter_id);
 
@@ -178,17 +179,9 @@ for (const bound of BOUNDS) {
 
 // ---------------------------------------------------------------- date-time validation
 
-// Date-only carries no time and no offset, so it is not a timezone-aware date-time (§4.1, §7.2).
-const BAD_DATES: { name: string; value: string; what: string }[] = [
-  { name: 'timezone-less', value: '2026-01-01T00:00:00', what: 'a date-time without a timezone' },
-  { name: 'word', value: 'yesterday', what: 'a word' },
-  { name: 'month-13', value: '2026-13-01T00:00:00Z', what: 'month 13' },
-  { name: 'date-only', value: '2026-01-01', what: 'a date without time or timezone' },
-];
-
-for (const param of ['start_at', 'end_at'] as const) {
+for (const param of DATE_PARAMS) {
   for (const bad of BAD_DATES) {
-    const id = `list-${param.replace('_', '-')}-${bad.name}-rejected`;
+    const id = badDateId(param, bad.name);
     test(id, async ({ check }) => {
       await check({ id, requirements: ['LIST-DATETIME-TZ-AWARE', 'COND-INVALID-QUERY-DATE'], title: `${param} as ${bad.what} is rejected with 422 invalid_query naming ${param}` }, async (api) => {
         expectError(await api.get(listTarget({ [param]: bad.value })), { reason: 'invalid_query', field: param });
@@ -199,13 +192,8 @@ for (const param of ['start_at', 'end_at'] as const) {
 
 // ---------------------------------------------------------------- start_at must be earlier than end_at
 
-const RELATIONS: { name: string; start: string; end: string; what: string }[] = [
-  { name: 'equal', start: '2025-01-15T00:00:00Z', end: '2025-01-15T00:00:00Z', what: 'equal to' },
-  { name: 'after', start: '2025-01-16T00:00:00Z', end: '2025-01-15T00:00:00Z', what: 'after' },
-];
-
 for (const rel of RELATIONS) {
-  const id = `list-start-at-${rel.name}-end-at-rejected`;
+  const id = relationId(rel.name);
   test(id, async ({ check }) => {
     await check({ id, requirements: ['LIST-START-BEFORE-END', 'LIST-START-BEFORE-END-REASON'], title: `start_at ${rel.what} end_at is rejected with a documented 4xx error (reason recorded)` }, async (api, scope) => {
       const ex = await api.get(listTarget({ start_at: rel.start, end_at: rel.end }));

@@ -7,46 +7,19 @@
 // is a transport form (RFC 3986 §2.1, §2.3), so `%31` is the text "1" and is canonical, while `%2B1`
 // ("+1"), `%201` (" 1") and `%D9%A1` (ARABIC-INDIC DIGIT ONE) are not. A raw `+` may be read as a space by
 // form decoding; "+1" and " 1" are both non-canonical, so either reading must be rejected.
+// The case tables and check ids live in ./pagination.cases.ts (the mutant matrix names the same cases).
 import { test } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectError, expectJson, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { validateAgainst } from '../harness/contract.ts';
 import { expectPage, LIST_PATH as LIST, type ListPage as ListBody } from '../harness/pagination.ts';
 import type { CheckApi } from '../harness/target.ts';
-
-type Param = 'limit' | 'offset';
-const REASON: Record<Param, 'invalid_limit' | 'invalid_offset'> = { limit: 'invalid_limit', offset: 'invalid_offset' };
-const REQ: Record<Param, string[]> = {
-  limit: ['COND-INVALID-LIMIT', 'LIST-LIMIT-RANGE', 'LIMIT-LIMIT', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD'],
-  offset: ['COND-INVALID-OFFSET', 'LIST-OFFSET-RANGE', 'LIMIT-OFFSET', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD'],
-};
-const CANONICAL_REQ = ['LIST-CANONICAL-INTEGERS', 'LIMIT-CANONICAL-INTEGERS'];
+import {
+  BOUNDS, CANONICAL_REQ, duplicateKeyId, NON_CANONICAL, nonCanonicalId, PARAMS, percentEncodedDigitId, rawSpaceId, REASON, REQ,
+} from './pagination.cases.ts';
 
 const get = (api: CheckApi, query: string) => api.get(query === '' ? LIST : `${LIST}?${query}`);
 
 // ---------------------------------------------------------------- bounds
-
-interface Bound {
-  id: string;
-  param: Param;
-  /** Raw query text. */
-  query: string;
-  /** The echoed page parameters when accepted; undefined = rejected. */
-  accept?: { limit: number; offset: number };
-  requirements: string[];
-  what: string;
-}
-
-const BOUNDS: Bound[] = [
-  { id: 'pagination-limit-0-rejected', param: 'limit', query: 'limit=0', requirements: REQ.limit, what: 'limit=0 (below the minimum 1)' },
-  { id: 'pagination-limit-1-accepted', param: 'limit', query: 'limit=1', accept: { limit: 1, offset: 0 }, requirements: ['LIST-LIMIT-RANGE', 'LIMIT-LIMIT', 'FIELD-LIST-LIMIT'], what: 'limit=1 (the minimum)' },
-  { id: 'pagination-limit-100-accepted', param: 'limit', query: 'limit=100', accept: { limit: 100, offset: 0 }, requirements: ['LIST-LIMIT-RANGE', 'LIMIT-LIMIT', 'FIELD-LIST-LIMIT'], what: 'limit=100 (the maximum)' },
-  { id: 'pagination-limit-101-rejected', param: 'limit', query: 'limit=101', requirements: REQ.limit, what: 'limit=101 (above the maximum 100)' },
-  { id: 'pagination-offset-minus-1-rejected', param: 'offset', query: 'offset=-1', requirements: REQ.offset, what: 'offset=-1 (below the minimum 0)' },
-  { id: 'pagination-offset-0-accepted', param: 'offset', query: 'offset=0&limit=5', accept: { limit: 5, offset: 0 }, requirements: ['LIST-OFFSET-RANGE', 'LIMIT-OFFSET', 'FIELD-LIST-OFFSET'], what: 'offset=0 (the minimum)' },
-  // Past the end of the data the page is empty, but the request is valid and the offset is echoed.
-  { id: 'pagination-offset-10000-accepted', param: 'offset', query: 'offset=10000&limit=5', accept: { limit: 5, offset: 10000 }, requirements: ['LIST-OFFSET-RANGE', 'LIMIT-OFFSET', 'FIELD-LIST-OFFSET'], what: 'offset=10000 (the maximum)' },
-  { id: 'pagination-offset-10001-rejected', param: 'offset', query: 'offset=10001', requirements: REQ.offset, what: 'offset=10001 (above the maximum 10000)' },
-];
 
 for (const b of BOUNDS) {
   test(b.id, async ({ check }) => {
@@ -82,58 +55,9 @@ test('pagination-offset-default-0', async ({ check }) => {
 
 // ---------------------------------------------------------------- non-canonical text
 
-interface NonCanonical {
-  /** kebab-case, part of the check id. */
-  name: string;
-  /** The raw text after `<param>` in the query: `=01`, or '' for a key without `=`. */
-  raw: string;
-  what: string;
-  /**
-   * Another reading a target may legitimately take of the bytes, with the answer it leads to. Judged as
-   * informational (recorded), never as a pass or a fail.
-   */
-  alternative?: { reason: string; field: string; note: string };
-}
-
-const LONG_ZEROS = `${'0'.repeat(40)}1`;
-const LONG_NUMBER = `1${'0'.repeat(30)}`;
-
-const NON_CANONICAL: NonCanonical[] = [
-  { name: 'leading-zero-01', raw: '=01', what: '01 (leading zero)' },
-  { name: 'leading-zero-007', raw: '=007', what: '007 (leading zeros)' },
-  { name: 'leading-zero-00', raw: '=00', what: '00 (zero with a leading zero)' },
-  { name: 'long-leading-zeros', raw: `=${LONG_ZEROS}`, what: '40 zeros then 1' },
-  // Raw `+`: "+1" as written, or " 1" under form decoding; both non-canonical.
-  { name: 'plus-raw', raw: '=+1', what: 'a raw +1' },
-  { name: 'plus-encoded', raw: '=%2B1', what: '%2B1 (+1)' },
-  { name: 'minus-zero', raw: '=-0', what: '-0' },
-  { name: 'encoded-leading-space', raw: '=%201', what: '%201 (" 1")' },
-  { name: 'encoded-trailing-space', raw: '=1%20', what: '1%20 ("1 ")' },
-  { name: 'encoded-leading-tab', raw: '=%091', what: '%091 (tab then 1)' },
-  { name: 'encoded-trailing-tab', raw: '=1%09', what: '1%09 (1 then tab)' },
-  { name: 'decimal-1-0', raw: '=1.0', what: '1.0' },
-  { name: 'decimal-trailing-dot', raw: '=1.', what: '1.' },
-  { name: 'exponent', raw: '=1e2', what: '1e2' },
-  { name: 'hex', raw: '=0x10', what: '0x10' },
-  { name: 'empty-value', raw: '=', what: 'an empty value' },
-  { name: 'no-equals', raw: '', what: 'the key without = (no value)' },
-  { name: 'arabic-indic-digit', raw: '=%D9%A1', what: 'ARABIC-INDIC DIGIT ONE (U+0661)' },
-  { name: 'fullwidth-digit', raw: '=%EF%BC%91', what: 'FULLWIDTH DIGIT ONE (U+FF11)' },
-  { name: 'long-digits', raw: `=${LONG_NUMBER}`, what: '1 followed by 30 zeros' },
-  { name: 'comma', raw: '=1,2', what: '1,2' },
-  // A few old CGI parsers split pairs on `;` as well as `&`; WHATWG form decoding splits on `&` only.
-  {
-    name: 'semicolon', raw: '=1;2', what: '1;2',
-    alternative: { reason: 'unsupported_filter', field: '2', note: 'the target splits query pairs on ";" and reports the key "2"' },
-  },
-  { name: 'nan', raw: '=NaN', what: 'NaN' },
-  { name: 'infinity', raw: '=Infinity', what: 'Infinity' },
-  { name: 'true', raw: '=true', what: 'true' },
-];
-
-for (const param of ['limit', 'offset'] as const) {
+for (const param of PARAMS) {
   for (const c of NON_CANONICAL) {
-    const id = `pagination-${param}-${c.name}-rejected`;
+    const id = nonCanonicalId(param, c.name);
     test(id, async ({ check }) => {
       await check({
         id, requirements: [...CANONICAL_REQ, ...REQ[param]],
@@ -154,7 +78,7 @@ for (const param of ['limit', 'offset'] as const) {
   }
 
   // `%31` decodes to "1": the decoded text is canonical, so the request is limit=1 (offset=1).
-  const encodedId = `pagination-${param}-percent-encoded-digit-accepted`;
+  const encodedId = percentEncodedDigitId(param);
   test(encodedId, async ({ check }) => {
     await check({
       id: encodedId, requirements: [...CANONICAL_REQ, param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE'],
@@ -170,10 +94,10 @@ for (const param of ['limit', 'offset'] as const) {
   // query. What the contract still forbids is ACCEPTING it as a valid value. Outcomes: 422 with the
   // documented body → pass; a 400 (HTTP-level refusal, body not governed by §7) → informational, recorded;
   // a 2xx or any other status → fail.
-  const rawSpaceId = `pagination-${param}-raw-space-not-accepted`;
-  test(rawSpaceId, async ({ check }) => {
+  const spaceId = rawSpaceId(param);
+  test(spaceId, async ({ check }) => {
     await check({
-      id: rawSpaceId, requirements: [...CANONICAL_REQ, ...REQ[param]],
+      id: spaceId, requirements: [...CANONICAL_REQ, ...REQ[param]],
       title: `${param} with a raw space before the digit (${param}= 1) is never accepted as a valid ${param}`,
     }, async (api, scope) => {
       const ex = await get(api, `${param}= 1`);
@@ -197,7 +121,7 @@ for (const param of ['limit', 'offset'] as const) {
   // Duplicate keys are not addressed by the spec (LIST-DUPLICATE-KEYS): the outcome is recorded, but it
   // must still be a documented answer that honours the request: 200 with one of the given values, or the
   // parameter's 422 (or 400 unsupported_filter naming it).
-  const dupId = `pagination-${param}-duplicate-key-documented`;
+  const dupId = duplicateKeyId(param);
   test(dupId, async ({ check }) => {
     await check({
       id: dupId, requirements: ['LIST-DUPLICATE-KEYS', 'LIST-ERRORS'],

@@ -1,6 +1,7 @@
 // Mutants that the §7.2 error matrix (suites/errors.spec.ts) must catch. Also claims
 // start-not-before-end-accepted for the list suite's start/end relation checks.
 import type { Matrix } from '../matrix.ts';
+import { relationId, RELATIONS } from '../../../suites/list.cases.ts';
 
 const UNSUPPORTED_FILTER = 'errors-unsupported-filter-*';
 const QUERY_422 = ['errors-invalid-limit-field-limit', 'errors-invalid-offset-field-offset', 'errors-invalid-sort-*', 'errors-invalid-query-*'];
@@ -17,7 +18,7 @@ export const MATRIX: Matrix = {
   'timezone-less-accepted': ['errors-invalid-query-start-at-timezone-less', 'errors-invalid-query-end-at-timezone-less'],
   'date-invalid-ignored': ['errors-invalid-query-*'],
   'date-error-field-wrong': ['errors-invalid-query-end-at-*'],
-  'start-not-before-end-accepted': ['list-start-at-equal-end-at-rejected', 'list-start-at-after-end-at-rejected'],
+  'start-not-before-end-accepted': RELATIONS.map((r) => relationId(r.name)),
   'category-400-wrong': [UNSUPPORTED_FILTER, ...BAD_DOCUMENT, 'errors-category-400'],
   'category-401-wrong': ['errors-category-401'],
   'category-403-wrong': ['errors-category-403'],

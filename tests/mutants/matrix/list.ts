@@ -1,9 +1,10 @@
 // Mutants that the list suite (suites/list.spec.ts) must catch. Ids are spelled out where a prefix
-// would also match a check that the mutant leaves alone (list-start-at-* covers bounds and relations).
+// would also match a check that the mutant leaves alone (list-start-at-* covers bounds and relations);
+// the date-time cases and the start/end relations come from the suite's own tables (suites/list.cases.ts).
 import type { Matrix } from '../matrix.ts';
+import { BAD_DATES, badDateId, relationId, RELATIONS, type BadDateName, type DateParam } from '../../../suites/list.cases.ts';
 
-const BAD_DATES = ['timezone-less', 'word', 'month-13', 'date-only'];
-const rejected = (param: 'start-at' | 'end-at', names = BAD_DATES) => names.map((n) => `list-${param}-${n}-rejected`);
+const rejected = (param: DateParam, names: readonly BadDateName[] = BAD_DATES.map((d) => d.name)) => names.map((n) => badDateId(param, n));
 
 export const MATRIX: Matrix = {
   'missing-required-total': ['list-total-same-on-every-page', 'list-total-equals-items-walked', 'list-total-at-least-profile-minimum', 'schema-success-list-closed-json'],
@@ -15,9 +16,9 @@ export const MATRIX: Matrix = {
   'tiebreak-nondeterministic': ['list-order-deterministic'],
   'end-at-inclusive': ['list-end-at-exclusive'],
   'start-at-exclusive': ['list-start-at-inclusive'],
-  'timezone-less-accepted': [...rejected('start-at', ['timezone-less']), ...rejected('end-at', ['timezone-less'])],
-  'date-invalid-ignored': [...rejected('start-at'), ...rejected('end-at'), 'schema-error-invalid-query-closed-json'],
-  'date-error-field-wrong': rejected('end-at'),
-  'start-not-before-end-accepted': ['list-start-at-equal-end-at-rejected', 'list-start-at-after-end-at-rejected'],
+  'timezone-less-accepted': [...rejected('start_at', ['timezone-less']), ...rejected('end_at', ['timezone-less'])],
+  'date-invalid-ignored': [...rejected('start_at'), ...rejected('end_at'), 'schema-error-invalid-query-closed-json'],
+  'date-error-field-wrong': rejected('end_at'),
+  'start-not-before-end-accepted': RELATIONS.map((r) => relationId(r.name)),
   'cross-org-listed': ['list-items-own-organization', 'list-excludes-other-org-encounter'],
 };

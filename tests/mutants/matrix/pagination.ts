@@ -1,22 +1,17 @@
 // Mutants that the pagination suite (suites/pagination.spec.ts), the canonical-integer properties
 // (properties/canonical-integers.spec.ts) and the query fuzz property (properties/query-fuzz.spec.ts)
-// must catch. Check ids are spelled out: the non-canonical checks differ in the middle of the id.
+// must catch. The non-canonical cases and their ids come from the suite's own table
+// (suites/pagination.cases.ts): a case added there is named here too, and a misspelt name is a type error.
 import type { Matrix } from '../matrix.ts';
+import { NON_CANONICAL, nonCanonicalId, PARAMS, type NonCanonicalName, type Param } from '../../../suites/pagination.cases.ts';
 
-type Param = 'limit' | 'offset';
-const rejected = (param: Param, ...names: string[]) => names.map((n) => `pagination-${param}-${n}-rejected`);
-
-/** Every non-canonical name of suites/pagination.spec.ts (NON_CANONICAL). */
-const NON_CANONICAL = [
-  'leading-zero-01', 'leading-zero-007', 'leading-zero-00', 'long-leading-zeros', 'plus-raw', 'plus-encoded', 'minus-zero',
-  'encoded-leading-space', 'encoded-trailing-space', 'encoded-leading-tab', 'encoded-trailing-tab', 'decimal-1-0', 'decimal-trailing-dot',
-  'exponent', 'hex', 'empty-value', 'no-equals', 'arabic-indic-digit', 'fullwidth-digit', 'long-digits', 'comma', 'semicolon', 'nan', 'infinity', 'true',
-];
-const both = (...names: string[]) => [...rejected('limit', ...names), ...rejected('offset', ...names)];
+const rejected = (param: Param, ...names: NonCanonicalName[]) => names.map((n) => nonCanonicalId(param, n));
+const both = (...names: NonCanonicalName[]) => PARAMS.flatMap((param) => rejected(param, ...names));
+const ALL_NON_CANONICAL = NON_CANONICAL.map((c) => c.name);
 
 /** Every check that must answer 422 for the parameter. */
-const LIMIT_422 = [...rejected('limit', ...NON_CANONICAL, '0', '101'), 'pagination-limit-duplicate-key-documented', 'canonical-integers-limit-non-canonical-rejected'];
-const OFFSET_422 = [...rejected('offset', ...NON_CANONICAL, 'minus-1', '10001'), 'pagination-offset-duplicate-key-documented', 'canonical-integers-offset-non-canonical-rejected'];
+const LIMIT_422 = [...rejected('limit', ...ALL_NON_CANONICAL), 'pagination-limit-0-rejected', 'pagination-limit-101-rejected', 'pagination-limit-duplicate-key-documented', 'canonical-integers-limit-non-canonical-rejected'];
+const OFFSET_422 = [...rejected('offset', ...ALL_NON_CANONICAL), 'pagination-offset-minus-1-rejected', 'pagination-offset-10001-rejected', 'pagination-offset-duplicate-key-documented', 'canonical-integers-offset-non-canonical-rejected'];
 
 const ACCEPTED_PAGES = [
   'pagination-limit-1-accepted', 'pagination-limit-100-accepted', 'pagination-offset-0-accepted', 'pagination-limit-default-50',
@@ -34,8 +29,8 @@ export const MATRIX: Matrix = {
   'lenient-limit-plus': rejected('limit', 'plus-raw', 'plus-encoded'),
   'lenient-offset-leading-zero': [...rejected('offset', 'leading-zero-01', 'leading-zero-007', 'leading-zero-00', 'long-leading-zeros'), 'canonical-integers-offset-non-canonical-rejected'],
   'lenient-offset-plus': rejected('offset', 'plus-raw', 'plus-encoded'),
-  'limit-zero-as-default': [...rejected('limit', '0', 'leading-zero-00', 'minus-zero'), 'errors-category-422'],
-  'offset-negative-accepted': rejected('offset', 'minus-1', 'minus-zero'),
+  'limit-zero-as-default': ['pagination-limit-0-rejected', ...rejected('limit', 'leading-zero-00', 'minus-zero'), 'errors-category-422'],
+  'offset-negative-accepted': ['pagination-offset-minus-1-rejected', ...rejected('offset', 'minus-zero')],
   'lenient-whitespace': [
     ...both('encoded-leading-space', 'encoded-trailing-space', 'encoded-leading-tab', 'encoded-trailing-tab'),
     'canonical-integers-limit-non-canonical-rejected', 'canonical-integers-offset-non-canonical-rejected',
@@ -48,8 +43,8 @@ export const MATRIX: Matrix = {
   'lenient-nonascii-digits': both('arabic-indic-digit', 'fullwidth-digit'),
   'lenient-integer-prefix': both('comma', 'semicolon'),
   'long-digits-overflow-accepted': both('long-digits'),
-  'limit-max-101': rejected('limit', '101'),
-  'offset-max-10001': rejected('offset', '10001'),
+  'limit-max-101': ['pagination-limit-101-rejected'],
+  'offset-max-10001': ['pagination-offset-10001-rejected'],
   'range-bounds-exclusive': [
     'pagination-limit-1-accepted', 'pagination-limit-100-accepted', 'pagination-offset-0-accepted', 'pagination-offset-10000-accepted',
     'canonical-integers-limit-canonical-accepted', 'canonical-integers-offset-canonical-accepted',

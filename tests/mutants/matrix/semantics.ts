@@ -4,8 +4,10 @@
 // (suites/credentials.spec.ts), unknown query keys under fuzzing (properties/query-fuzz.spec.ts) and the
 // webhook sender's §6.4 behaviour and event pointer (suites/webhook-sender.spec.ts).
 import type { Matrix } from '../matrix.ts';
+import { ELSEWHERE as ELSEWHERE_CASES } from '../../../suites/credentials.cases.ts';
 
-const ELSEWHERE = ['credentials-api-key-query-not-accepted', 'credentials-access-token-query-not-accepted', 'credentials-cookie-not-accepted', 'credentials-x-api-key-header-not-accepted'];
+/** Every where-the-key-travels check of suites/credentials.cases.ts. */
+const ELSEWHERE = ELSEWHERE_CASES.map((c) => c.id);
 
 export const MATRIX: Matrix = {
   'api-key-query-param-accepted': ['credentials-api-key-query-not-accepted'],
