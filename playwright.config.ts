@@ -6,7 +6,7 @@ import { defineConfig } from '@playwright/test';
 const outDir = process.env.CONFORMANCE_OUT ?? 'reports/out';
 
 export default defineConfig({
-  globalSetup: './harness/global-setup.ts',
+  globalSetup: './cli/global-setup.ts',
   fullyParallel: true,
   workers: process.env.CONFORMANCE_WORKERS ? Number(process.env.CONFORMANCE_WORKERS) : 2,
   timeout: 60_000,

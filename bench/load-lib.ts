@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sendRaw, type RawResponse } from '../harness/http.ts';
 import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
-import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { operation, responseSchemaName, validateAgainst, type OperationId } from '../harness/contract.ts';
 import { redact, registerSecret } from '../harness/redact.ts';
 

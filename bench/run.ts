@@ -18,12 +18,12 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { startCluster } from '../harness/embedded-cluster.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT_FILE = path.join(ROOT, 'reports/out/bench.json');
-const CLI = path.join(ROOT, 'harness/cli/conformance.mjs');
+const CLI = path.join(ROOT, 'cli/conformance.mjs');
 const LIST_PATH = '/external/v1/encounters';
 const DEEP_PAGE = `${LIST_PATH}?offset=10000&limit=100`;
 const FIRST_PAGE = `${LIST_PATH}?limit=100`;

@@ -8,7 +8,7 @@
 // checks fail with the reason "target stopped answering" and the last attempts as evidence.
 //
 // Playwright runs checks in several worker processes, so the state lives in a file named by
-// CONFORMANCE_BREAKER_FILE (harness/global-setup.ts makes a fresh one for every run): the file holds
+// CONFORMANCE_BREAKER_FILE (cli/global-setup.ts makes a fresh one for every run): the file holds
 // the current run of consecutive failures, one JSON line each; `<file>.open` exists once the breaker
 // opened (written whole, then renamed, so a reader sees all of it or nothing). Without the variable
 // (unit tests, the CLI's own commands) the state is in memory, one breaker per Target.

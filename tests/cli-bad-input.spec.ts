@@ -4,7 +4,7 @@
 // --bogus, an unknown command, an absent profile file, a profile with an unknown field / an ftp baseUrl /
 // broken JSON, a dead port, --shard 3/2, --seed abc, --db sqlite, a bad --grep, a bad waiver file).
 //
-// "Not this API" (harness/cli/main.ts `probe`): a complete answer to GET /external/v1/encounters without
+// "Not this API" (cli/main.ts `probe`): a complete answer to GET /external/v1/encounters without
 // a key that is not JSON at all (HTML, plain text, a redirect, an empty body without a content type)
 // means the base URL reaches something else. A JSON answer, however wrong, is left to the checks (exit 1
 // with a report; tests/cli.spec.ts shows it with a target answering 200 {} to everything), and so is a
@@ -242,7 +242,7 @@ test.describe('bad targets', () => {
     expectOneLine(await cli(['merge', '--out', '/proc/conformance-x', shard]), /cannot write reports to \/proc\/conformance-x: ENOENT$/);
   });
 
-  // The reference starts while Playwright loads (harness/cli/main.ts); when it fails, Playwright's output about
+  // The reference starts while Playwright loads (cli/main.ts); when it fails, Playwright's output about
   // the aborted run is dropped: after the progress line naming the start, one line gives the reason.
   test('a reference that cannot start: exit 2, the reason in one line, nothing of the aborted run', async () => {
     const r = await runCli(['run', '--db', 'url', '--out', path.join(tmp(), 'out')], { timeoutMs: 60_000, sampleMs: 0, env: { DATABASE_URL: '' } });

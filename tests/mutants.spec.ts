@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
-import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { MUTANTS } from '../reference-impl/mutants.ts';
 
 const root = path.resolve(import.meta.dirname, '..');

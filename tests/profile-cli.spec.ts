@@ -1,4 +1,4 @@
-// `conformance profile init` and `conformance profile check` (harness/cli/profile.ts) as a service team
+// `conformance profile init` and `conformance profile check` (cli/profile.ts) as a service team
 // uses them: init writes every role of the schema with its variable and what it is; filled with the
 // sandbox's keys (the reference started as a process, which writes its own profile), check answers
 // exit 0; two keys swapped, check answers exit 1 naming the role and asking the right question; an
@@ -7,8 +7,8 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
-import { CREDENTIAL_EXPECTATIONS, FAULT_EXPECTATIONS, RESOURCE_EXPECTATIONS, keyVariable, profileRoles, rolesMarkdown, SIGNING_SECRET_VARIABLE } from '../harness/cli/profile.ts';
+import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { CREDENTIAL_EXPECTATIONS, FAULT_EXPECTATIONS, RESOURCE_EXPECTATIONS, keyVariable, profileRoles, rolesMarkdown, SIGNING_SECRET_VARIABLE } from '../cli/profile.ts';
 import { loadProfile } from '../harness/profile.ts';
 import { freePort } from '../harness/embedded-cluster.ts';
 import { runCli } from './helpers/cli-process.ts';

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../harness/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { VARIANTS } from '../reference-impl/variants.ts';
 import { failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
 

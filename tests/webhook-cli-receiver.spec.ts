@@ -1,4 +1,4 @@
-// `conformance webhook receiver` (harness/cli/webhook.ts) like `run`: an unreachable receiver is one line
+// `conformance webhook receiver` (cli/webhook.ts) like `run`: an unreachable receiver is one line
 // and exit 2; results are grouped by cause with the §6.3 step and one example delivery (secret redacted);
 // a hint when every correctly signed delivery is refused; the verdict and exit code come from the same
 // report model as `run` (INCOMPLETE without a follow-up probe, --allow-incomplete, --strict); --out writes
@@ -8,10 +8,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { webhookCommand } from '../harness/cli/webhook.ts';
-import type { WebhookIo } from '../harness/cli/webhook.ts';
+import { webhookCommand } from '../cli/webhook.ts';
+import type { WebhookIo } from '../cli/webhook.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
-import { freePort, startReceiverSandbox } from '../harness/webhook/receiver-sandbox.ts';
+import { freePort } from '../harness/embedded-cluster.ts';
+import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
 import { startBrokenReceiver } from './webhook-broken-receivers.ts';
 
 const SECRET = 'whsec_cli_receiver_test_4f5e6d7c';

@@ -1,11 +1,11 @@
 // Unit pairs for the sender judges (harness/webhook/sender-suite.ts: a bad delivery fires with its title,
-// a good one stays quiet) and the `conformance webhook` command (harness/cli/webhook.ts): usage errors
+// a good one stays quiet) and the `conformance webhook` command (cli/webhook.ts): usage errors
 // exit 2 with one line, the sender mode judges scripted deliveries and retries, and no secret reaches the
 // output. The receiver mode is tested in tests/webhook-cli-receiver.spec.ts.
 import http from 'node:http';
 import { test, expect } from '@playwright/test';
-import { webhookCommand } from '../harness/cli/webhook.ts';
-import type { WebhookIo } from '../harness/cli/webhook.ts';
+import { webhookCommand } from '../cli/webhook.ts';
+import type { WebhookIo } from '../cli/webhook.ts';
 import { DELIVERY_JUDGES, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
 import type { CapturedDelivery } from '../harness/webhook/sender-suite.ts';
 import { buildDelivery, WEBHOOK_HEADERS as H } from '../harness/webhook/signature.ts';

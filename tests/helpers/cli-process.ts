@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
-export const SHIM = path.join(ROOT, 'harness/cli/conformance.mjs');
+export const SHIM = path.join(ROOT, 'cli/conformance.mjs');
 
 export interface Memory {
   /** VmHWM of the CLI process itself, bytes. */

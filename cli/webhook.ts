@@ -17,19 +17,19 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadRunContext } from '../../reports/context.ts';
-import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../../reports/model.ts';
-import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../../reports/model.ts';
-import { writeOutcomes, writeReports, REPORT_FILES } from '../../reports/write.ts';
-import { RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../webhook/receiver-suite.ts';
-import { startCountingApi } from '../webhook/counting-api.ts';
-import type { ReceiverCase, ReceiverCheckResult } from '../webhook/receiver-suite.ts';
-import { redact, registerSecret } from '../redact.ts';
-import { runReceiverSuite } from '../webhook/receiver-suite.ts';
-import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../webhook/sender-suite.ts';
-import type { CapturedDelivery, ScriptStep } from '../webhook/sender-suite.ts';
-import { CheckFailure } from '../checks.ts';
-import { WEBHOOK_HEADERS } from '../webhook/signature.ts';
+import { loadRunContext } from '../reports/context.ts';
+import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../reports/model.ts';
+import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../reports/model.ts';
+import { writeOutcomes, writeReports, REPORT_FILES } from '../reports/write.ts';
+import { RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../harness/webhook/receiver-suite.ts';
+import { startCountingApi } from '../harness/webhook/counting-api.ts';
+import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
+import { redact, registerSecret } from '../harness/redact.ts';
+import { runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
+import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
+import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
+import { CheckFailure } from '../harness/checks.ts';
+import { WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
 
 export interface WebhookIo {
   stdout: (line: string) => void;
@@ -532,7 +532,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
   return failed > 0 ? 1 : 0;
 }
 
-/** Entry point wired by harness/cli/main.ts: argv after `webhook`. */
+/** Entry point wired by cli/main.ts: argv after `webhook`. */
 export async function webhookCommand(argv: string[], io: WebhookIo = defaultIo()): Promise<number> {
   const [sub, ...rest] = argv;
   try {

@@ -10,10 +10,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../../fixtures/paths.ts';
-import { loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../profile.ts';
-import { sendRaw, TransportError, type RawResponse } from '../http.ts';
-import { redact } from '../redact.ts';
+import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
+import { loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
+import { sendRaw, TransportError, type RawResponse } from '../harness/http.ts';
+import { redact } from '../harness/redact.ts';
 
 export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--base-url URL] [--force]
        conformance profile check --profile FILE [--target URL] [--report conformance.json]

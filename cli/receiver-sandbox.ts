@@ -1,14 +1,17 @@
-// The harness's own reference receiver, ready to be judged: an embedded PostgreSQL cluster (temp
-// dir, free port), a counting fake REST API for its follow-up fetches, and the receiver itself.
-// Used when a profile names no partner receiver, and by the receiver-suite self-tests. Nothing here
-// touches the reference implementation of the service.
+// The example webhook receiver (reference-receiver/), ready to be judged: an embedded PostgreSQL cluster
+// (temp dir, free port) for its dedupe table, the counting stand-in of the REST API (the oracle's
+// follow-up probe, harness/webhook/counting-api.ts) for its follow-up fetches, and the receiver itself.
+// Started once per sandbox run by global setup (cli/global-setup.ts), and by the receiver self-tests.
+// An entry point's job: the harness never imports the example receiver, and the receiver nothing of
+// the harness. Nothing here touches the reference implementation of the service.
+import crypto from 'node:crypto';
 import pg from 'pg';
-import { freePort, startCluster, type Cluster } from '../embedded-cluster.ts';
-import { registerSecret } from '../redact.ts';
-import { startCountingApi } from './counting-api.ts';
-import type { CountingApi } from './counting-api.ts';
-import { startReferenceReceiver } from './reference-receiver.ts';
-import type { ReferenceReceiverOptions, RunningReceiver } from './reference-receiver.ts';
+import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
+import { registerSecret } from '../harness/redact.ts';
+import { startCountingApi } from '../harness/webhook/counting-api.ts';
+import type { CountingApi } from '../harness/webhook/counting-api.ts';
+import { startReferenceReceiver } from '../reference-receiver/receiver.ts';
+import type { ReferenceReceiverOptions, RunningReceiver } from '../reference-receiver/receiver.ts';
 
 export interface ReceiverSandbox {
   url: string;
@@ -16,12 +19,10 @@ export interface ReceiverSandbox {
   api: CountingApi;
   pool: pg.Pool;
   receiver: RunningReceiver;
-  /** Starts another reference receiver on the same database and API (e.g. with other options). */
+  /** Starts another example receiver on the same database and API (e.g. with other options). */
   startReceiver(overrides?: Partial<ReferenceReceiverOptions>): Promise<RunningReceiver>;
   close(): Promise<void>;
 }
-
-export { freePort };
 
 export interface DatabaseHandle {
   pool: pg.Pool;
@@ -34,7 +35,7 @@ export async function startEmbeddedDatabase(): Promise<DatabaseHandle> {
   try {
     cluster = await startCluster({ name: 'cec-receiver-pg', throwaway: true });
   } catch (e) {
-    throw new Error(`for the reference receiver: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`for the example receiver: ${e instanceof Error ? e.message : String(e)}`);
   }
   const pool = new pg.Pool({ connectionString: cluster.url, max: 8 });
   pool.on('error', () => undefined); // idle clients are cut when the cluster stops
@@ -50,10 +51,21 @@ export async function startEmbeddedDatabase(): Promise<DatabaseHandle> {
   };
 }
 
-export async function startReceiverSandbox(secret = `whsec_sandbox_${Math.random().toString(36).slice(2, 14)}`): Promise<ReceiverSandbox> {
+/** A fresh signing secret for a sandbox receiver (registered for redaction by startReceiverSandbox). */
+export function sandboxSecret(): string {
+  return `whsec_sandbox_${crypto.randomBytes(12).toString('hex')}`;
+}
+
+export async function startReceiverSandbox(secret = sandboxSecret()): Promise<ReceiverSandbox> {
   registerSecret(secret);
   const db = await startEmbeddedDatabase();
-  const api = await startCountingApi();
+  let api: CountingApi;
+  try {
+    api = await startCountingApi();
+  } catch (e) {
+    await db.stop();
+    throw e;
+  }
   registerSecret(api.apiKey);
   const opened: RunningReceiver[] = [];
   const startReceiver = async (overrides: Partial<ReferenceReceiverOptions> = {}) => {

@@ -1,0 +1,211 @@
+// What every command of the CLI shares: the one-line setup error (exit 2), option parsing, the help texts,
+// the report folder, the closing verdict lines, and running Playwright as a child process. No command logic.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { redact } from '../harness/redact.ts';
+import { verdictLine, type ConformanceReport } from '../reports/model.ts';
+import { makeDir, REPORT_FILES } from '../reports/write.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '..');
+export const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
+
+export const DB_KINDS = ['embedded', 'container', 'url'] as const;
+export type DbKind = (typeof DB_KINDS)[number];
+
+/** A usage or setup error: exit 2 with one line. */
+export class SetupError extends Error {}
+
+export const HELP: Record<string, string> = {
+  main: `Usage: conformance <command> [options]
+
+Commands:
+  run     run the conformance suites (default target: the reference implementation on embedded PostgreSQL)
+  serve   start the reference implementation as a sandbox for partner clients
+  webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
+  merge   merge shard outputs into one report
+  profile write a profile template (init) or try every role of a profile against its target (check)
+
+Run \`conformance <command> --help\` for the options of a command.
+Exit codes: 0 conformant, 1 not conformant, 2 usage or setup error.`,
+  run: `Usage: conformance run [options]
+
+Without --profile, starts the reference implementation and runs every suite against it.
+
+Options:
+  --target URL        base URL of the target (overrides the profile's baseUrl; needs --profile)
+  --profile FILE      target profile (fixtures/profiles/profile.schema.json); runs against its baseUrl
+  --out DIR           report folder (default reports/out)
+  --seed N            seed for property-based runs (replays a recorded run)
+  --grep PATTERN      run only checks whose id (= test title) matches PATTERN
+  --requirement ID    run only the checks that verify requirement ID (from fixtures/requirements/coverage.json)
+  --waivers FILE      reviewed waiver file (fixtures/report/waivers.schema.json)
+  --db KIND           database of the reference: embedded (default), container, url (DATABASE_URL)
+  --shard I/N         run shard I of N; reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
+  --workers N         parallel Playwright workers
+  --mutants           also measure the mutation score (every check against every mutant of the reference;
+                      sandbox runs only, adds about a minute); reported in conformance.json and the HTML
+  --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
+                      verified); the reports still say INCOMPLETE
+  --strict            a warning (a "should" of the spec not met) fails the run
+  --verbose           print every property seed as it is drawn (by default a seed is printed, with its
+                      replay command, only when its property failed)
+  -h, --help          this help
+
+Verdicts: CONFORMANT (every must requirement in scope verified and passed), NOT CONFORMANT (an un-waived
+failing check), INCOMPLETE (nothing failed, something in scope not verified: name the roles to provide),
+PARTIAL (a run narrowed by --grep, --requirement or one --shard: no conformance claim; merge all shards).
+Writes <out>/conformance.json, junit.xml, conformance.html and outcomes.json.
+Exit codes: 0 conformant (or partial with nothing failed, or incomplete with --allow-incomplete),
+1 not conformant or incomplete, 2 usage or setup error (bad option, bad profile, a variable the profile names
+that is unset, unreachable target, a target that is not this API, reference did not start).`,
+  serve: `Usage: conformance serve [options]
+
+Starts the reference implementation with deterministic seeded data and prints its guide. Ctrl-C stops it.
+
+Options:
+  --db KIND           embedded (default), container, url (DATABASE_URL)
+  --port N            port to listen on (default: any free port)
+  --profile-out FILE  where to write the sandbox's target profile (default: a temporary file, printed)
+  -h, --help          this help`,
+  merge: `Usage: conformance merge --out DIR [options] SHARD_DIR...
+
+Merges the outcomes.json of each shard folder into one conformance.json, junit.xml and conformance.html.
+
+Options:
+  --out DIR           folder for the merged reports (required)
+  --waivers FILE      reviewed waiver file, as for \`run\`
+  --profile FILE      target profile (to name the target, its out-of-scope parts, and register its secrets)
+  --allow-incomplete  exit 0 on INCOMPLETE, as for \`run\`
+  --strict            warnings fail the run, as for \`run\`
+  -h, --help          this help
+
+Exit codes as for \`run\`.`,
+};
+
+export function parse<T extends NonNullable<ParseArgsConfig['options']>>(command: string, argv: string[], options: T, positionals = false) {
+  try {
+    return parseArgs({ args: argv, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: positionals });
+  } catch (e) {
+    const err = e as Error & { code?: string };
+    const unknown = /Unknown option '([^']+)'/.exec(err.message);
+    if (unknown) throw new SetupError(`unknown option ${unknown[1]} (see conformance ${command} --help)`);
+    const positional = /Unexpected argument '([^']+)'/.exec(err.message);
+    if (positional) throw new SetupError(`unexpected argument ${positional[1]} (see conformance ${command} --help)`);
+    throw new SetupError(`${err.message.split('. ')[0].replace(/\.$/, '')} (see conformance ${command} --help)`);
+  }
+}
+
+export function oneLine(text: string): string {
+  return redact(text).replace(/\s+/g, ' ').trim().slice(0, 600);
+}
+
+export function dbKind(value: string | undefined): DbKind {
+  const v = value ?? process.env.CONFORMANCE_DB ?? 'embedded';
+  if (!(DB_KINDS as readonly string[]).includes(v)) throw new SetupError(`--db must be one of ${DB_KINDS.join(', ')} (got ${v})`);
+  return v as DbKind;
+}
+
+export function readReport(outDir: string): ConformanceReport | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(outDir, REPORT_FILES.json), 'utf8')) as ConformanceReport;
+  } catch {
+    return undefined;
+  }
+}
+
+export function displayPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
+}
+
+export function tellProblems(report: ConformanceReport, outDir: string, opts: { allowIncomplete?: boolean } = {}): void {
+  for (const p of report.problems) process.stderr.write(`conformance: problem: ${oneLine(p)}\n`);
+  for (const w of report.warnings) process.stderr.write(`conformance: warning: ${oneLine(w)}\n`);
+  if (report.verdict === 'incomplete' || (report.missingRoles ?? []).length > 0) tellMissingRoles(report, opts);
+  process.stderr.write(`${verdictLine(report)}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+}
+
+/** What the profile would need to verify the rest: one row per missing role, most checks first. */
+function tellMissingRoles(report: ConformanceReport, opts: { allowIncomplete?: boolean }): void {
+  const roles = report.missingRoles ?? [];
+  if (roles.length > 0) {
+    process.stderr.write(`conformance: not verified for want of these profile roles (checks / requirements each would unlock):\n`);
+    for (const r of roles.slice(0, 25)) process.stderr.write(`conformance:   ${r.kind.padEnd(10)} ${r.role.padEnd(40)} ${String(r.checks).padStart(4)} checks ${String(r.requirements).padStart(4)} requirements\n`);
+    if (roles.length > 25) process.stderr.write(`conformance:   … and ${roles.length - 25} more (see ${REPORT_FILES.json} missingRoles)\n`);
+  }
+  if (report.verdict === 'incomplete') {
+    const what = roles.length ? `provide ${roles.slice(0, 5).map((r) => r.role).join(', ')}${roles.length > 5 ? ', …' : ''}` : 'see the not-verified checks in the report';
+    const out = report.coverage.mustNotVerified.length;
+    process.stderr.write(`conformance: ${out} must requirement${out === 1 ? '' : 's'} in scope not verified: ${what}, or declare parts out of scope in the profile${opts.allowIncomplete ? '' : ' (--allow-incomplete exits 0 on INCOMPLETE)'}\n`);
+  }
+}
+
+/** Creates the report folder and removes the previous run's reports; a folder that cannot be written is a SetupError. */
+export function prepareOutDir(outDir: string): void {
+  try {
+    makeDir(outDir);
+    clearReports(outDir);
+    const probeFile = path.join(outDir, `.write-probe-${process.pid}`);
+    fs.writeFileSync(probeFile, '');
+    fs.rmSync(probeFile);
+  } catch (e) {
+    throw new SetupError(`cannot write reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+}
+
+export function clearReports(outDir: string): void {
+  for (const f of Object.values(REPORT_FILES)) fs.rmSync(path.join(outDir, f), { force: true });
+}
+
+/**
+ * Runs Playwright as a child. Its progress (stdout) goes to our stderr, except the reporter's plain
+ * `conformance: ...` summary line, which stays on stdout for scripts.
+ */
+export function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: (() => Promise<void> | void)[], gate: Promise<void> = Promise.resolve()): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Until `gate` settles (the reference starting beside Playwright), output is held back; when it fails,
+    // Playwright's output about the aborted run is dropped and the caller reports the one reason.
+    let state: 'held' | 'open' | 'dropped' = 'held';
+    const held: [NodeJS.WriteStream, string][] = [];
+    const emit = (stream: NodeJS.WriteStream, text: string) => {
+      if (state === 'open') stream.write(text);
+      else if (state === 'held') held.push([stream, text]);
+    };
+    void gate.then(
+      () => {
+        state = 'open';
+        for (const [stream, text] of held.splice(0)) stream.write(text);
+      },
+      () => {
+        state = 'dropped';
+        held.length = 0;
+      },
+    );
+    let pending = '';
+    child.stdout.on('data', (d: Buffer) => {
+      pending += d.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) emit(line.startsWith('conformance: ') ? process.stdout : process.stderr, `${line}\n`);
+    });
+    child.stderr.on('data', (d: Buffer) => emit(process.stderr, d.toString('utf8')));
+    const onSignal = (sig: NodeJS.Signals) => {
+      child.kill(sig);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    cleanups.push(() => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    });
+    child.on('error', (e) => reject(new SetupError(`cannot start playwright: ${e.message}`)));
+    child.on('close', (code, signal) => {
+      if (pending) emit(process.stderr, `${pending}\n`);
+      if (signal) reject(new SetupError(`interrupted (${signal})`));
+      else resolve(code ?? 1);
+    });
+  });
+}

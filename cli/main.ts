@@ -1,0 +1,35 @@
+// The `conformance` command: one module per command (run.ts, serve.ts, merge.ts, webhook.ts, profile.ts) and
+// this dispatcher. Exit codes: 0 conformant, 1 not conformant (or incomplete), 2 usage or setup error — always
+// ONE line `conformance: <reason>` on stderr, never a stack trace.
+import { ProfileError } from '../harness/profile.ts';
+import { WaiverError } from '../reports/context.ts';
+import { HELP, oneLine, SetupError } from './common.ts';
+import { run } from './run.ts';
+import { serve } from './serve.ts';
+import { merge } from './merge.ts';
+import { webhookCommand } from './webhook.ts';
+import { profileCommand } from './profile.ts';
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv), profile: (argv) => profileCommand(argv) };
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === undefined) throw new SetupError(`missing command (${Object.keys(COMMANDS).join(', ')}; see conformance --help)`);
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${HELP.main}\n`);
+    return 0;
+  }
+  const fn = COMMANDS[command];
+  if (!fn) throw new SetupError(`unknown command ${command} (commands: ${Object.keys(COMMANDS).join(', ')})`);
+  return fn(rest);
+}
+
+try {
+  process.exitCode = await main(process.argv.slice(2));
+} catch (e) {
+  const known = e instanceof SetupError || e instanceof ProfileError || e instanceof WaiverError;
+  process.stderr.write(`conformance: ${oneLine(known ? (e as Error).message : `internal error: ${(e as Error)?.message ?? String(e)}`)}\n`);
+  process.exitCode = 2;
+}
+// Nothing we started may keep the process alive past the decision (sockets, timers of a stopped child).
+process.exit(process.exitCode);

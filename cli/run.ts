@@ -1,0 +1,261 @@
+// `conformance run`, the main job: start the reference (sandbox) or reach a target named by a profile (after a
+// preflight), run the conformance project (suites and properties) through Playwright, and decide the exit code
+// from conformance.json. The implementation is reached only as a child process.
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { loadProfile, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
+import { COVERAGE_PATH } from '../fixtures/paths.ts';
+import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
+import { startReference } from './reference-process.ts';
+import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
+import { exitCodeFor } from '../reports/model.ts';
+import { REPORT_FILES } from '../reports/write.ts';
+import { clearReports, dbKind, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
+
+/** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
+const PROBE_TARGET = '/external/v1/encounters';
+const PROBE_TIMEOUT_MS = 5_000;
+
+/** Opens (and closes) one TCP connection: the reachability half of the probe. */
+function connectProbe(baseUrl: string): Promise<void> {
+  const { host, port } = parseBaseUrl(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => {
+      socket.destroy();
+      reject(new SetupError(`target ${baseUrl} is unreachable: timeout (no TCP connection within ${PROBE_TIMEOUT_MS} ms)`));
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (e: NodeJS.ErrnoException) => {
+      const kind = e.code === 'ECONNREFUSED' ? 'connection_refused' : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'dns' : (e.code ?? 'other');
+      reject(new SetupError(`target ${baseUrl} is unreachable: ${kind}`));
+    });
+  });
+}
+
+/** Whether a body is a JSON object (what every answer of the API is, §4), whatever its label says. */
+function isJsonObject(body: Buffer): boolean {
+  try {
+    const v: unknown = JSON.parse(body.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Probes the target once before any check runs, with its own short deadline (PROBE_TIMEOUT_MS, however
+ * long the profile's requestMs): one GET /external/v1/encounters without a key.
+ * - No TCP connection, or no complete answer within the deadline (a target that accepts and never
+ *   answers, or drips bytes): a setup error, exit 2. Nothing could be judged in a useful time.
+ * - "Not this API": a complete answer that is not JSON at all, neither labelled JSON nor a body that
+ *   parses as a JSON object (an HTML page, a login or http→https redirect, a plain-text 404, an empty
+ *   answer): the base URL points at something else, exit 2.
+ * - Anything else is the API, however broken, and the checks judge it (exit 1 with evidence): a JSON
+ *   body labelled text/plain (the content-type checks fail), a body labelled JSON that does not parse,
+ *   a reset or an oversized answer after the connection was accepted.
+ */
+async function probe(baseUrl: string, headers: Record<string, string> | undefined): Promise<void> {
+  await connectProbe(baseUrl);
+  const sent = Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() !== 'authorization'));
+  let res: RawResponse;
+  try {
+    res = await sendRaw({ baseUrl, timeoutMs: PROBE_TIMEOUT_MS, maxBodyBytes: 64 * 1024 }, { target: PROBE_TARGET, headers: sent });
+  } catch (e) {
+    if (e instanceof TransportError && e.kind === 'timeout') {
+      const how = e.partial && e.partial.length > 0 ? `completely (${e.partial.length} bytes arrived)` : 'at all';
+      throw new SetupError(`target ${baseUrl} did not answer GET ${PROBE_TARGET} ${how} within ${PROBE_TIMEOUT_MS} ms`);
+    }
+    if (e instanceof TransportError && e.kind !== 'connection_refused' && e.kind !== 'dns' && e.kind !== 'other') return; // answered badly: the checks judge it
+    const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
+    throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
+  }
+  const type = res.headers['content-type'];
+  if (type !== undefined && /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) return;
+  if (isJsonObject(res.body)) return;
+  const said = type ? type.split(';')[0].trim() : res.body.length > 0 ? 'without a content type' : 'with an empty body and no content type';
+  const where = res.status >= 300 && res.status < 400 && res.headers.location ? `, redirecting to ${res.headers.location}` : '';
+  throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API (GET ${PROBE_TARGET} without a key answered ${res.status} ${said}${where})`);
+}
+
+/** A variable the profile names but the environment does not set is a setup error naming it. */
+function requireResolved(profile: Profile, file: string): void {
+  const missing = unresolvedVariables(profile);
+  if (missing.length === 0) return;
+  const list = missing.map((m) => `${m.variable} (${m.where})`).join(', ');
+  throw new SetupError(`profile ${displayPath(file)} names environment variable${missing.length === 1 ? '' : 's'} that ${missing.length === 1 ? 'is' : 'are'} unset or empty: ${list}`);
+}
+
+function requirementGrep(id: string): string {
+  const catalog = loadCatalog();
+  if (catalog && !catalog.requirements.some((r) => r.id === id)) throw new SetupError(`--requirement ${id} is not in the requirement catalog`);
+  let coverage: { requirements?: Record<string, string[]> } = {};
+  try {
+    coverage = JSON.parse(fs.readFileSync(COVERAGE_PATH, 'utf8'));
+  } catch {
+    throw new SetupError(`--requirement needs ${path.relative(ROOT, COVERAGE_PATH)} (npm run coverage:update writes it)`);
+  }
+  const checks = coverage.requirements?.[id] ?? [];
+  if (checks.length === 0) throw new SetupError(`no check is known to verify ${id} (${path.relative(ROOT, COVERAGE_PATH)})`);
+  const escaped = checks.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  // Playwright matches --grep against the whole title path ("<file> <describe> <title>"); check ids are the titles.
+  return `(?:^|\\s)(?:${escaped.join('|')})$`;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { values: o } = parse('run', argv, {
+    target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
+    grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' },
+    shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
+  });
+  if (o.help) {
+    process.stdout.write(`${HELP.run}\n`);
+    return 0;
+  }
+  if (o.seed !== undefined && !/^-?[0-9]{1,10}$/.test(o.seed)) throw new SetupError(`--seed must be an integer (got ${o.seed})`);
+  if (o.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(o.workers)) throw new SetupError(`--workers must be a positive integer (got ${o.workers})`);
+  let shard: { i: number; n: number } | undefined;
+  if (o.shard !== undefined) {
+    const m = /^([0-9]+)\/([0-9]+)$/.exec(o.shard);
+    if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new SetupError(`--shard must be I/N with 1 <= I <= N (got ${o.shard})`);
+    shard = { i: Number(m[1]), n: Number(m[2]) };
+  }
+  if (o.grep !== undefined && o.requirement !== undefined) throw new SetupError('use either --grep or --requirement, not both');
+  if (o.grep !== undefined) {
+    try {
+      new RegExp(o.grep);
+    } catch {
+      throw new SetupError(`--grep is not a valid regular expression: ${o.grep}`);
+    }
+  }
+  const grep = o.requirement !== undefined ? requirementGrep(o.requirement) : o.grep;
+  if (o.target !== undefined && o.profile === undefined) throw new SetupError('--target needs --profile FILE (the profile names the credentials and resources to use)');
+  if (o.mutants && (o.target !== undefined || o.profile !== undefined)) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
+  if (o.profile !== undefined && o.db !== undefined) throw new SetupError('--db applies only when the reference is started (without --profile)');
+  const db = o.profile === undefined ? dbKind(o.db) : undefined;
+  const waiversPath = o.waivers !== undefined ? path.resolve(o.waivers) : process.env.CONFORMANCE_WAIVERS ? path.resolve(process.env.CONFORMANCE_WAIVERS) : undefined;
+  if (waiversPath) {
+    try {
+      loadWaivers(waiversPath);
+    } catch (e) {
+      throw new SetupError((e as WaiverError).message);
+    }
+  }
+  const outRoot = path.resolve(o.out ?? path.join(ROOT, 'reports/out'));
+  const outDir = shard ? path.join(outRoot, `shard-${shard.i}-of-${shard.n}`) : outRoot;
+
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const cleanup = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  };
+  try {
+    let profilePath: string;
+    let switchboardToken: string | undefined;
+    let referenceReady: Promise<void> = Promise.resolve();
+    let readyFile: string | undefined;
+    if (o.profile !== undefined) {
+      const file = path.resolve(o.profile);
+      let profile = loadProfile(file);
+      profilePath = file;
+      requireResolved(profile, file);
+      if (o.target !== undefined) {
+        // The override lives in a private temporary copy: a profile may hold keys inline, so it never goes near the report folder.
+        const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+        profile = validateProfile({ ...raw, baseUrl: o.target.replace(/\/+$/, '') }, `--target ${o.target}`);
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-profile-'));
+        profilePath = path.join(dir, 'target.profile.json');
+        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, baseUrl: profile.baseUrl }), { mode: 0o600 });
+        cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      }
+      try {
+        parseBaseUrl(profile.baseUrl);
+      } catch (e) {
+        throw new SetupError((e as Error).message);
+      }
+      await probe(profile.baseUrl, profile.requestHeaders);
+      prepareOutDir(outDir);
+    } else {
+      // A report folder that cannot be written is a setup error before the reference is started.
+      prepareOutDir(outDir);
+      process.stderr.write(`conformance: starting the reference implementation (--db ${db})\n`);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-reference-'));
+      cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      profilePath = path.join(dir, 'reference.profile.json');
+      switchboardToken = crypto.randomBytes(16).toString('hex');
+      const started = startReference({ db, timeoutMs: 180_000, profilePath, switchboardToken }).then((ref) => {
+        cleanups.push(() => ref.stop());
+        process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
+        return ref;
+      });
+      referenceReady = started.then(
+        () => undefined,
+        (e: Error) => {
+          throw new SetupError(`reference implementation did not start: ${e.message}`);
+        },
+      );
+      // Playwright loads its configuration and every test file while the reference starts; its global setup
+      // waits for this file (cli/global-setup.ts) before any worker runs a check.
+      readyFile = path.join(dir, 'ready');
+      void referenceReady.then(
+        () => fs.writeFileSync(readyFile!, 'ready'),
+        (e: Error) => fs.writeFileSync(readyFile!, e.message),
+      );
+      if (o.mutants) await referenceReady;
+    }
+
+    fs.rmSync(path.join(outDir, 'mutation.json'), { force: true }); // a score from another run is never this run's
+    if (o.mutants) {
+      if (!switchboardToken) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
+      process.stderr.write('conformance: measuring the mutation score (tests/mutants.spec.ts against this sandbox)\n');
+      const mutEnv: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_SWITCHBOARD_TOKEN: switchboardToken, CONFORMANCE_OUT: outDir, CONFORMANCE_PROGRESS: 'terse', CONFORMANCE_SANDBOX: '1' };
+      const mutArgs = [PLAYWRIGHT_CLI, 'test', '--project=unit', 'tests/mutants.spec.ts'];
+      await runPlaywright(mutArgs, mutEnv, cleanups);
+      if (!fs.existsSync(path.join(outDir, 'mutation.json'))) process.stderr.write('conformance: the mutant meta-suite wrote no mutation.json; the report will say the score is unknown\n');
+      // Its own reporters wrote outcomes for the meta-suite's tests; the main run below writes the reports.
+      clearReports(outDir);
+    }
+    const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance'];
+    if (grep !== undefined) args.push(`--grep=${grep}`);
+    if (shard) args.push(`--shard=${shard.i}/${shard.n}`);
+    if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
+    const env: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_OUT: outDir };
+    delete env.CONFORMANCE_SETUP_ERROR;
+    // Only the sandbox the CLI started itself may stand in the harness's example webhook receiver.
+    // Nothing of an enclosing run's sandbox (its token, its sandbox flag) may leak into this one.
+    delete env.CONFORMANCE_SWITCHBOARD_TOKEN;
+    delete env.CONFORMANCE_REFERENCE_PID;
+    // Sandbox mode only when this command started the reference itself: `--profile` alone is a target run.
+    if (switchboardToken !== undefined) env.CONFORMANCE_SANDBOX = '1';
+    else delete env.CONFORMANCE_SANDBOX;
+    const filter = { ...(o.grep !== undefined ? { grep: o.grep } : {}), ...(o.requirement !== undefined ? { requirement: o.requirement } : {}) };
+    if (Object.keys(filter).length > 0) env.CONFORMANCE_FILTER = JSON.stringify(filter);
+    else delete env.CONFORMANCE_FILTER;
+    if (o.strict) env.CONFORMANCE_STRICT = '1';
+    else delete env.CONFORMANCE_STRICT;
+    if (o.verbose) env.CONFORMANCE_VERBOSE = '1';
+    else delete env.CONFORMANCE_VERBOSE;
+    if (switchboardToken) env.CONFORMANCE_SWITCHBOARD_TOKEN = switchboardToken;
+    env.CONFORMANCE_PROGRESS = 'terse';
+    if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
+    if (waiversPath) env.CONFORMANCE_WAIVERS = waiversPath;
+    else delete env.CONFORMANCE_WAIVERS;
+    if (o.requirement !== undefined) env.CONFORMANCE_REQUIREMENT = o.requirement;
+    if (readyFile) env.CONFORMANCE_WAIT_READY = readyFile;
+    else delete env.CONFORMANCE_WAIT_READY;
+    const code = await runPlaywright(args, env, cleanups, referenceReady);
+    await referenceReady; // a reference that never started is the reason, whatever Playwright said
+    const report = readReport(outDir);
+    if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
+    tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
+    return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
+  } finally {
+    await cleanup();
+  }
+}

@@ -1,0 +1,42 @@
+// `conformance serve`: the reference implementation as a partner sandbox with deterministic data; prints its
+// guide (keys per role, the switchboard token, how to produce each reason code) and stops cleanly on Ctrl-C.
+import path from 'node:path';
+import { startReference, type ReferenceHandle } from './reference-process.ts';
+import { dbKind, HELP, parse, SetupError } from './common.ts';
+
+export async function serve(argv: string[]): Promise<number> {
+  const { values: o } = parse('serve', argv, { db: { type: 'string' }, port: { type: 'string' }, 'profile-out': { type: 'string' } });
+  if (o.help) {
+    process.stdout.write(`${HELP.serve}\n`);
+    return 0;
+  }
+  const db = dbKind(o.db);
+  if (o.port !== undefined && (!/^[0-9]{1,5}$/.test(o.port) || Number(o.port) > 65535)) throw new SetupError(`--port must be 0..65535 (got ${o.port})`);
+  const profilePath = o['profile-out'] !== undefined ? path.resolve(o['profile-out']) : undefined;
+  let ref: ReferenceHandle;
+  try {
+    ref = await startReference({ db, port: o.port !== undefined ? Number(o.port) : 0, profilePath, args: ['--guide'], inheritStderr: true, timeoutMs: 180_000 });
+  } catch (e) {
+    throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
+  }
+  ref.child.stdout?.on('data', (d: Buffer) => {
+    for (const line of d.toString('utf8').split('\n')) if (line && !line.startsWith('{"event":"ready"')) process.stdout.write(`${line}\n`);
+  });
+  process.stderr.write(`conformance: sandbox at ${ref.baseUrl}; profile in ${ref.profilePath}; Ctrl-C stops it\n`);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write('conformance: stopping the sandbox\n');
+      void ref.stop().then(() => resolve(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    ref.child.on('exit', (code) => {
+      if (stopping) return;
+      process.stderr.write(`conformance: the sandbox exited unexpectedly (code ${code})\n`);
+      resolve(1);
+    });
+  });
+}
