@@ -44,8 +44,9 @@ Options:
   --db KIND           database of the reference: embedded (default), container, url (DATABASE_URL)
   --shard I/N         run shard I of N; reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
   --workers N         parallel Playwright workers
-  --mutants           also measure the mutation score (every check against every mutant of the reference;
-                      sandbox runs only, adds about a minute); reported in conformance.json and the HTML
+  --mutants           also measure the mutation and variant scores (every check against every mutant and every
+                      variant of the reference; sandbox runs only, adds a few minutes); reported in
+                      conformance.json and the HTML ("151/151 mutants caught · 49/49 variants passed")
   --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
                       verified); the reports still say INCOMPLETE
   --strict            a warning (a "should" of the spec not met) fails the run
@@ -124,6 +125,11 @@ export function tellProblems(report: ConformanceReport, outDir: string, opts: { 
   for (const p of report.problems) process.stderr.write(`conformance: problem: ${oneLine(p)}\n`);
   for (const w of report.warnings) process.stderr.write(`conformance: warning: ${oneLine(w)}\n`);
   if (report.verdict === 'incomplete' || (report.missingRoles ?? []).length > 0) tellMissingRoles(report, opts);
+  const scores = [
+    report.mutation ? `${report.mutation.caught}/${report.mutation.total} mutants caught` : '',
+    report.variants ? `${report.variants.passed}/${report.variants.total} variants passed` : '',
+  ].filter(Boolean);
+  if (scores.length) process.stderr.write(`conformance: ${scores.join(' · ')}\n`);
   process.stderr.write(`${verdictLine(report)}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
 }
 

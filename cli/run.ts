@@ -210,14 +210,16 @@ export async function run(argv: string[]): Promise<number> {
       if (o.mutants) await referenceReady;
     }
 
-    fs.rmSync(path.join(outDir, 'mutation.json'), { force: true }); // a score from another run is never this run's
+    // Scores from another run are never this run's.
+    for (const f of ['mutation.json', 'variants.json']) fs.rmSync(path.join(outDir, f), { force: true });
     if (o.mutants) {
       if (!switchboardToken) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
-      process.stderr.write('conformance: measuring the mutation score (tests/mutants.spec.ts against this sandbox)\n');
+      process.stderr.write('conformance: measuring the mutation and variant scores (tests/mutants.spec.ts, tests/variants.spec.ts against this sandbox)\n');
       const mutEnv: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_SWITCHBOARD_TOKEN: switchboardToken, CONFORMANCE_OUT: outDir, CONFORMANCE_PROGRESS: 'terse', CONFORMANCE_SANDBOX: '1' };
-      const mutArgs = [PLAYWRIGHT_CLI, 'test', '--project=unit', 'tests/mutants.spec.ts'];
+      const mutArgs = [PLAYWRIGHT_CLI, 'test', '--project=unit', '--workers=1', 'tests/mutants.spec.ts', 'tests/variants.spec.ts'];
       await runPlaywright(mutArgs, mutEnv, cleanups);
       if (!fs.existsSync(path.join(outDir, 'mutation.json'))) process.stderr.write('conformance: the mutant meta-suite wrote no mutation.json; the report will say the score is unknown\n');
+      if (!fs.existsSync(path.join(outDir, 'variants.json'))) process.stderr.write('conformance: the variant meta-suite wrote no variants.json; the report will say the score is unknown\n');
       // Its own reporters wrote outcomes for the meta-suite's tests; the main run below writes the reports.
       clearReports(outDir);
     }
