@@ -2,22 +2,24 @@
 // `conformance` (the black-box suites of suites/ and the fast-check properties of properties/, against the
 // target of CONFORMANCE_PROFILE; without one, global setup starts the reference on embedded PostgreSQL).
 import { defineConfig } from '@playwright/test';
+import { setting } from './harness/config.ts';
 
-const outDir = process.env.CONFORMANCE_OUT ?? 'reports/out';
+const outDir = setting('out') ?? 'reports/out';
+const terse = setting('progress') === 'terse';
 
 export default defineConfig({
   globalSetup: './cli/global-setup.ts',
   fullyParallel: true,
-  workers: process.env.CONFORMANCE_WORKERS ? Number(process.env.CONFORMANCE_WORKERS) : 2,
+  workers: Number(setting('workers') ?? 2),
   timeout: 60_000,
   forbidOnly: !!process.env.CI,
   outputDir: `${outDir}/test-results`,
   reporter: [
     // `conformance run` asks for terse progress (one line per failing check); otherwise the runner's own.
-    process.env.CONFORMANCE_PROGRESS === 'terse' ? ['./reports/progress-reporter.ts'] : [process.env.CI ? 'line' : 'list'],
+    terse ? ['./reports/progress-reporter.ts'] : [process.env.CI ? 'line' : 'list'],
     ['./reports/conformance-reporter.ts', { outDir }],
     // `conformance run` prints the check counts and the verdict once itself; the test-count line is for `npm test` and CI.
-    ...(process.env.CONFORMANCE_PROGRESS === 'terse' ? [] : [['./reports/summary-reporter.ts'] as [string]]),
+    ...(terse ? [] : [['./reports/summary-reporter.ts'] as [string]]),
   ],
   projects: [
     { name: 'unit', testDir: 'tests' },

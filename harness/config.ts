@@ -1,6 +1,8 @@
 // The one list of the environment variables that carry a run's settings between processes (the CLI, the
-// Playwright runner, its workers and reporters, the meta-suites). Every reader goes through `setting()`;
-// nothing else spells a CONFORMANCE_* name. Each entry says what it holds and who sets it.
+// Playwright runner, its workers and reporters, the meta-suites), and the default names of the variables that
+// hold secrets. Every reader goes through `setting()`; nothing else spells a CONFORMANCE_* name that is not
+// listed here (tests/config.spec.ts). Each entry says what it holds and who sets it. A name ending in `_` is
+// a prefix: the variables are that prefix followed by a suffix.
 
 export const SETTINGS = {
   profile: { name: 'CONFORMANCE_PROFILE', about: 'path of the target profile the run uses (set by the CLI or global setup)' },
@@ -22,6 +24,12 @@ export const SETTINGS = {
   breakerFile: { name: 'CONFORMANCE_BREAKER_FILE', about: 'file shared by the workers: consecutive transport failures of the target' },
   mutantsMatrix: { name: 'CONFORMANCE_MUTANTS_MATRIX', about: 'mutant meta-suite: JSON file of mutant → check ids' },
   variantsSet: { name: 'CONFORMANCE_VARIANTS_SET', about: 'variant meta-suite: JSON file of the variant bundles' },
+  variantsSingle: { name: 'CONFORMANCE_VARIANTS_SINGLE', about: 'variant meta-suite: 1 runs one bundle per variant instead of the packed bundles' },
+  requirement: { name: 'CONFORMANCE_REQUIREMENT', about: 'the --requirement filter as given (set by the CLI; the reporter reads it from CONFORMANCE_FILTER)' },
+  // Names of secrets rather than settings: the project proposes them, the user sets them, profiles and flags may name others.
+  keyPrefix: { name: 'CONFORMANCE_KEY_', about: 'prefix of the variable `profile init` names for each credential role: CONFORMANCE_KEY_<ROLE> (secrets)' },
+  webhookSigningSecret: { name: 'CONFORMANCE_WEBHOOK_SIGNING_SECRET', about: 'variable `profile init` names for the webhook signing secret (a secret)' },
+  webhookSecret: { name: 'CONFORMANCE_WEBHOOK_SECRET', about: 'default variable of the secret of `webhook receiver` (--secret-env names another; a secret)' },
 } as const satisfies Record<string, { name: `CONFORMANCE_${string}`; about: string }>;
 
 export type Setting = keyof typeof SETTINGS;

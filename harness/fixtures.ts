@@ -11,6 +11,7 @@
 // switchboard headers that switch the bundle's variants on, and records each outcome tagged with the bundle.
 import fs from 'node:fs';
 import { test as base } from '@playwright/test';
+import { setting, settingName } from './config.ts';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
 import { matchesPattern, runCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
@@ -62,23 +63,23 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
   ],
   mutantMatrix: [
     async ({}, use) => {
-      const file = process.env.CONFORMANCE_MUTANTS_MATRIX;
+      const file = setting('mutantsMatrix');
       await use(file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string[]>) : undefined);
     },
     { scope: 'worker' },
   ],
   variantBundles: [
     async ({}, use) => {
-      const file = process.env.CONFORMANCE_VARIANTS_SET;
+      const file = setting('variantsSet');
       await use(file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, string[]>) : undefined);
     },
     { scope: 'worker' },
   ],
   target: [
     async ({}, use) => {
-      const file = process.env.CONFORMANCE_PROFILE;
+      const file = setting('profile');
       if (!file) {
-        throw new Error(process.env.CONFORMANCE_SETUP_ERROR ?? 'CONFORMANCE_PROFILE is not set: run through `conformance run` or `npm test`');
+        throw new Error(setting('setupError') ?? `${settingName('profile')} is not set: run through \`conformance run\` or \`npm test\``);
       }
       await use(new Target(loadProfile(file)));
     },
@@ -86,8 +87,8 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
   ],
   check: async ({ target, mutantMatrix, variantBundles }, use, testInfo) => {
     if (variantBundles) {
-      const token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
-      if (!token) throw new Error('variant mode needs CONFORMANCE_SWITCHBOARD_TOKEN');
+      const token = setting('switchboardToken');
+      if (!token) throw new Error(`variant mode needs ${settingName('switchboardToken')}`);
       registerSecret(token);
       await use(async (def, body) => {
         let last: CheckRecord | undefined;
@@ -104,8 +105,8 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
       await use((def, body) => runCheck(testInfo, def, (scope) => body(new CheckApi(target, scope), scope)));
       return;
     }
-    const token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
-    if (!token) throw new Error('mutant mode needs CONFORMANCE_SWITCHBOARD_TOKEN');
+    const token = setting('switchboardToken');
+    if (!token) throw new Error(`mutant mode needs ${settingName('switchboardToken')}`);
     registerSecret(token);
     await use(async (def, body) => {
       let last: CheckRecord | undefined;

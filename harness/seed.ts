@@ -2,19 +2,20 @@
 // CONFORMANCE_SEED wins; otherwise a seed is drawn once per process and recorded by the caller.
 import type { TestInfo } from '@playwright/test';
 import { integer as fcInteger, type Arbitrary } from 'fast-check';
+import { setting } from './config.ts';
 
 let drawn: number | undefined;
 
 export function runSeed(): number {
-  const fromEnv = process.env.CONFORMANCE_SEED;
+  const fromEnv = setting('seed');
   if (fromEnv !== undefined && /^-?[0-9]+$/.test(fromEnv)) return Number(fromEnv) | 0;
   drawn ??= (Date.now() ^ (process.pid << 8)) | 0;
   return drawn;
 }
 
-/** Number of runs per property: CONFORMANCE_NUM_RUNS scales every property at once (benchmarks use it). */
+/** Number of runs per property: CONFORMANCE_RUNS_SCALE scales every property at once (benchmarks use it). */
 export function numRuns(base: number): number {
-  const scale = Number(process.env.CONFORMANCE_RUNS_SCALE ?? '1');
+  const scale = Number(setting('runsScale') ?? '1');
   return Math.max(1, Math.round(base * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }
 

@@ -5,6 +5,7 @@
 // from conformance.json).
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
+import { setting } from '../harness/config.ts';
 import { redact } from '../harness/redact.ts';
 import { decodeCheckAnnotation, decodeEvidence } from '../harness/record.ts';
 import { summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
@@ -76,10 +77,10 @@ export default class ConformanceReporter implements Reporter {
   onEnd(result: FullResult): void {
     const checks = [...this.checks.values()].sort((a, b) => a.id.localeCompare(b.id));
     const testFailures = [...this.failures.values()].filter((f) => f.test.outcome() === 'unexpected').map((f) => f.failure);
-    const ctx = loadRunContext({ outDir: this.outDir, profilePath: process.env.CONFORMANCE_PROFILE, waiversPath: process.env.CONFORMANCE_WAIVERS || undefined });
+    const ctx = loadRunContext({ outDir: this.outDir, profilePath: setting('profile'), waiversPath: setting('waivers') });
     const outcomes: OutcomesFile = {
       startedAt: this.started.toISOString(), finishedAt: new Date().toISOString(), runStatus: result.status,
-      seed: process.env.CONFORMANCE_SEED ?? null, shard: this.shard, target: ctx.target, checks, testFailures, runErrors: this.runErrors,
+      seed: setting('seed') ?? null, shard: this.shard, target: ctx.target, checks, testFailures, runErrors: this.runErrors,
       filter: runFilter(),
     };
     writeOutcomes(this.outDir, outcomes);
@@ -96,7 +97,7 @@ export default class ConformanceReporter implements Reporter {
 
 /** The grep/requirement filter the CLI ran with (CONFORMANCE_FILTER, JSON); shards come from the runner's config. */
 function runFilter(): RunFilter | null {
-  const raw = process.env.CONFORMANCE_FILTER;
+  const raw = setting('filter');
   if (!raw) return null;
   try {
     const f = JSON.parse(raw) as RunFilter;

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { setting } from '../harness/config.ts';
 import { loadProfile, registerProfileSecrets } from '../harness/profile.ts';
 import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type VariantInput, type Waiver } from './model.ts';
 import { SPEC_PATH } from '../fixtures/paths.ts';
@@ -145,7 +146,7 @@ export function loadRunContext(opts: ContextOptions): RunContext {
     harnessVersion: harnessVersion(),
     specSha256: sha256File(SPEC_PATH),
     outOfScope,
-    strict: opts.strict ?? process.env.CONFORMANCE_STRICT === '1',
+    strict: opts.strict ?? setting('strict') === '1',
     variants: typeof variants === 'string' ? null : variants,
     target,
     contractSha256: sha256File(CONTRACT_PATH),

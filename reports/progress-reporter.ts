@@ -3,6 +3,7 @@
 // with its replay command only when the property failed (every seed with --verbose). It only prints;
 // outcomes are collected by conformance-reporter.ts, and the CLI prints the counts and verdict once.
 import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
+import { setting } from '../harness/config.ts';
 import { redact } from '../harness/redact.ts';
 
 export default class ProgressReporter implements Reporter {
@@ -15,7 +16,7 @@ export default class ProgressReporter implements Reporter {
     process.stderr.write(`conformance: running ${this.total} tests using ${config.workers} workers\n`);
   }
 
-  private readonly verbose = process.env.CONFORMANCE_VERBOSE === '1';
+  private readonly verbose = setting('verbose') === '1';
 
   /** With --verbose, every property seed (`[seed] title: seed=S runs=N`, from harness/seed.ts) is shown as it is drawn. */
   onStdOut(chunk: string | Buffer): void {

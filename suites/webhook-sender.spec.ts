@@ -4,6 +4,7 @@
 // One test per check; the title is the check id. Mutant runs reach the delivery worker through the
 // subscription: the switchboard headers of the activating request stick to it.
 import { test, SENDER_TIMEOUT_MS } from '../harness/fixtures.ts';
+import { setting } from '../harness/config.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { CredentialRole } from '../harness/profile.ts';
 import { SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
@@ -14,7 +15,7 @@ function controlHeaders(profile: { requestHeaders?: Record<string, string>; faul
   if (!Object.keys(headers).some((k) => k.toLowerCase() === 'x-switchboard-token')) {
     const fromFault = Object.values(profile.faults ?? {}).map((f) => f?.headers['x-switchboard-token']).find(Boolean);
     // The profile's own token wins: the environment may carry another sandbox's (a nested run).
-    const token = fromFault ?? process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
+    const token = fromFault ?? setting('switchboardToken');
     if (token) headers['x-switchboard-token'] = token;
   }
   for (const [k, v] of Object.entries(headers)) if (/token/i.test(k)) registerSecret(v);

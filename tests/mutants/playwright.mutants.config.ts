@@ -5,9 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { defineConfig } from '@playwright/test';
+import { setting } from '../../harness/config.ts';
 import { grepFor, type Matrix } from './matrix.ts';
 
-const matrix = JSON.parse(fs.readFileSync(process.env.CONFORMANCE_MUTANTS_MATRIX!, 'utf8')) as Matrix;
+const matrix = JSON.parse(fs.readFileSync(setting('mutantsMatrix')!, 'utf8')) as Matrix;
 const root = path.resolve(import.meta.dirname, '../..');
 
 export default defineConfig({
@@ -17,7 +18,7 @@ export default defineConfig({
   workers: 2,
   timeout: 120_000,
   retries: 0,
-  outputDir: path.join(process.env.CONFORMANCE_OUT!, 'test-results'),
-  reporter: [['./../../reports/conformance-reporter.ts', { outDir: process.env.CONFORMANCE_OUT }], ['dot']],
+  outputDir: path.join(setting('out')!, 'test-results'),
+  reporter: [['./../../reports/conformance-reporter.ts', { outDir: setting('out') }], ['dot']],
   projects: [{ name: 'mutants', grep: grepFor(Object.values(matrix).flat()) }],
 });

@@ -4,6 +4,7 @@
 // CONFORMANCE_SWITCHBOARD_TOKEN and CONFORMANCE_VARIANTS_SET (a JSON file of bundles) set.
 import path from 'node:path';
 import { defineConfig } from '@playwright/test';
+import { setting } from '../../harness/config.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 
@@ -17,7 +18,7 @@ export default defineConfig({
   workers: 2,
   timeout: 180_000,
   retries: 0,
-  outputDir: path.join(process.env.CONFORMANCE_OUT!, 'test-results'),
-  reporter: [['./../../reports/conformance-reporter.ts', { outDir: process.env.CONFORMANCE_OUT }], ['dot']],
+  outputDir: path.join(setting('out')!, 'test-results'),
+  reporter: [['./../../reports/conformance-reporter.ts', { outDir: setting('out') }], ['dot']],
   projects: [{ name: 'variants' }],
 });
