@@ -19,7 +19,8 @@ export function isOutcome(v: unknown): v is Outcome {
 
 /** One HTTP exchange as evidence. `request.body`: a request body worth showing (webhook deliveries). */
 export interface Exchange {
-  request: { method: string; target: string; headers: Record<string, string>; body?: string };
+  /** `credentialRole`: the profile role whose key was sent (never the key), so a replay line can name its variable. */
+  request: { method: string; target: string; headers: Record<string, string>; body?: string; credentialRole?: string };
   response?: { status: number; headers: Record<string, string>; body: string; bodyBytes: number; durationMs: number };
   error?: { kind: string; message: string };
 }

@@ -88,7 +88,7 @@ export class Target {
     }
     Object.assign(headers, opts.headers);
     const method = opts.method ?? 'GET';
-    const ex: Exchange & { raw?: RawResponse } = { request: { method, target, headers } };
+    const ex: Exchange & { raw?: RawResponse } = { request: { method, target, headers, ...(typeof as === 'string' && as !== 'none' ? { credentialRole: as } : {}) } };
     const before = this.breaker.opened();
     if (before) throw new TargetStoppedAnswering(before);
     const abandon = new AbortController();

@@ -120,10 +120,13 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
   #failures{break-after:page}
   #all-checks .check[data-outcome=pass]{display:none}
   pre.evidence,pre.curl{max-height:none;font-size:7.5pt}
-  th,td{font-size:8pt;padding:.1rem .3rem}
+  th,td{font-size:8pt;padding:.1rem .3rem;overflow-wrap:anywhere}
+  table{table-layout:fixed}
   table.spec-table td{font-size:7.5pt}
   tr{break-inside:avoid}
-  nav#toc ol{grid-template-columns:repeat(3,1fr)}
+  nav#toc ol{grid-template-columns:repeat(3,minmax(0,1fr))}
+  nav#toc li{min-width:0;overflow-wrap:anywhere}
+  nav#toc .counts{white-space:normal}
   a{color:inherit;text-decoration:none}
 }
 `;

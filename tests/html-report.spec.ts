@@ -297,7 +297,8 @@ test.describe('in Chromium', () => {
     expect(pages).toBeLessThanOrEqual(60);
     // Nothing spills over the page width (a spilling table is shrunk to fit, and unreadable).
     await page.emulateMedia({ media: 'print' });
-    expect(await page.locator('html').evaluate((el) => el.scrollWidth)).toBeLessThanOrEqual(794);
+    const wide = await page.evaluate(() => [...document.querySelectorAll('body *')].filter((el) => el.getBoundingClientRect().right > 794).slice(0, 5).map((el) => `${el.tagName}#${el.id}.${el.className}: ${(el.textContent ?? '').slice(0, 80)}`));
+    expect(await page.locator('html').evaluate((el) => el.scrollWidth), wide.join('\n')).toBeLessThanOrEqual(794);
   });
 
   test('the written report of a run (writeReports) opens without errors and keeps the waiver view', async () => {
