@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { redact } from '../harness/redact.ts';
+import { setting, settingName, type Setting } from '../harness/config.ts';
 import { verdictLine, type ConformanceReport } from '../reports/model.ts';
 import { makeDir, REPORT_FILES } from '../reports/write.ts';
 
@@ -103,9 +104,16 @@ export function oneLine(text: string): string {
 }
 
 export function dbKind(value: string | undefined): DbKind {
-  const v = value ?? process.env.CONFORMANCE_DB ?? 'embedded';
+  const v = value ?? setting('db') ?? 'embedded';
   if (!(DB_KINDS as readonly string[]).includes(v)) throw new SetupError(`--db must be one of ${DB_KINDS.join(', ')} (got ${v})`);
   return v as DbKind;
+}
+
+/** Sets (or, for undefined, removes) one setting in a child's environment. */
+export function put(env: NodeJS.ProcessEnv, key: Setting, value: string | undefined): void {
+  const name = settingName(key);
+  if (value === undefined) delete env[name];
+  else env[name] = value;
 }
 
 export function readReport(outDir: string): ConformanceReport | undefined {

@@ -1,6 +1,7 @@
 // `conformance merge`: one report (JSON, JUnit, HTML) and one verdict from the outcomes of several shards.
 import path from 'node:path';
 import { loadProfile } from '../harness/profile.ts';
+import { setting } from '../harness/config.ts';
 import { loadWaivers, loadRunContext, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor, mergeOutcomes, summaryLine } from '../reports/model.ts';
 import { readOutcomes, writeOutcomes, writeReports } from '../reports/write.ts';
@@ -14,7 +15,7 @@ export async function merge(argv: string[]): Promise<number> {
   }
   if (o.out === undefined) throw new SetupError('merge needs --out DIR (see conformance merge --help)');
   if (positionals.length === 0) throw new SetupError('merge needs at least one shard folder (see conformance merge --help)');
-  const waiversPath = o.waivers ?? process.env.CONFORMANCE_WAIVERS;
+  const waiversPath = o.waivers ?? setting('waivers');
   if (waiversPath) {
     try {
       loadWaivers(path.resolve(waiversPath));

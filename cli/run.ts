@@ -13,7 +13,8 @@ import { startReference } from './reference-process.ts';
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor } from '../reports/model.ts';
 import { REPORT_FILES } from '../reports/write.ts';
-import { clearReports, dbKind, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
+import { setting } from '../harness/config.ts';
+import { clearReports, dbKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
 const PROBE_TARGET = '/external/v1/encounters';
@@ -140,7 +141,8 @@ export async function run(argv: string[]): Promise<number> {
   if (o.mutants && (o.target !== undefined || o.profile !== undefined)) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
   if (o.profile !== undefined && o.db !== undefined) throw new SetupError('--db applies only when the reference is started (without --profile)');
   const db = o.profile === undefined ? dbKind(o.db) : undefined;
-  const waiversPath = o.waivers !== undefined ? path.resolve(o.waivers) : process.env.CONFORMANCE_WAIVERS ? path.resolve(process.env.CONFORMANCE_WAIVERS) : undefined;
+  const fromEnv = setting('waivers');
+  const waiversPath = o.waivers !== undefined ? path.resolve(o.waivers) : fromEnv ? path.resolve(fromEnv) : undefined;
   if (waiversPath) {
     try {
       loadWaivers(waiversPath);
@@ -215,7 +217,8 @@ export async function run(argv: string[]): Promise<number> {
     if (o.mutants) {
       if (!switchboardToken) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
       process.stderr.write('conformance: measuring the mutation and variant scores (tests/mutants.spec.ts, tests/variants.spec.ts against this sandbox)\n');
-      const mutEnv: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_SWITCHBOARD_TOKEN: switchboardToken, CONFORMANCE_OUT: outDir, CONFORMANCE_PROGRESS: 'terse', CONFORMANCE_SANDBOX: '1' };
+      const mutEnv: NodeJS.ProcessEnv = { ...process.env };
+      for (const [k, v] of [['profile', profilePath], ['switchboardToken', switchboardToken], ['out', outDir], ['progress', 'terse'], ['sandbox', '1']] as const) put(mutEnv, k, v);
       const mutArgs = [PLAYWRIGHT_CLI, 'test', '--project=unit', '--workers=1', 'tests/mutants.spec.ts', 'tests/variants.spec.ts'];
       await runPlaywright(mutArgs, mutEnv, cleanups);
       if (!fs.existsSync(path.join(outDir, 'mutation.json'))) process.stderr.write('conformance: the mutant meta-suite wrote no mutation.json; the report will say the score is unknown\n');
@@ -227,30 +230,24 @@ export async function run(argv: string[]): Promise<number> {
     if (grep !== undefined) args.push(`--grep=${grep}`);
     if (shard) args.push(`--shard=${shard.i}/${shard.n}`);
     if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
-    const env: NodeJS.ProcessEnv = { ...process.env, CONFORMANCE_PROFILE: profilePath, CONFORMANCE_OUT: outDir };
-    delete env.CONFORMANCE_SETUP_ERROR;
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    put(env, 'profile', profilePath);
+    put(env, 'out', outDir);
+    put(env, 'setupError', undefined);
     // Only the sandbox the CLI started itself may stand in the harness's example webhook receiver.
     // Nothing of an enclosing run's sandbox (its token, its sandbox flag) may leak into this one.
-    delete env.CONFORMANCE_SWITCHBOARD_TOKEN;
-    delete env.CONFORMANCE_REFERENCE_PID;
+    put(env, 'referencePid', undefined);
+    put(env, 'switchboardToken', switchboardToken);
     // Sandbox mode only when this command started the reference itself: `--profile` alone is a target run.
-    if (switchboardToken !== undefined) env.CONFORMANCE_SANDBOX = '1';
-    else delete env.CONFORMANCE_SANDBOX;
+    put(env, 'sandbox', switchboardToken !== undefined ? '1' : undefined);
     const filter = { ...(o.grep !== undefined ? { grep: o.grep } : {}), ...(o.requirement !== undefined ? { requirement: o.requirement } : {}) };
-    if (Object.keys(filter).length > 0) env.CONFORMANCE_FILTER = JSON.stringify(filter);
-    else delete env.CONFORMANCE_FILTER;
-    if (o.strict) env.CONFORMANCE_STRICT = '1';
-    else delete env.CONFORMANCE_STRICT;
-    if (o.verbose) env.CONFORMANCE_VERBOSE = '1';
-    else delete env.CONFORMANCE_VERBOSE;
-    if (switchboardToken) env.CONFORMANCE_SWITCHBOARD_TOKEN = switchboardToken;
-    env.CONFORMANCE_PROGRESS = 'terse';
-    if (o.seed !== undefined) env.CONFORMANCE_SEED = o.seed;
-    if (waiversPath) env.CONFORMANCE_WAIVERS = waiversPath;
-    else delete env.CONFORMANCE_WAIVERS;
-    if (o.requirement !== undefined) env.CONFORMANCE_REQUIREMENT = o.requirement;
-    if (readyFile) env.CONFORMANCE_WAIT_READY = readyFile;
-    else delete env.CONFORMANCE_WAIT_READY;
+    put(env, 'filter', Object.keys(filter).length > 0 ? JSON.stringify(filter) : undefined);
+    put(env, 'strict', o.strict ? '1' : undefined);
+    put(env, 'verbose', o.verbose ? '1' : undefined);
+    put(env, 'progress', 'terse');
+    if (o.seed !== undefined) put(env, 'seed', o.seed); // otherwise an exported CONFORMANCE_SEED replays a run
+    put(env, 'waivers', waiversPath);
+    put(env, 'waitReady', readyFile);
     const code = await runPlaywright(args, env, cleanups, referenceReady);
     await referenceReady; // a reference that never started is the reason, whatever Playwright said
     const report = readReport(outDir);

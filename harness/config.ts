@@ -25,7 +25,6 @@ export const SETTINGS = {
   mutantsMatrix: { name: 'CONFORMANCE_MUTANTS_MATRIX', about: 'mutant meta-suite: JSON file of mutant → check ids' },
   variantsSet: { name: 'CONFORMANCE_VARIANTS_SET', about: 'variant meta-suite: JSON file of the variant bundles' },
   variantsSingle: { name: 'CONFORMANCE_VARIANTS_SINGLE', about: 'variant meta-suite: 1 runs one bundle per variant instead of the packed bundles' },
-  requirement: { name: 'CONFORMANCE_REQUIREMENT', about: 'the --requirement filter as given (set by the CLI; the reporter reads it from CONFORMANCE_FILTER)' },
   // Names of secrets rather than settings: the project proposes them, the user sets them, profiles and flags may name others.
   keyPrefix: { name: 'CONFORMANCE_KEY_', about: 'prefix of the variable `profile init` names for each credential role: CONFORMANCE_KEY_<ROLE> (secrets)' },
   webhookSigningSecret: { name: 'CONFORMANCE_WEBHOOK_SIGNING_SECRET', about: 'variable `profile init` names for the webhook signing secret (a secret)' },
