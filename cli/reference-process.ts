@@ -1,18 +1,104 @@
 // Starts the reference implementation as a child process (never by import: the oracle and the
-// implementation stay apart) and waits for its one-line `ready` announcement on stdout.
+// implementation stay apart) and waits for its one-line `ready` announcement on stdout. One launcher for
+// every caller: `startReference` is the sandbox the CLI, global setup, meta-suites and benchmarks start;
+// `launchReference` runs main.ts with the arguments given, for the tests of the reference itself.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import crypto from 'node:crypto';
 
-export const REFERENCE_MAIN = path.resolve(import.meta.dirname, '../reference-impl/main.ts');
+const ROOT = path.resolve(import.meta.dirname, '..');
+export const REFERENCE_MAIN = path.join(ROOT, 'reference-impl/main.ts');
 
-export interface ReferenceHandle {
+/** Node ≥ 22.6 strips types; an older node falls back to the pinned devDependency when it is installed. */
+export function nodeBinary(): string {
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major > 22 || (major === 22 && minor >= 6)) return process.execPath;
+  const pinned = path.join(ROOT, 'node_modules', '.bin', 'node');
+  return fs.existsSync(pinned) ? pinned : process.execPath;
+}
+
+export interface LaunchOptions {
+  /** Added to this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** Run as another user (only root may): its uid and gid. */
+  as?: { uid: number; gid: number };
+  /** Forward the reference's stderr (guide, logs) to ours instead of capturing it. */
+  inheritStderr?: boolean;
+  /** Capture all of stderr (tests read the startup lines and the guide); default: its last 4,000 characters. */
+  keepStderr?: 'all' | 'tail';
+  timeoutMs?: number;
+  /** stop() follows its signal with SIGKILL when the process is still running this long after; default: never. */
+  killAfterMs?: number;
+}
+
+export interface ReferenceProcess {
   baseUrl: string;
+  /** The database the ready event names (embedded, container or url). */
+  db: string;
+  child: ChildProcess;
+  /** What was captured of stderr ('' when it is inherited). */
+  stderr(): string;
+  /** Sends SIGTERM (or the given signal) and resolves with the exit code (null after a signal kill). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs `node reference-impl/main.ts <args>` and resolves once it announced `ready`. */
+export async function launchReference(args: string[], opts: LaunchOptions = {}): Promise<ReferenceProcess> {
+  const timeoutMs = opts.timeoutMs ?? 60_000;
+  const child = spawn(nodeBinary(), [REFERENCE_MAIN, ...args], {
+    stdio: ['pipe', 'pipe', opts.inheritStderr ? 'inherit' : 'pipe'], env: { ...process.env, ...opts.env }, ...opts.as,
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (opts.keepStderr !== 'all') stderr = stderr.slice(-4000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = await new Promise<{ baseUrl: string; db: string }>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => {
+      // SIGTERM first: the reference then removes its embedded database; SIGKILL only if that hangs.
+      child.kill('SIGTERM');
+      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+      reject(new Error(`reference did not become ready within ${timeoutMs} ms${stderr ? `: ${lastLine(stderr)}` : ''}`));
+    }, timeoutMs);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      for (const line of out.split('\n')) {
+        if (!line.startsWith('{')) continue;
+        try {
+          const msg = JSON.parse(line) as { event?: string; baseUrl?: string; db?: string };
+          if (msg.event === 'ready' && msg.baseUrl) {
+            clearTimeout(timer);
+            resolve({ baseUrl: msg.baseUrl, db: msg.db ?? '' });
+          }
+        } catch {
+          /* partial line */
+        }
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`reference exited with code ${code} before it was ready${stderr ? `: ${lastLine(stderr)}` : ''}`));
+    });
+  });
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+    const kill = opts.killAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGKILL'), opts.killAfterMs);
+    child.kill(signal);
+    const code = await exited;
+    clearTimeout(kill);
+    return code;
+  };
+  return { ...ready, child, stderr: () => stderr, stop };
+}
+
+export interface ReferenceHandle extends Omit<ReferenceProcess, 'stop'> {
   profilePath: string;
   switchboardToken: string;
-  child: ChildProcess;
+  /** SIGTERM, then SIGKILL if it has not exited 10 s later. */
   stop(): Promise<void>;
 }
 
@@ -29,54 +115,15 @@ export interface StartOptions {
   switchboardToken?: string;
 }
 
+/** The reference sandbox: a profile written for it, a switchboard token, gone when this process goes. */
 export async function startReference(opts: StartOptions = {}): Promise<ReferenceHandle> {
   const switchboardToken = opts.switchboardToken ?? crypto.randomBytes(16).toString('hex');
   const profilePath = opts.profilePath ?? path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-profile-')), 'reference.profile.json');
   // --exit-with-parent: the reference shuts itself down when our end of its stdin closes, so it never
   // outlives this process, whatever ends it.
-  const args = [REFERENCE_MAIN, '--db', opts.db ?? 'embedded', '--port', String(opts.port ?? 0), '--profile-out', profilePath, '--switchboard-token', switchboardToken, '--exit-with-parent', ...(opts.args ?? [])];
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', opts.inheritStderr ? 'inherit' : 'pipe'], env: { ...process.env } });
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
-  });
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => {
-      child.kill('SIGTERM');
-      reject(new Error(`reference did not become ready within ${opts.timeoutMs ?? 60_000} ms${stderr ? `: ${lastLine(stderr)}` : ''}`));
-    }, opts.timeoutMs ?? 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      for (const line of out.split('\n')) {
-        if (!line.startsWith('{')) continue;
-        try {
-          const msg = JSON.parse(line) as { event?: string; baseUrl?: string };
-          if (msg.event === 'ready' && msg.baseUrl) {
-            clearTimeout(timer);
-            resolve(msg.baseUrl);
-          }
-        } catch {
-          /* partial line */
-        }
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`reference exited with code ${code} before it was ready${stderr ? `: ${lastLine(stderr)}` : ''}`));
-    });
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      child.once('exit', () => {
-        clearTimeout(kill);
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-  return { baseUrl, profilePath, switchboardToken, child, stop };
+  const args = ['--db', opts.db ?? 'embedded', '--port', String(opts.port ?? 0), '--profile-out', profilePath, '--switchboard-token', switchboardToken, '--exit-with-parent', ...(opts.args ?? [])];
+  const ref = await launchReference(args, { inheritStderr: opts.inheritStderr, timeoutMs: opts.timeoutMs, killAfterMs: 10_000 });
+  return { ...ref, profilePath, switchboardToken, stop: async () => void (await ref.stop()) };
 }
 
 function lastLine(text: string): string {

@@ -13,8 +13,8 @@ import addFormatsModule from 'ajv-formats';
 import { startCluster } from '../harness/embedded-cluster.ts';
 import pg from 'pg';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { dataDirOf, nodeBinary, readJson, ROOT, runToExit, startReference } from './helpers/reference-process.ts';
-import type { RunningReference } from './helpers/reference-process.ts';
+import { dataDirOf, readJson, ROOT, runToExit } from './helpers/reference-process.ts';
+import { launchReference, nodeBinary, type ReferenceProcess } from '../cli/reference-process.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const TOKEN = 'reference-spec-switchboard';
@@ -62,13 +62,13 @@ function contractValidators(doc: any): (schema: string) => ValidateFunction {
   };
 }
 
-interface Sandbox { ref: RunningReference; profile: any; schema: (name: string) => ValidateFunction; seed: any }
+interface Sandbox { ref: ReferenceProcess; profile: any; schema: (name: string) => ValidateFunction; seed: any }
 
 const test = base.extend<{ sb: Sandbox }, { sandbox: Sandbox }>({
   sandbox: [async ({}, use) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ref-spec-'));
     const profileFile = path.join(dir, 'profile.json');
-    const ref = await startReference(['--switchboard-token', TOKEN, '--profile-out', profileFile, '--guide']);
+    const ref = await launchReference(['--switchboard-token', TOKEN, '--profile-out', profileFile, '--guide'], { keepStderr: 'all' });
     const contract = await waitForContract();
     await use({ ref, profile: JSON.parse(fs.readFileSync(profileFile, 'utf8')), schema: contractValidators(contract), seed: readJson('fixtures', 'seed', 'seed.json') });
     const dataDir = dataDirOf(ref);
@@ -536,7 +536,7 @@ test.describe('lifecycle', () => {
     const as = { uid: id('-u'), gid: id('-g') };
     const readable = spawnSync(nodeBinary(), ['-e', `require('fs').accessSync(${JSON.stringify(path.join(ROOT, 'reference-impl/main.ts'))}, require('fs').constants.R_OK)`], { ...as, encoding: 'utf8' });
     test.skip(readable.status !== 0, `cannot run node as user "nobody" on the checkout at ${ROOT}: ${readable.error?.message ?? readable.stderr.trim().split('\n')[0] ?? `exit ${readable.status}`}`);
-    const ref = await startReference(['--db', 'embedded'], { HOME: os.tmpdir() }, 100_000, as);
+    const ref = await launchReference(['--db', 'embedded'], { env: { HOME: os.tmpdir() }, timeoutMs: 100_000, as, keepStderr: 'all' });
     try {
       const seed = readJson('fixtures', 'seed', 'seed.json');
       const res = await call(ref.baseUrl, '/external/v1/encounters?limit=1', { authorization: `Bearer ${seed.api_keys.find((k: any) => k.role === 'full').key}` });
@@ -554,7 +554,7 @@ test.describe('lifecycle', () => {
     const seed = readJson('fixtures', 'seed', 'seed.json');
     const h = { authorization: `Bearer ${seed.api_keys.find((k: any) => k.role === 'full').key}` };
     try {
-      const a = await startReference(['--data-dir', dataDir]);
+      const a = await launchReference(['--data-dir', dataDir]);
       const before = await call(a.baseUrl, '/external/v1/encounters?limit=1', h);
       expect(before.status).toBe(200);
       // Without --switchboard-token the headers do nothing, even with a plausible token, and nothing reveals that a
@@ -567,7 +567,7 @@ test.describe('lifecycle', () => {
       expect([control.status, control.json]).toEqual([404, (await call(a.baseUrl, '/no-such-path')).json]);
       expect(await a.stop()).toBe(0);
       expect(fs.existsSync(path.join(dataDir, 'PG_VERSION')), 'data kept').toBe(true);
-      const b = await startReference(['--data-dir', dataDir]);
+      const b = await launchReference(['--data-dir', dataDir]);
       const after = await call(b.baseUrl, '/external/v1/encounters?limit=1', h);
       expect(after.json.total).toBe(before.json.total);
       expect(after.json.items).toEqual(before.json.items);
@@ -589,16 +589,16 @@ test.describe('lifecycle', () => {
       for (const t of tables) out[t] = Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${t}`))[0].n);
       return out;
     };
-    let ref: RunningReference | undefined;
+    let ref: ReferenceProcess | undefined;
     try {
-      const a = await startReference(['--db', 'url'], { DATABASE_URL: url });
+      const a = await launchReference(['--db', 'url'], { env: { DATABASE_URL: url } });
       expect(a.db).toBe('url');
       for (let i = 0; i < 3; i++) expect((await call(a.baseUrl, '/external/v1/encounters?limit=2', h)).status).toBe(200);
       expect((await call(a.baseUrl, '/external/v1/encounters?limit=0', h)).status).toBe(422); // no disclosure for errors
       expect(await a.stop()).toBe(0);
       const first = await counts();
       expect(first.disclosure_events).toBe(3);
-      ref = await startReference(['--db', 'url'], { DATABASE_URL: url });
+      ref = await launchReference(['--db', 'url'], { env: { DATABASE_URL: url } });
       expect(await counts()).toEqual(first);
       await db.stop();
       const t0 = Date.now();

@@ -10,21 +10,21 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { readJson, startReference } from './helpers/reference-process.ts';
-import type { RunningReference } from './helpers/reference-process.ts';
+import { readJson } from './helpers/reference-process.ts';
+import { launchReference, type ReferenceProcess } from '../cli/reference-process.ts';
 
 const run = promisify(execFile);
 const TOKEN = 'sandbox-guide-spec-token';
 const SEQUENCE_BEGIN = '----- webhook sequence: paste into bash or zsh -----';
 const SEQUENCE_END = '----- end of webhook sequence -----';
 
-interface Guided { ref: RunningReference; profile: any; guide: string }
+interface Guided { ref: ReferenceProcess; profile: any; guide: string }
 
 const test = base.extend<{ g: Guided }, { guided: Guided }>({
   guided: [async ({}, use) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'guide-spec-'));
     const profileFile = path.join(dir, 'profile.json');
-    const ref = await startReference(['--switchboard-token', TOKEN, '--profile-out', profileFile, '--guide']);
+    const ref = await launchReference(['--switchboard-token', TOKEN, '--profile-out', profileFile, '--guide'], { keepStderr: 'all' });
     // The guide follows the ready line on stderr; its last line closes the webhook section.
     await expect.poll(() => ref.stderr(), { timeout: 10_000 }).toContain('activate another to try again');
     await use({ ref, profile: JSON.parse(fs.readFileSync(profileFile, 'utf8')), guide: ref.stderr() });
