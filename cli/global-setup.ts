@@ -85,6 +85,23 @@ async function startSandboxReceiver(): Promise<Teardown> {
   }
 }
 
+/**
+ * Whether this Playwright run may run the conformance project (the receiver suite is in it): false only
+ * when the command line names projects (`--project unit`) and none of them can be `conformance`. Global
+ * setup is not told the project filter; a run of the project's own tests then starts no example receiver.
+ */
+export function conformanceProjectSelected(argv: readonly string[] = process.argv): boolean {
+  const named: string[] = [];
+  argv.forEach((arg, i) => {
+    if (arg.startsWith('--project=')) named.push(arg.slice('--project='.length));
+    else if (arg === '--project') for (const next of argv.slice(i + 1)) {
+      if (next.startsWith('-')) break;
+      named.push(next);
+    }
+  });
+  return named.length === 0 || named.some((name) => name === 'conformance' || /[*?[]/.test(name));
+}
+
 async function setup(config: FullConfig): Promise<Teardown | void> {
   // An enclosing run's receiver (a run started by a test of another run) is never this run's.
   for (const key of RECEIVER_SETTINGS) delete process.env[settingName(key)];
@@ -100,10 +117,10 @@ async function setup(config: FullConfig): Promise<Teardown | void> {
     }
     return receiver;
   }
-  if (setting('profile')) return setting('sandbox') === '1' ? startSandboxReceiver() : undefined;
+  if (setting('profile')) return setting('sandbox') === '1' && conformanceProjectSelected() ? startSandboxReceiver() : undefined;
   const wanted = config.projects.some((p) => p.name === 'conformance');
   if (!wanted) return;
-  const receiver = startSandboxReceiver();
+  const receiver = conformanceProjectSelected() ? startSandboxReceiver() : Promise.resolve(async () => undefined);
   try {
     const ref = await startReference({ db: (setting('db') as 'embedded' | undefined) ?? 'embedded' });
     process.env[settingName('profile')] = ref.profilePath;

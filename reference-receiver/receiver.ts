@@ -1,19 +1,24 @@
-// Reference receiver for `recording.transcript_ready` (spec §6.3, §6.4): an example partners can copy.
-// Verifies every delivery with the harness verifier, deduplicates business work by EVENT id in
-// PostgreSQL (never by delivery id), then fetches the encounter and the document through the REST
-// routes. The signing secret and the API key are never logged, echoed or stored.
+// The example webhook receiver for `recording.transcript_ready` (spec §6.3, §6.4): a receiver partners can
+// read and copy (README.md beside it walks through it). It verifies every delivery over the raw body bytes
+// (verify.ts), deduplicates business work by EVENT id in PostgreSQL (never by delivery id), then fetches the
+// encounter and the document through the REST routes (§4). The signing secret and the API key are never
+// logged, echoed or stored.
+//
+// It imports fixtures/ only, never the harness: the harness judges this receiver over HTTP like any
+// partner's, with its own signer and verifier, so a bug shared by both sides cannot pass unseen.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Pool } from 'pg';
-import crypto from 'node:crypto';
-import { sign, verify, verifySignatureOnly, WEBHOOK_EVENT_TYPE, WEBHOOK_HEADERS } from './signature.ts';
-import type { HeaderBag, Secret, VerifyReason, VerifyResult, WebhookEvent } from './signature.ts';
-import { checkWebhookEvent } from './event-schema.ts';
-import type { ReceiverVariant } from './receiver-variants.ts';
+import { checkSignature, digestMatches, EVENT_TYPE, HEADERS, matchHeaders, signatureFor, verifyDelivery } from './verify.ts';
+import type { Headers, Rejected, RejectReason, TranscriptReadyEvent, Verified } from './verify.ts';
+import { checkEventBody } from './event-schema.ts';
+import type { ReceiverVariant } from './variants.ts';
+
+export type { ReceiverVariant } from './variants.ts';
 
 export interface ReceiverLogEntry {
   outcome: 'accepted' | 'ignored' | 'rejected' | 'duplicate_completed' | 'duplicate_in_progress' | 'followup_failed' | 'receiver_error';
-  reason?: VerifyReason | string;
+  reason?: RejectReason | string;
   eventId?: string;
   deliveryId?: string;
   status: number;
@@ -22,14 +27,14 @@ export interface ReceiverLogEntry {
 }
 
 export interface FollowUp {
-  event: WebhookEvent;
+  event: TranscriptReadyEvent;
   encounter: unknown;
   document: unknown;
 }
 
 export interface ReferenceReceiverOptions {
   /** Endpoint signing secret. */
-  secret: Secret;
+  secret: string | Buffer;
   /** Database holding processed_events; the receiver creates the table if needed, never closes the pool. */
   pool: Pool;
   /** Base address of the REST API (without /external/v1). */
@@ -54,7 +59,7 @@ export interface ReferenceReceiverOptions {
   /** Structured log sink; entries carry identifiers and reasons only. */
   log?: (entry: ReceiverLogEntry) => void;
   /**
-   * Other legitimate choices a receiver may make (receiver-variants.ts, each with its clause); off by
+   * Other legitimate choices a receiver may make (variants.ts, each with its clause); off by
    * default. The receiver-variant meta-test turns them on one at a time.
    */
   variants?: readonly ReceiverVariant[];
@@ -69,13 +74,13 @@ export interface RunningReceiver {
  * Rejections are terminal (§6.4: 400 and 401 are not retried). Authentication failures of the
  * signature and its timestamp answer 401; a delivery that is authentic but unusable answers 400.
  */
-const UNAUTHORIZED_REASONS: ReadonlySet<VerifyReason> = new Set<VerifyReason>([
+const UNAUTHORIZED_REASONS: ReadonlySet<RejectReason> = new Set<RejectReason>([
   'timestamp_missing', 'timestamp_duplicate', 'timestamp_malformed', 'timestamp_not_canonical', 'timestamp_outside_tolerance',
   'signature_missing', 'signature_duplicate', 'multiple_signatures', 'unsupported_signature_version',
   'signature_uppercase_hex', 'malformed_signature', 'signature_mismatch',
 ]);
 
-export function rejectionStatus(reason: VerifyReason): 400 | 401 {
+export function rejectionStatus(reason: RejectReason): 400 | 401 {
   return UNAUTHORIZED_REASONS.has(reason) ? 401 : 400;
 }
 
@@ -143,7 +148,7 @@ const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
 
 type Claim = 'claimed' | 'completed' | 'in_progress' | 'failed';
 
-async function claim(pool: Pool, event: WebhookEvent, deliveryId: string, staleClaimSeconds: number): Promise<Claim> {
+async function claim(pool: Pool, event: TranscriptReadyEvent, deliveryId: string, staleClaimSeconds: number): Promise<Claim> {
   const inserted = await pool.query(
     `INSERT INTO processed_events (event_id, status, first_delivery_id, last_delivery_id, organization_id, encounter_id, document_id)
      VALUES ($1, 'in_progress', $2, $2, $3, $4, $5)
@@ -202,34 +207,16 @@ async function fetchJson(url: string, apiKey: string, timeoutMs: number, what: s
 }
 
 /** Variant identical-repeated-headers-merged: identical repeated lines of one header read as one value. */
-function mergeIdenticalRepeats(headers: HeaderBag): HeaderBag {
-  const out: HeaderBag = {};
+function mergeIdenticalRepeats(headers: Headers): Headers {
+  const out: Headers = {};
   for (const [name, value] of Object.entries(headers)) {
     out[name] = Array.isArray(value) && value.length > 1 && value.every((x) => x === value[0]) ? [value[0]] : value;
   }
   return out;
 }
 
-/** Variant uppercase-hex-accepted: a v1= digest is hex text in either case; compare it as lowercase. */
-function lowercaseDigest(headers: HeaderBag): HeaderBag {
-  const wanted = WEBHOOK_HEADERS.signature.toLowerCase();
-  const lower = (v: string) => (/^v1=[0-9A-Fa-f]{64}$/.test(v) ? v.toLowerCase() : v);
-  return Object.fromEntries(Object.entries(headers).map(([n, v]) => [n, n.toLowerCase() !== wanted || v === undefined ? v : Array.isArray(v) ? v.map(lower) : lower(v as string)]));
-}
-
-/** Variant several-signatures-accepted: each v1= value of a single signature header, as its own header. */
-function signatureCandidates(headers: HeaderBag): HeaderBag[] {
-  const wanted = WEBHOOK_HEADERS.signature.toLowerCase();
-  const entry = Object.entries(headers).find(([n]) => n.toLowerCase() === wanted);
-  const value = entry?.[1];
-  const values: readonly string[] = value === undefined ? [] : typeof value === 'string' ? [value] : value;
-  const single: string | undefined = values.length === 1 ? values[0] : undefined;
-  if (!entry || single === undefined) return [];
-  const parts = single.split(/[\s,]+/).filter((p: string) => p.startsWith('v1='));
-  return parts.length > 1 ? parts.map((p) => ({ ...headers, [entry[0]]: [p] })) : [];
-}
-
-function singleHeader(headers: HeaderBag, name: string): [string, string] | undefined {
+/** The one entry of a header given exactly once, as [name as received, value]; undefined otherwise. */
+function onlyValue(headers: Headers, name: string): [string, string] | undefined {
   const entries = Object.entries(headers).filter(([n, v]) => n.toLowerCase() === name.toLowerCase() && v !== undefined);
   if (entries.length !== 1) return undefined;
   const [n, v] = entries[0];
@@ -237,27 +224,41 @@ function singleHeader(headers: HeaderBag, name: string): [string, string] | unde
   return values.length === 1 ? [n, values[0]] : undefined;
 }
 
+/** Variant uppercase-hex-accepted: a v1= digest is hex text in either case; compare it as lowercase. */
+function lowercaseDigest(headers: Headers): Headers {
+  const sig = onlyValue(headers, HEADERS.signature);
+  if (!sig || !/^v1=[0-9A-Fa-f]{64}$/.test(sig[1])) return headers;
+  return { ...headers, [sig[0]]: [sig[1].toLowerCase()] };
+}
+
+/** Variant several-signatures-accepted: each v1= item of a single signature header, as its own header. */
+function signatureCandidates(headers: Headers): Headers[] {
+  const sig = onlyValue(headers, HEADERS.signature);
+  if (!sig) return [];
+  const items = sig[1].split(/[\s,]+/).filter((item) => item.startsWith('v1='));
+  return items.length > 1 ? items.map((item) => ({ ...headers, [sig[0]]: [item] })) : [];
+}
+
 /**
  * Variant leading-zero-timestamp-accepted: the digest is checked over the timestamp text exactly as
- * received (§6.3 step 4), and the value may carry leading zeros; the delivery then goes through the
- * verifier with the canonical spelling (and the digest that spelling has), so every other step still runs.
+ * received (§6.3 step 4), and the value may carry leading zeros; the delivery is then verified again with
+ * the canonical spelling (and the digest that spelling has), so every other step still runs.
  */
-function canonicalTimestamp(headers: HeaderBag, rawBody: Buffer, secret: Secret): HeaderBag | undefined {
-  const ts = singleHeader(headers, WEBHOOK_HEADERS.timestamp);
-  const sig = singleHeader(headers, WEBHOOK_HEADERS.signature);
-  if (!ts || !sig || !/^0[0-9]+$/.test(ts[1]) || !/^v1=[0-9a-f]{64}$/.test(sig[1])) return undefined;
-  const expected = crypto.createHmac('sha256', secret).update(`${ts[1]}.`, 'utf8').update(rawBody).digest();
-  if (!crypto.timingSafeEqual(expected, Buffer.from(sig[1].slice(3), 'hex'))) return undefined;
+function canonicalTimestamp(headers: Headers, rawBody: Buffer, secret: string | Buffer): Headers | undefined {
+  const ts = onlyValue(headers, HEADERS.timestamp);
+  const sig = onlyValue(headers, HEADERS.signature);
+  if (!ts || !sig || !/^0[0-9]+$/.test(ts[1])) return undefined;
+  if (!digestMatches(secret, ts[1], rawBody, sig[1])) return undefined;
   const canonical = BigInt(ts[1]).toString();
-  return { ...headers, [ts[0]]: [canonical], [sig[0]]: [sign({ secret, timestamp: canonical, rawBody })] };
+  return { ...headers, [ts[0]]: [canonical], [sig[0]]: [signatureFor(secret, canonical, rawBody)] };
 }
 
 /**
  * Variant tolerant-reader-payload: a validly signed event that carries undeclared fields is read for
  * the fields §6.1 defines; the extras are ignored (receiver policy). A missing or malformed field still rejects.
  */
-function tolerantRead(headers: HeaderBag, rawBody: Buffer, secret: Secret, nowMs: number): VerifyResult | undefined {
-  const signed = verifySignatureOnly({ headers, rawBody, secret, nowMs });
+function tolerantRead(headers: Headers, rawBody: Buffer, secret: string | Buffer, nowMs: number): Verified | undefined {
+  const signed = checkSignature({ headers, rawBody, secret, nowMs });
   if (!signed.ok) return undefined;
   let parsed: Record<string, unknown>;
   try {
@@ -271,40 +272,16 @@ function tolerantRead(headers: HeaderBag, rawBody: Buffer, secret: Secret, nowMs
     id: parsed.id, type: parsed.type, api_version: parsed.api_version, occurred_at: parsed.occurred_at, organization_id: parsed.organization_id,
     resources: { encounter_id: r.encounter_id, document_id: r.document_id },
   };
-  if (!checkWebhookEvent(event).ok) return undefined;
-  const e = event as WebhookEvent;
-  if (signed.eventIdHeader !== e.id || signed.versionHeader !== e.api_version) return undefined;
-  return { ok: true, event: e, deliveryId: signed.deliveryId, timestamp: signed.timestamp };
-}
-
-const UTF8_SKIPPING_BOM = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
-
-/**
- * Variant bom-tolerated: §6.3 steps 1 to 7 over the raw bytes as received (mark included), then the
- * JSON parsed with a decoder that skips a leading byte-order mark (RFC 8259 §8.1), then steps 9, 10.
- */
-function verifySkippingBom(input: { headers: HeaderBag; rawBody: Buffer; secret: Secret; nowMs: number }): VerifyResult {
-  const signed = verifySignatureOnly(input);
-  if (!signed.ok) return signed;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(UTF8_SKIPPING_BOM.decode(input.rawBody));
-  } catch {
-    return { ok: false, reason: 'invalid_json', detail: 'body is not UTF-8 JSON text' };
-  }
-  const schema = checkWebhookEvent(parsed);
-  if (!schema.ok) return { ok: false, reason: 'schema_violation', detail: schema.errors };
-  const event = parsed as WebhookEvent;
-  if (signed.eventIdHeader !== event.id) return { ok: false, reason: 'event_id_mismatch', detail: 'event-id header differs from body id' };
-  if (signed.versionHeader !== event.api_version) return { ok: false, reason: 'webhook_version_mismatch', detail: 'version header differs from body api_version' };
-  return { ok: true, event, deliveryId: signed.deliveryId, timestamp: signed.timestamp };
+  if (!checkEventBody(event).ok) return undefined;
+  const matched = matchHeaders(signed, event as TranscriptReadyEvent);
+  return matched.ok ? matched : undefined;
 }
 
 /** Variant unsupported-type-ignored: the body of a validly signed delivery names another event type. */
 function otherEventType(rawBody: Buffer): boolean {
   try {
     const parsed = JSON.parse(rawBody.toString('utf8')) as { type?: unknown };
-    return typeof parsed?.type === 'string' && parsed.type !== WEBHOOK_EVENT_TYPE;
+    return typeof parsed?.type === 'string' && parsed.type !== EVENT_TYPE;
   } catch {
     return false;
   }
@@ -322,14 +299,15 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
   const log = opts.log ?? (() => undefined);
   const variants = new Set<ReceiverVariant>(opts.variants ?? []);
 
-  /** §6.3 as this receiver applies it: the harness verifier, with the variants' allowed choices. */
-  function verifyDelivery(received: HeaderBag, rawBody: Buffer): VerifyResult {
+  /** §6.3 as this receiver applies it (verify.ts), with the variants' allowed choices. */
+  function verify(received: Headers, rawBody: Buffer): Verified | Rejected {
     let headers = received;
     if (variants.has('identical-repeated-headers-merged')) headers = mergeIdenticalRepeats(headers);
     if (variants.has('uppercase-hex-accepted')) headers = lowercaseDigest(headers);
-    const run = (h: HeaderBag) => (variants.has('bom-tolerated')
-      ? verifySkippingBom({ headers: h, rawBody, secret: opts.secret, nowMs: clock() })
-      : verify({ headers: h, rawBody, secret: opts.secret, nowMs: clock() }));
+    // bom-tolerated: steps 1 to 7 over the raw bytes as received (mark included), then the JSON read
+    // with a decoder that skips a leading byte-order mark (RFC 8259 §8.1).
+    const skipByteOrderMark = variants.has('bom-tolerated');
+    const run = (h: Headers) => verifyDelivery({ headers: h, rawBody, secret: opts.secret, nowMs: clock() }, { skipByteOrderMark });
     const verdict = run(headers);
     if (verdict.ok) return verdict;
     if (verdict.reason === 'multiple_signatures' && variants.has('several-signatures-accepted')) {
@@ -355,7 +333,7 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
     return answer(res, 204);
   }
 
-  async function followUp(event: WebhookEvent): Promise<void> {
+  async function followUp(event: TranscriptReadyEvent): Promise<void> {
     // Identifiers are opaque (§2): encode them as path segments, never interpret them.
     const encounterUrl = `${base}/external/v1/encounters/${encodeURIComponent(event.resources.encounter_id)}`;
     const documentUrl = `${encounterUrl}/documents/${encodeURIComponent(event.resources.document_id)}`;
@@ -378,7 +356,7 @@ export function createReferenceReceiverHandler(opts: ReferenceReceiverOptions): 
     }
 
     // headersDistinct keeps a repeated header as several values instead of joining them with ", ".
-    const verdict = verifyDelivery(req.headersDistinct, rawBody);
+    const verdict = verify(req.headersDistinct, rawBody);
     if (!verdict.ok) {
       if (verdict.reason === 'schema_violation' && variants.has('unsupported-type-ignored') && otherEventType(rawBody)) {
         // Authentic (the signature held), of a type this receiver does not handle: ignored, nothing fetched.

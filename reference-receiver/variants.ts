@@ -1,17 +1,20 @@
-// Receiver variants: legitimate choices a webhook receiver may make that the harness's example
-// receiver (reference-receiver.ts) does not make by default. Each entry names the clause that allows
-// it and a one-line justification; the meta-test tests/webhook-receiver-variants.spec.ts runs every
-// receiver check against the example receiver with each variant on and requires zero `fail`. The
-// `marker` proves the variant was really on (its distinguishing behaviour shows in that check).
-// The dual of the broken receivers (tests/webhook-broken-receivers.ts), which must be caught.
-import type { Outcome } from '../record.ts';
+// Variants of the example receiver: legitimate choices a webhook receiver may make that the example
+// (receiver.ts) does not make by default, each switched on by name through its `variants` option. Each
+// entry names the clause that allows it and a one-line justification. The meta-test
+// tests/webhook-receiver-variants.spec.ts runs every receiver check against the example receiver with
+// each variant on and requires zero `fail`; the `marker` names the check whose outcome or answered status
+// proves the variant was really on. The dual of the broken receivers (tests/webhook-broken-receivers.ts),
+// which must be caught. Imports nothing: the outcome names are the report's, spelled here as text.
+
+/** A check outcome as the harness reports it (only the ones a marker can name). */
+export type MarkerOutcome = 'pass' | 'warning' | 'informational';
 
 export interface ReceiverVariantSpec {
   /** The clause (spec section or another standard the spec brings in) that allows the choice. */
   clause: string;
   justification: string;
   /** A check whose outcome, or one of whose answered statuses, shows the variant was on. */
-  marker: { check: string; outcome?: Outcome; status?: number };
+  marker: { check: string; outcome?: MarkerOutcome; status?: number };
 }
 
 export const RECEIVER_VARIANTS = {

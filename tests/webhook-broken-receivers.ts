@@ -122,7 +122,7 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
   });
 }
 
-export async function startBrokenReceiver(kind: BrokenKind, secret: string, api: CountingApi): Promise<BrokenReceiver> {
+export async function startBrokenReceiver(kind: BrokenKind, secret: string, api: Pick<CountingApi, 'baseUrl' | 'apiKey'>): Promise<BrokenReceiver> {
   const processed = new Set<string>();
 
   async function followUp(encounterId: unknown, documentId: unknown): Promise<void> {

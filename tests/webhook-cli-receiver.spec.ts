@@ -162,7 +162,7 @@ test('with --follow-up-port the example receiver is CONFORMANT (exit 0), and a r
 
     // The same probe sees a receiver that verifies nothing fetch what forged deliveries name.
     port = await freePort();
-    const broken = await startBrokenReceiver('verifies-nothing', SECRET, { baseUrl: `http://127.0.0.1:${port}`, apiKey: 'cek_live_probe_test_0001', calls: [], count: () => 0, close: async () => undefined });
+    const broken = await startBrokenReceiver('verifies-nothing', SECRET, { baseUrl: `http://127.0.0.1:${port}`, apiKey: 'cek_live_probe_test_0001' });
     try {
       o = io();
       expect(await webhookCommand(['receiver', '--url', broken.url, '--follow-up-port', String(port)], o)).toBe(1);

@@ -1,16 +1,16 @@
-// Receiver variant meta-test: the dual of the broken receivers. The harness's example receiver with
-// each variant of harness/webhook/receiver-variants.ts on (one legitimate choice the spec allows each)
+// Receiver variant meta-test: the dual of the broken receivers. The example receiver (reference-receiver/) with
+// each variant of reference-receiver/variants.ts on (one legitimate choice the spec allows each)
 // passes every receiver check with zero `fail`, and the variant's marker shows it really was on.
 // Writes <out>/receiver-variants.json `{ total, passed, failing }` for the reports.
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { startReceiverSandbox } from '../harness/webhook/receiver-sandbox.ts';
-import type { ReceiverSandbox } from '../harness/webhook/receiver-sandbox.ts';
+import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
+import type { ReceiverSandbox } from '../cli/receiver-sandbox.ts';
 import { RECEIVER_CASES, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import type { ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
-import { RECEIVER_VARIANTS, RECEIVER_VARIANT_NAMES } from '../harness/webhook/receiver-variants.ts';
-import type { ReceiverVariant, ReceiverVariantSpec } from '../harness/webhook/receiver-variants.ts';
+import { RECEIVER_VARIANTS, RECEIVER_VARIANT_NAMES } from '../reference-receiver/variants.ts';
+import type { ReceiverVariant, ReceiverVariantSpec } from '../reference-receiver/variants.ts';
 
 const SECRET = 'whsec_receiver_variants_3c4d5e6f';
 const root = path.resolve(import.meta.dirname, '..');

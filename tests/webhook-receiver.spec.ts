@@ -1,4 +1,4 @@
-// Tests of the reference webhook receiver against a real PostgreSQL (embedded, one per file) with the
+// Tests of the example webhook receiver (reference-receiver/) against a real PostgreSQL (embedded, one per file) with the
 // REST API intercepted by nock: no follow-up after any rejection, exactly one follow-up per event id
 // under duplicates and concurrent retries, and deduplication by event id, never by delivery id.
 import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
@@ -9,8 +9,8 @@ import pg from 'pg';
 import { buildDelivery } from '../harness/webhook/signature.ts';
 import type { Delivery, HeaderBag, WebhookEvent } from '../harness/webhook/signature.ts';
 import { fabricateRejections, sampleEvent } from '../harness/webhook/adversarial.ts';
-import { startReferenceReceiver } from '../harness/webhook/reference-receiver.ts';
-import type { ReceiverLogEntry, ReferenceReceiverOptions, RunningReceiver } from '../harness/webhook/reference-receiver.ts';
+import { startReferenceReceiver } from '../reference-receiver/receiver.ts';
+import type { ReceiverLogEntry, ReferenceReceiverOptions, RunningReceiver } from '../reference-receiver/receiver.ts';
 
 const SECRET = 'whsec_receiver_test_8c2d4e6f';
 const API_KEY = 'cek_live_receiver_test_1a2b3c4d';

@@ -23,7 +23,8 @@ const HEADER_ORDER: readonly HeaderKey[] = ['eventId', 'deliveryId', 'timestamp'
 
 /**
  * Every reason the verifier can give, in the order of the checks. Each is distinct and stable:
- * reports, unit pairs and the reference receiver key on them.
+ * reports and unit pairs key on them; the example receiver (reference-receiver/verify.ts) answers with the
+ * same names, spelled there on its own.
  */
 export const VERIFY_REASONS = [
   // Input shape (not a §6.3 step: the caller handed over something that is not headers + bytes).
