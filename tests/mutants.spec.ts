@@ -2,32 +2,14 @@
 // checks the matrix names for it must fail; every conformance check must be named by some mutant.
 // The score (caught / total), survivors and unproven checks go to <out>/mutation.json for the reports.
 import { test, expect } from '@playwright/test';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import type { ReferenceHandle } from '../cli/reference-process.ts';
 import { MUTANTS } from '../reference-impl/mutants.ts';
-
-const root = path.resolve(import.meta.dirname, '..');
-const playwrightCli = path.join(root, 'node_modules/@playwright/test/cli.js');
-const outDir = process.env.CONFORMANCE_OUT ?? path.join(root, 'reports/out');
-
-interface Collected { id: string; outcome: string; mutant?: string; detail?: string }
+import { OUT_DIR as outDir, runMetaChild, runPlaywrightChild as runChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 
 const matrix: Matrix = await loadMatrix();
-
-function runChild(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [playwrightCli, ...args], { cwd: root, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 // The webhook-signature properties judge the harness's own signer and verifier, never a target, and pair
 // each green property with its red case in the same file: no service mutant concerns them.
@@ -54,22 +36,9 @@ let childLog = '';
 
 test.beforeAll(async () => {
   test.setTimeout(600_000);
-  let profile = process.env.CONFORMANCE_PROFILE;
-  let token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
-  if (!profile || !token) {
-    ref = await startReference();
-    profile = ref.profilePath;
-    token = ref.switchboardToken;
-  }
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-mutants-'));
-  const matrixFile = path.join(work, 'matrix.json');
-  fs.writeFileSync(matrixFile, JSON.stringify(matrix));
-  const res = await runChild(['test', '-c', 'tests/mutants/playwright.mutants.config.ts'], {
-    CONFORMANCE_PROFILE: profile, CONFORMANCE_SWITCHBOARD_TOKEN: token, CONFORMANCE_MUTANTS_MATRIX: matrixFile, CONFORMANCE_OUT: work,
-  });
-  childLog = `${res.stdout.slice(-3000)}\n${res.stderr.slice(-3000)}`;
-  const file = path.join(work, 'outcomes.json');
-  outcomes = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')).checks as Collected[]) : [];
+  const box = await sandbox();
+  ref = box.ref;
+  ({ outcomes, log: childLog } = await runMetaChild('tests/mutants/playwright.mutants.config.ts', box, 'mutantsMatrix', matrix, 'cec-mutants-'));
 });
 
 test.afterAll(async () => {

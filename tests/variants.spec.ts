@@ -3,34 +3,17 @@
 // conformance check must end without a `fail` against it. A check that fails on a variant is stricter than the
 // specification. The result goes to <out>/variants.json for the reports.
 import { test, expect } from '@playwright/test';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import type { ReferenceHandle } from '../cli/reference-process.ts';
 import { VARIANTS } from '../reference-impl/variants.ts';
 import { failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
-
-const root = path.resolve(import.meta.dirname, '..');
-const playwrightCli = path.join(root, 'node_modules/@playwright/test/cli.js');
-const outDir = process.env.CONFORMANCE_OUT ?? path.join(root, 'reports/out');
-
-interface Collected { id: string; outcome: string; variant?: string; detail?: string }
+import { setting } from '../harness/config.ts';
+import { OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 
 const names = serviceVariants();
-const bundles: Bundles = makeBundles(names, VARIANTS, process.env.CONFORMANCE_VARIANTS_SINGLE === '1');
+const bundles: Bundles = makeBundles(names, VARIANTS, setting('variantsSingle') === '1');
 const bundlesOf = (variant: string) => Object.entries(bundles).filter(([, vs]) => vs.includes(variant)).map(([b]) => b);
-
-function runChild(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [playwrightCli, ...args], { cwd: root, env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 test.describe.configure({ mode: 'serial' });
 
@@ -41,24 +24,11 @@ let seconds = 0;
 
 test.beforeAll(async () => {
   test.setTimeout(900_000);
-  let profile = process.env.CONFORMANCE_PROFILE;
-  let token = process.env.CONFORMANCE_SWITCHBOARD_TOKEN;
-  if (!profile || !token) {
-    ref = await startReference();
-    profile = ref.profilePath;
-    token = ref.switchboardToken;
-  }
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-variants-'));
-  const setFile = path.join(work, 'variants.json');
-  fs.writeFileSync(setFile, JSON.stringify(bundles));
+  const box = await sandbox();
+  ref = box.ref;
   const started = Date.now();
-  const res = await runChild(['test', '-c', 'tests/variants/playwright.variants.config.ts'], {
-    CONFORMANCE_PROFILE: profile, CONFORMANCE_SWITCHBOARD_TOKEN: token, CONFORMANCE_VARIANTS_SET: setFile, CONFORMANCE_OUT: work,
-  });
+  ({ outcomes, log: childLog } = await runMetaChild('tests/variants/playwright.variants.config.ts', box, 'variantsSet', bundles, 'cec-variants-'));
   seconds = Math.round((Date.now() - started) / 1000);
-  childLog = `${res.stdout.slice(-3000)}\n${res.stderr.slice(-3000)}`;
-  const file = path.join(work, 'outcomes.json');
-  outcomes = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')).checks as Collected[]) : [];
   // Written before any test judges, so a serial run that stops at the first failing variant still reports all.
   fs.mkdirSync(outDir, { recursive: true });
   fs.writeFileSync(path.join(outDir, 'variants.json'), JSON.stringify({ ...summarize(names, bundles, outcomes), variants: names, bundles, seconds }, null, 2));
