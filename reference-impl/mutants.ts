@@ -1,6 +1,7 @@
 // The fault switchboard's mutants: one deliberate non-conformance each. Off unless a request carries the
 // switchboard token and `x-switchboard-mutant: NAME` (or the process was started with --mutant NAME).
-// The code consults `mutant === 'NAME'` at the exact place of each defect; grep the name to find it.
+// What each one does is a named override in overrides.ts, beside the correct rule it replaces; the SQL mutants of
+// repo.ts and the sender mutants of webhooks.ts are still consulted there by name. Grep the name to find it.
 
 export const MUTANTS = {
   'precedence-query-before-auth': { area: 'precedence', description: 'unsupported query keys are rejected before API-key authentication' },

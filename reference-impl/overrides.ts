@@ -1,0 +1,537 @@
+// Mutants and variants as named overrides beside the correct rules. A rule module asks for the rule at a named
+// point, `rule(sw, 'revokedReason', 'revoked_key')`, and gets the correct one unless the request switched on a
+// mutant (mutants.ts) or variant (variants.ts) that replaces it. Each override is a function of the correct
+// rule (or value) returning its replacement, so it may wrap the correct rule or set it aside. The tables below
+// are the only place that knows what a mutant or variant does (grep a name to find it); the names and their
+// descriptions stay in mutants.ts and variants.ts.
+//
+// Composition: the variants switched on apply in the order of VARIANT_OVERRIDES, each wrapping what came before
+// (so of two variants answering the same point, the one further down wins); the mutant applies last, outermost.
+import http from 'node:http';
+import type stream from 'node:stream';
+import { AUDIO_URL_TTL_SECONDS } from './audio.ts';
+import { iso, type ListBody, type TranscriptBody, type Turn } from './bodies.ts';
+import { ApiError, type ReasonCode } from './errors.ts';
+import type { FaultName, MutantName } from './mutants.ts';
+import { ALL_SCOPES, decodeSegment, requireDigestKey, requireKeysEnabled, type Ctx, type Found, type Judgment, type Operation, type Reply, type RouteGroup, type Scope, type Services, type Stage } from './pipeline.ts';
+import { LIST_KEYS, type ListQuery, type QueryPair } from './query.ts';
+import type { DocumentRow, DocumentSummaryRow, EncounterRow, KeyRow } from './repo.ts';
+import { sendJson, type Variants } from './send.ts';
+import type { VariantName } from './variants.ts';
+
+/** What a request switched on (none in production). */
+export interface Switches { mutant: MutantName | null; variants: ReadonlySet<VariantName> }
+export const NO_SWITCHES: Switches = { mutant: null, variants: new Set() };
+
+type Json = Record<string, any>;
+type Body = Record<string, unknown>;
+
+/** The named points, each with the type of the rule (or value) found there. */
+export interface Points {
+  // ---- query.ts
+  decodeQueryPart: (raw: string) => { text: string; ok: boolean };
+  rejectUnsupportedKeys: (pairs: QueryPair[], allowed: readonly string[], sw: Switches) => void;
+  unsupportedKey: (key: string, allowed: readonly string[]) => boolean;
+  offendingPair: (pairs: QueryPair[], bad: (p: QueryPair) => boolean) => QueryPair | undefined;
+  unsupportedFilterField: (offending: QueryPair, pairs: QueryPair[]) => string;
+  validateListQuery: (pairs: QueryPair[], sw: Switches) => ListQuery;
+  duplicateQueryKey: (key: string, all: QueryPair[]) => QueryPair;
+  listDefaults: ListQuery;
+  limitMax: number;
+  offsetMax: number;
+  canonicalInt: (text: string, max: number, which: 'limit' | 'offset') => number | null;
+  inRange: (n: number, min: number, max: number) => boolean;
+  invalidValueField: (key: string) => string | null;
+  invalidSortReason: ReasonCode;
+  rejectInvalidDate: (field: string | null, message: string) => void;
+  dateTimeText: (text: string) => string;
+  matchDateTime: (text: string) => RegExpExecArray | null;
+  dateOffsetMinutes: number;
+  listCheckOrder: readonly (() => void)[];
+  startBeforeEnd: (start: bigint, end: bigint) => boolean;
+  startEndField: string;
+  // ---- pipeline.ts
+  pipeline: readonly Stage[];
+  keysEnabledCheck: (ctx: Ctx) => void;
+  digestKeyCheck: (ctx: Ctx) => void;
+  presentedToken: (ctx: Ctx) => string | null;
+  missingBearerReason: (ctx: Ctx) => ReasonCode;
+  testKeysRefused: (ctx: Ctx) => boolean;
+  revokedReason: ReasonCode;
+  expiredReason: ReasonCode;
+  methodAllowed: (method: string) => boolean;
+  orgScopeOnly: boolean;
+  notAllowlistedReason: ReasonCode;
+  routeGroupEnabled: (key: KeyRow, group: RouteGroup) => boolean | null;
+  requiredScopes: (op: Operation) => readonly Scope[];
+  missingScopeError: (missing: readonly Scope[]) => ApiError;
+  unknownEncounterReason: ReasonCode;
+  lookupJudgments: readonly Judgment[];
+  crossOrgReason: ReasonCode;
+  demoReason: ReasonCode;
+  documentBelongs: (document: DocumentRow, encounter: EncounterRow) => boolean;
+  documentNotFoundReason: (document: DocumentRow | undefined, encounter: EncounterRow) => ReasonCode;
+  reply: (ctx: Ctx, s: Services) => Promise<Reply>;
+  successBody: (body: unknown) => unknown;
+  successContentType: string | undefined;
+  // ---- bodies.ts
+  timestampOffsetMinutes: number;
+  timestampFraction: (ms: string) => string;
+  encounterSummary: (summary: Body, docs: DocumentSummaryRow[]) => Body;
+  listBody: (body: ListBody, rows: readonly EncounterRow[]) => ListBody;
+  detailDocuments: (encounter: EncounterRow & { documents?: DocumentSummaryRow[] }, ctx: Ctx, s: Services) => Promise<DocumentSummaryRow[]>;
+  clinicalContentFormat: string;
+  clinicalStatus: string | null;
+  unsupportedDocument: (d: DocumentRow, common: { document_id: string; encounter_id: string }) => Body;
+  documentBody: (document: Body, d: DocumentRow) => Body;
+  notAmbientError: () => Error;
+  transcriptServed: (t: { finalized: boolean }) => boolean;
+  transcriptMissingError: () => Error;
+  sortTurns: (turns: Turn[], d: DocumentRow) => void;
+  transcriptBody: (body: TranscriptBody) => TranscriptBody;
+  noAudioReason: ReasonCode;
+  audioStorageUnavailableReason: ReasonCode;
+  audioMissingReason: ReasonCode;
+  audioUrlSkew: number;
+  audioUrlShift: number;
+  audioUrl: (url: string) => string;
+  // ---- server.ts and its routes
+  /** A front end before the service: true when it answered the request itself. */
+  frontEnd: (method: string, path: string, res: http.ServerResponse, variants: Variants) => boolean;
+  errorBody: (status: number, body: Body) => Body;
+  writeError: typeof sendJson;
+  storageClock: () => number;
+  contractEdit: ((doc: Json) => void) | null;
+  /** A request line node:http refused: true when it was answered anyway. */
+  repairRequestLine: (head: RawHead, socket: stream.Duplex, server: http.Server) => boolean;
+}
+
+/** A request head node:http could not parse, split into its request line and its headers. */
+export interface RawHead { requestLine: string; headers: Record<string, string> }
+
+type Override = { [P in keyof Points]?: (correct: Points[P]) => Points[P] };
+
+/** The rule at `point` for this request: the correct one, or what its mutant or variants put in its place. */
+export function rule<P extends keyof Points>(sw: Switches, point: P, correct: Points[P]): Points[P] {
+  let chosen = correct;
+  if (sw.variants.size > 0) {
+    for (const [name, override] of VARIANT_LIST) {
+      const replace = override[point];
+      if (replace && sw.variants.has(name)) chosen = replace(chosen);
+    }
+  }
+  const replace = sw.mutant === null ? undefined : MUTANT_OVERRIDES[sw.mutant]?.[point];
+  return replace ? replace(chosen) : chosen;
+}
+
+// ---------------------------------------------------------------- helpers of the tables
+
+/** A stage order of the precedence mutants, by stage name; EXTRA_STAGES lend the stages the correct order lacks. */
+const order = (...names: string[]) => (stages: readonly Stage[]): readonly Stage[] =>
+  names.map((n) => stages.find((s) => s.name === n) ?? EXTRA_STAGES.find((s) => s.name === n)!);
+
+const EXTRA_STAGES: readonly Stage[] = [
+  // precedence-route-before-auth / precedence-scope-before-auth: the environment checks of step 1, run late.
+  { name: 'environment_checks', run(ctx) { requireKeysEnabled(ctx); requireDigestKey(ctx); } },
+  // precedence-lookup-before-auth: the encounter looked up (existence, demo flag) before the caller is known.
+  {
+    name: 'lookup_before_auth',
+    async run(ctx, s) {
+      if (!ctx.op || ctx.op.id === 'listPublicEncounters') return;
+      const early = await s.repo.getEncounter(ctx.params[0]);
+      if (!early) throw new ApiError('encounter_not_found');
+      if (early.is_demo) throw new ApiError('demo_training_denied');
+    },
+  },
+];
+
+/** An override that sets the correct rule aside and does nothing in its place. */
+const skipped = () => (): void => undefined;
+const fault = (...faults: FaultName[]) => (ctx: Ctx) => faults.some((f) => ctx.faults.has(f));
+
+/** A leniency of canonicalInt: text that `when` holds for is rewritten before the correct rule reads it. */
+const readAs = (when: (t: string, which: 'limit' | 'offset') => boolean, as: (t: string) => string): Override['canonicalInt'] =>
+  (correct) => (t, max, which) => correct(when(t, which) ? as(t) : t, max, which);
+/** A leniency of canonicalInt: text that `when` holds for is answered without the correct rule. */
+const answerAs = (when: (t: string, which: 'limit' | 'offset') => boolean, value: (max: number, which: 'limit' | 'offset') => number): Override['canonicalInt'] =>
+  (correct) => (t, max, which) => (when(t, which) ? value(max, which) : correct(t, max, which));
+const defaultOf = (_max: number, which: 'limit' | 'offset') => (which === 'limit' ? 50 : 0);
+const isLimit = (which: string) => which === 'limit';
+const isOffset = (which: string) => which === 'offset';
+
+/** Mutant lenient-nonascii-digits: the value of a digit of another script (blocks of ten from DIGIT ZERO). */
+function nonAsciiDigitValue(c: string): number {
+  const cp = c.codePointAt(0)!;
+  for (const zero of [0x0660, 0x06f0, 0x0966, 0x09e6, 0x0e50, 0xff10, 0x1d7ce, 0x1d7d8, 0x1d7e2, 0x1d7ec, 0x1d7f6]) if (cp >= zero && cp < zero + 10) return cp - zero;
+  return 0;
+}
+
+const DATE_TIME_NO_TZ = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?$/;
+
+/** Variant null-optional-fields-omitted: every null-valued property is left out, except the required content.text. */
+function dropNulls(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) return value.map((x) => dropNulls(x));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(value)) if (x !== null || (key === 'content' && k === 'text')) out[k] = dropNulls(x, k);
+  return out;
+}
+
+/** A raw path segment a front proxy would not pass on as one segment: a dot segment, an encoded slash or backslash, a NUL. */
+function outsideRouteSegment(raw: string): boolean {
+  return /%2f|%5c|%00/i.test(raw) || /^\.\.?(;.*)?$/.test(decodeSegment(raw));
+}
+
+const categoryOn = (status: number, category: string): Override['errorBody'] => (correct) => (s, b) => (s === status ? { ...correct(s, b), error: category } : correct(s, b));
+const contract = (edit: (doc: Json) => void): Override['contractEdit'] => () => edit;
+const AUDIO_PATH = '/external/v1/encounters/{encounter_id}/documents/{document_id}/audio';
+
+// ---------------------------------------------------------------- the mutants (one deliberate defect each)
+
+const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
+  // precedence: the stages of §4 in another order
+  'precedence-query-before-auth': { pipeline: order('reject_unsupported_keys', 'authenticate', 'authorize_route', 'require_scopes', 'validate_query', 'lookup') },
+  'precedence-scope-before-route': { pipeline: order('authenticate', 'require_scopes', 'authorize_route', 'reject_unsupported_keys', 'validate_query', 'lookup') },
+  'precedence-query-before-scope': { pipeline: order('authenticate', 'authorize_route', 'reject_unsupported_keys', 'validate_query', 'require_scopes', 'lookup') },
+  'precedence-lookup-before-query': { pipeline: order('authenticate', 'authorize_route', 'require_scopes', 'lookup', 'reject_unsupported_keys', 'validate_query') },
+  'precedence-validation-before-auth': { pipeline: order('validate_query', 'authenticate', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'lookup') },
+  'precedence-validation-before-keys': { pipeline: order('authenticate', 'authorize_route', 'require_scopes', 'validate_query', 'reject_unsupported_keys', 'lookup') },
+  'precedence-lookup-before-auth': { pipeline: order('lookup_before_auth', 'authenticate', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'validate_query', 'lookup') },
+  'precedence-lookup-before-route': { pipeline: order('authenticate', 'lookup', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'validate_query') },
+  'precedence-lookup-before-scope': { pipeline: order('authenticate', 'authorize_route', 'lookup', 'require_scopes', 'reject_unsupported_keys', 'validate_query') },
+  'precedence-query-before-route': { pipeline: order('authenticate', 'reject_unsupported_keys', 'authorize_route', 'require_scopes', 'validate_query', 'lookup') },
+  'precedence-validation-before-route': { pipeline: order('authenticate', 'validate_query', 'authorize_route', 'require_scopes', 'reject_unsupported_keys', 'lookup') },
+  'precedence-validation-before-scope': { pipeline: order('authenticate', 'authorize_route', 'validate_query', 'require_scopes', 'reject_unsupported_keys', 'lookup') },
+  'precedence-route-before-auth': {
+    keysEnabledCheck: skipped, digestKeyCheck: skipped,
+    pipeline: order('authenticate', 'authorize_route', 'environment_checks', 'require_scopes', 'reject_unsupported_keys', 'validate_query', 'lookup'),
+  },
+  'precedence-scope-before-auth': {
+    keysEnabledCheck: skipped, digestKeyCheck: skipped,
+    pipeline: order('authenticate', 'authorize_route', 'require_scopes', 'environment_checks', 'reject_unsupported_keys', 'validate_query', 'lookup'),
+  },
+  // step 1: authentication
+  'reason-revoked-as-invalid': { revokedReason: () => 'invalid_key' },
+  'reason-expired-as-disabled': { expiredReason: () => 'disabled_key' },
+  'reason-missing-bearer-as-malformed': { missingBearerReason: () => () => 'malformed_token' },
+  'test-key-always-allowed': { testKeysRefused: () => () => false },
+  'digest-unavailable-as-500': {
+    digestKeyCheck: () => (ctx) => {
+      if (fault('digest_key_unavailable')(ctx)) throw new Error('digest key store unreachable');
+    },
+  },
+  // The scheme matched by its spelling (RFC 7235 §2.1: case-insensitive).
+  'bearer-scheme-case-sensitive': { presentedToken: (correct) => (ctx) => (/^\s*Bearer\s/.test(ctx.req.headers.authorization ?? '') ? correct(ctx) : null) },
+  'api-key-query-param-accepted': { presentedToken: (correct) => (ctx) => correct(ctx) ?? keyOutsideHeader(ctx, false) },
+  'api-key-anywhere-accepted': { presentedToken: (correct) => (ctx) => correct(ctx) ?? keyOutsideHeader(ctx, true) },
+  // step 2: route and organization
+  'org-scope-check-skipped': { orgScopeOnly: () => false },
+  'reason-not-allowlisted-as-route-not-allowed': { notAllowlistedReason: () => 'route_not_allowed' },
+  'route-group-check-skipped': { routeGroupEnabled: () => () => true },
+  'route-disabled-blocks-both-groups': { routeGroupEnabled: () => (key) => Boolean(key.encounter_routes_enabled && key.document_routes_enabled) },
+  // A DELETE that got past the method check is answered 204 and changes nothing.
+  'non-get-answers-204': {
+    methodAllowed: (correct) => (method) => correct(method) || method === 'DELETE',
+    reply: (correct) => async (ctx, s) => (ctx.method === 'DELETE' ? { status: 204, headers: { 'cache-control': 'no-store' } } : correct(ctx, s)),
+  },
+  // step 3: scopes
+  'every-route-requires-all-scopes': { requiredScopes: () => () => ALL_SCOPES },
+  'audio-missing-scope-recordings-ignored': { requiredScopes: (correct) => (op) => correct(op).filter((s) => s !== 'recordings:read') },
+  'status-403-as-401': {
+    missingScopeError: (correct) => (missing) => {
+      const e = correct(missing);
+      e.statusOverride = 401;
+      return e;
+    },
+  },
+  // step 4: unsupported keys
+  'query-not-percent-decoded': { decodeQueryPart: () => (raw) => ({ text: raw, ok: true }) },
+  'query-keys-case-insensitive': {
+    rejectUnsupportedKeys: (correct) => (pairs, allowed, sw) => {
+      for (const p of pairs) p.key = p.key.toLowerCase();
+      correct(pairs, allowed, sw);
+    },
+  },
+  // Only the example keys of §4.1 are refused, other unknown keys are ignored.
+  'unsupported-keys-denylist': { unsupportedKey: (correct) => (key, allowed) => correct(key, allowed) && ['owners', 'record_kind', 'date_of_service', 'patient_id'].includes(key) },
+  'field-unsupported-filter-wrong': { unsupportedFilterField: () => (offending, pairs) => (pairs[pairs.length - 1] !== offending ? pairs[pairs.length - 1].key : 'query') },
+  'multiple-query-errors-combined': {
+    rejectUnsupportedKeys: (correct) => (pairs, allowed, sw) => {
+      if (pairs.filter((p) => !p.keyOk || !allowed.includes(p.key)).length > 1) throw new ApiError('invalid_query', null, 'several query keys are not supported');
+      correct(pairs, allowed, sw);
+    },
+    validateListQuery: (correct) => (pairs, sw) => {
+      const failing = LIST_KEYS.filter((k) => {
+        try {
+          correct(pairs.filter((p) => p.key === k), NO_SWITCHES);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+      if (failing.length > 1) throw new ApiError('invalid_query', null, `several query parameters are invalid: ${failing.join(', ')}`);
+      return correct(pairs, sw);
+    },
+  },
+  // step 5: query values
+  'duplicate-keys-crash': { duplicateQueryKey: () => (key) => { throw new TypeError(`${key}.match is not a function`); } },
+  'default-limit-20': { listDefaults: (correct) => ({ ...correct, limit: 20 }) },
+  'default-offset-1': { listDefaults: (correct) => ({ ...correct, offset: 1 }) },
+  'limit-max-101': { limitMax: () => 101 },
+  'offset-max-10001': { offsetMax: () => 10001 },
+  'range-bounds-exclusive': { inRange: (correct) => (n, min, max) => correct(n, min, max) && n !== min && n !== max },
+  'field-limit-null': { invalidValueField: (correct) => (key) => (key === 'limit' ? null : correct(key)) },
+  'field-offset-wrong': { invalidValueField: (correct) => (key) => (key === 'offset' ? 'limit' : correct(key)) },
+  'field-sort-null': { invalidValueField: (correct) => (key) => (key === 'sort_order' ? null : correct(key)) },
+  'date-error-field-wrong': { invalidValueField: (correct) => (key) => (key === 'end_at' ? 'start_at' : correct(key)) },
+  'reason-invalid-sort-as-invalid-query': { invalidSortReason: () => 'invalid_query' },
+  'lenient-limit-plus': { canonicalInt: readAs((t, w) => isLimit(w) && /^\+[0-9]+$/.test(t), (t) => t.slice(1)) },
+  'lenient-limit-leading-zero': { canonicalInt: readAs((t, w) => isLimit(w) && /^0+[1-9][0-9]*$/.test(t), (t) => t.replace(/^0+/, '')) },
+  'offset-negative-accepted': { canonicalInt: answerAs((t, w) => isOffset(w) && /^-[0-9]+$/.test(t), () => 0) },
+  'lenient-offset-plus': { canonicalInt: readAs((t, w) => isOffset(w) && /^\+[0-9]+$/.test(t), (t) => t.slice(1)) },
+  'lenient-offset-leading-zero': { canonicalInt: readAs((t, w) => isOffset(w) && /^0+[0-9]+$/.test(t), (t) => t.replace(/^0+(?=[0-9])/, '')) },
+  'lenient-whitespace': { canonicalInt: readAs(() => true, (t) => t.trim()) },
+  'lenient-decimal': { canonicalInt: readAs((t) => /^[0-9]+\.0*$/.test(t), (t) => t.slice(0, t.indexOf('.'))) },
+  'lenient-exponent': { canonicalInt: readAs((t) => /^[0-9]+[eE]\+?[0-9]+$/.test(t) && Number.isSafeInteger(Number(t)), (t) => String(Number(t))) },
+  'lenient-hex': { canonicalInt: readAs((t) => /^0[xX][0-9a-fA-F]{1,6}$/.test(t), (t) => String(parseInt(t.slice(2), 16))) },
+  'lenient-empty-as-default': { canonicalInt: answerAs((t) => t === '', defaultOf) },
+  'lenient-non-numeric-as-default': { canonicalInt: answerAs((t) => t !== '' && !/[0-9]/.test(t), defaultOf) },
+  'lenient-nonascii-digits': { canonicalInt: readAs(() => true, (t) => t.replace(/\p{Nd}/gu, (c) => String(nonAsciiDigitValue(c)))) },
+  'lenient-integer-prefix': { canonicalInt: readAs((t) => /^[0-9]+[^0-9]/.test(t), (t) => /^[0-9]+/.exec(t)![0]) },
+  'long-digits-overflow-accepted': { canonicalInt: answerAs((t) => /^[1-9][0-9]{9,}$/.test(t), (max) => max) },
+  'limit-zero-as-default': { canonicalInt: answerAs((t, w) => isLimit(w) && t.trim() !== '' && Number(t) === 0, defaultOf) },
+  'timezone-less-accepted': { matchDateTime: (correct) => (text) => correct(text) ?? DATE_TIME_NO_TZ.exec(text) },
+  'date-offset-ignored': { dateOffsetMinutes: () => 0 }, // the local date and time read as UTC
+  'date-invalid-ignored': { rejectInvalidDate: skipped },
+  'start-not-before-end-accepted': { startBeforeEnd: () => () => true },
+  // step 6: lookup
+  'encounter-not-found-as-cross-org': { unknownEncounterReason: () => 'cross_organization_denied' },
+  'cross-org-as-not-found': { crossOrgReason: () => 'encounter_not_found' },
+  'demo-as-not-found': { demoReason: () => 'encounter_not_found' },
+  'document-of-other-encounter-returned': { documentBelongs: (correct) => (d, e) => correct(d, e) || d.organization_id === e.organization_id },
+  'document-not-found-as-encounter-not-found': { documentNotFoundReason: () => () => 'encounter_not_found' },
+  'fuzz-crash-on-dotdot': {
+    pipeline: (correct) => correct.map((stage) => (stage.name !== 'lookup' ? stage : {
+      name: stage.name,
+      run(ctx: Ctx, s: Services) {
+        if (ctx.op && ctx.op.id !== 'listPublicEncounters' && ctx.key && ctx.params.some((p) => p.includes('..'))) throw new Error('path guard: cannot resolve ".."');
+        return stage.run(ctx, s);
+      },
+    })),
+  },
+  // bodies
+  'extra-field-encounter': { encounterSummary: (correct) => (summary, docs) => ({ ...correct(summary, docs), internal_notes: 'not part of the public contract' }) },
+  'total-is-page-size': { listBody: (correct) => (body, rows) => correct({ ...body, total: rows.length }, rows) },
+  'missing-required-total': {
+    listBody: (correct) => (body, rows) => {
+      const out = correct(body, rows);
+      delete out.total;
+      return out;
+    },
+  },
+  // The detail drops the encounter's last document, so it no longer equals the list item.
+  'detail-differs-from-list': { detailDocuments: (correct) => async (e, ctx, s) => (await correct(e, ctx, s)).slice(0, -1) },
+  'detail-omits-summary-documents': { detailDocuments: (correct) => async (e, ctx, s) => (await correct(e, ctx, s)).filter((d) => d.schema_type !== 'billing' && d.schema_type !== 'encounter_checklist') },
+  // Documents gathered by patient, so the patient's other encounters' documents join in.
+  'detail-documents-by-patient': {
+    detailDocuments: (correct) => async (e, ctx, s) => {
+      const own = await correct(e, ctx, s);
+      if (e.patient_id === null) return own;
+      const page = await s.repo.listEncounters(e.organization_id, { limit: 100, offset: 0, sortOrder: 'desc', startAt: null, endAt: null }, null);
+      return [...own, ...page.rows.filter((r) => r.patient_id === e.patient_id && r.encounter_id !== e.encounter_id).flatMap((r) => r.documents)];
+    },
+  },
+  'clinical-content-format-html': { clinicalContentFormat: () => 'html' },
+  'clinical-status-not-null': { clinicalStatus: () => 'signed' },
+  'ambient-detail-has-content': {
+    documentBody: (correct) => (document, d) => {
+      const out = correct(document, d);
+      if (d.schema_type === 'ambient_transcript') out.content = { format: 'markdown', text: null };
+      return out;
+    },
+  },
+  'unsupported-type-as-200': { unsupportedDocument: () => (d, common) => ({ ...common, schema_type: d.schema_type, created_at: iso(d.created_at), updated_at: iso(d.updated_at), title: d.title }) },
+  'unsupported-type-as-not-found': {
+    unsupportedDocument: () => () => { throw new ApiError('document_not_found'); },
+    notAmbientError: () => () => new ApiError('document_not_found'),
+  },
+  'wrong-content-type': { successContentType: () => 'text/plain; charset=utf-8' },
+  'transcript-not-found-as-500': { transcriptMissingError: () => () => new TypeError("Cannot read properties of undefined (reading 'turns')") },
+  'transcript-unfinalized-returned': { transcriptServed: () => () => true },
+  'transcript-turns-unsorted': { sortTurns: skipped },
+  'transcript-phone-call-unsorted': { sortTurns: (correct) => (turns, d) => { if (d.workflow_variant !== 'phone_call') correct(turns, d); } },
+  'transcript-ids-swapped': { transcriptBody: (correct) => (body) => { const b = correct(body); return { document_id: b.encounter_id, encounter_id: b.document_id, transcript: b.transcript }; } },
+  'audio-not-available-as-not-found': { noAudioReason: () => 'audio_not_found' },
+  'audio-storage-unavailable-as-404': { audioStorageUnavailableReason: () => 'audio_not_found' },
+  'audio-expires-in-past': { audioUrlSkew: () => -3600 },
+  'audio-url-lifetime-year': { audioUrlShift: () => 365 * 86_400 },
+  // The URL carries another expiry than the one signed, so storage refuses it.
+  'audio-url-expiry-mismatch': { audioUrl: (correct) => (url) => correct(url).replace(/expires=([0-9]+)/, (_, x: string) => `expires=${Number(x) + 60}`) },
+  'audio-url-empty': { audioUrl: () => () => '' },
+  // The expiry is checked against the epoch, so an expired URL is served.
+  'audio-storage-ignores-expiry': { storageClock: () => () => 0 },
+  // error bodies
+  'category-401-wrong': { errorBody: categoryOn(401, 'unauthorized') },
+  'category-403-wrong': { errorBody: categoryOn(403, 'forbidden') },
+  'category-400-wrong': { errorBody: categoryOn(400, 'bad_request') },
+  'category-422-wrong': { errorBody: categoryOn(422, 'validation_failed') },
+  'category-503-wrong': { errorBody: categoryOn(503, 'unavailable') },
+  'field-403-not-null': { errorBody: (correct) => (status, body) => (status === 403 ? { ...correct(status, body), field: 'authorization' } : correct(status, body)) },
+  'extra-field-error': { errorBody: (correct) => (status, body) => ({ ...correct(status, body), details: { hint: 'undeclared field' } }) },
+  // Labelled application/json, but the body is plain text.
+  'error-body-not-json': {
+    writeError: () => (res, status, body, headers) => {
+      const b = body as Body;
+      const text = `${status} ${String(b.reason_code)}: ${String(b.message)}`;
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', 'content-length': Buffer.byteLength(text), ...headers });
+      res.end(text);
+    },
+  },
+  // the served contract (GET /openapi/v1/openapi.json)
+  'openapi-not-closed': { contractEdit: contract((doc) => delete doc.components?.schemas?.PublicEncounterSummary?.additionalProperties) },
+  'openapi-version-wrong': { contractEdit: contract((doc) => { doc.openapi = '3.0.3'; }) },
+  'openapi-info-version-wrong': { contractEdit: contract((doc) => { doc.info.version = '1.0.0'; }) },
+  // A dangling reference: the document no longer resolves.
+  'openapi-invalid': { contractEdit: contract((doc) => { doc.components.schemas.PublicEncounterDetailResponse.properties.encounter = { $ref: '#/components/schemas/PublicEncounter' }; }) },
+  'openapi-path-missing': { contractEdit: contract((doc) => delete doc.paths[AUDIO_PATH]) },
+  'openapi-operation-renamed': { contractEdit: contract((doc) => { doc.paths['/external/v1/encounters/{encounter_id}'].get.operationId = 'getEncounter'; }) },
+  'openapi-status-added': {
+    contractEdit: contract((doc) => {
+      doc.paths['/external/v1/encounters'].get.responses['500'] = { description: 'Internal error.', content: { 'application/json': { schema: { $ref: '#/components/schemas/PublicApiErrorResponse' } } } };
+    }),
+  },
+  'openapi-reason-enum-drift': { contractEdit: contract((doc) => doc.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited')) },
+  'openapi-security-drift': { contractEdit: contract((doc) => { doc.components.securitySchemes.publicApiKeyBearer.scheme = 'basic'; }) },
+  'openapi-nullability-dropped': { contractEdit: contract((doc) => { doc.components.schemas.PublicEncounterSummary.properties.status = { type: 'string' }; }) },
+  'openapi-extra-query-parameter': { contractEdit: contract((doc) => doc.paths['/external/v1/encounters'].get.parameters.push({ name: 'patient_id', in: 'query', required: false, schema: { type: 'string' } })) },
+  'openapi-anonymous-audio': { contractEdit: contract((doc) => { doc.paths[AUDIO_PATH].get.security = []; }) },
+  'openapi-drift-limit-max': {
+    contractEdit: contract((doc) => {
+      for (const p of doc.paths?.['/external/v1/encounters']?.get?.parameters ?? []) {
+        if (p?.name === 'limit' && p.schema) p.schema.maximum = 200;
+      }
+    }),
+  },
+  // A lenient front end reads the request target up to the LAST space of the request line, drops the spaces
+  // inside it and forwards the request to this server.
+  'raw-space-target-lenient': { repairRequestLine: () => repairRequestLine },
+  // Mutants of repo.ts (SQL) and webhooks.ts (the sender) are consulted there by name.
+};
+
+/** Mutants api-key-query-param-accepted / api-key-anywhere-accepted: a key sent outside the Authorization header. */
+function keyOutsideHeader(ctx: Ctx, anywhere: boolean): string | null {
+  const pair = ctx.pairs.find((p) => p.key === 'api_key' || (anywhere && p.key === 'access_token'));
+  const cookie = /(?:^|;\s*)(?:api_key|access_token)=([^;]+)/.exec(String(ctx.req.headers.cookie ?? ''))?.[1];
+  const header = ctx.req.headers['x-api-key'];
+  ctx.pairs = ctx.pairs.filter((p) => p !== pair);
+  return pair?.value ?? (anywhere ? (cookie ?? (typeof header === 'string' ? header : undefined)) : undefined) ?? null;
+}
+
+/** Mutant raw-space-target-lenient: the repaired request forwarded to this server, its answer relayed. */
+function repairRequestLine(head: RawHead, socket: stream.Duplex, server: http.Server): boolean {
+  const addr = server.address();
+  const words = head.requestLine.split(' ');
+  if (addr === null || typeof addr === 'string' || words.length < 4) return false;
+  const forward = http.request({ host: addr.address, port: addr.port, method: words[0], path: words.slice(1, -1).join(''), headers: head.headers }, (res) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => {
+      const body = Buffer.concat(chunks);
+      socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 ${res.statusCode} Repaired\r\ncontent-type: ${res.headers['content-type'] ?? 'application/json'}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n`), body]));
+    });
+  });
+  forward.on('error', () => socket.destroy());
+  forward.end();
+  return true;
+}
+
+// ---------------------------------------------------------------- the variants (legitimate choices the spec leaves open)
+
+const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
+  // A front end that routes only GET (and HEAD) answers any other method with its own 404 before the service sees
+  // it (CONTRACT-NON-GET-METHODS leaves the answer open; nothing changes either way).
+  'non-get-as-plain-404': {
+    frontEnd: (correct) => (method, path, res, variants) => {
+      if (method === 'GET' || method === 'HEAD') return correct(method, path, res, variants);
+      sendJson(res, 404, { error: 'not_found', message: `no ${method} route here` }, {}, variants);
+      return true;
+    },
+  },
+  // A path with a dot segment, an encoded slash or backslash or a NUL names none of the five routes; a front proxy
+  // (nginx) refuses it with its own HTML page before the service sees it. Below non-get-as-plain-404: asked first.
+  'front-proxy-outside-routes': {
+    frontEnd: (correct) => (method, path, res, variants) => {
+      if (!path.split('/').some(outsideRouteSegment)) return correct(method, path, res, variants);
+      const page = '<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+      res.writeHead(400, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page), connection: 'close' }).end(page);
+      return true;
+    },
+  },
+  // HEAD is answered as GET (node:http sends no body for HEAD).
+  'http-head-like-get': { methodAllowed: (correct) => (method) => correct(method) || method === 'HEAD' },
+  // A header with another scheme (Basic) counts as a malformed token.
+  'non-bearer-scheme-as-malformed': { missingBearerReason: (correct) => (ctx) => ((ctx.req.headers.authorization ?? '').trim() !== '' ? 'malformed_token' : correct(ctx)) },
+  // Of several unsupported keys, the last one is named.
+  'unsupported-filter-names-last-key': { offendingPair: () => (pairs, bad) => pairs.findLast(bad) },
+  // One occurrence of a repeated key is read (LIST-DUPLICATE-KEYS is open). last-wins below first-wins: it wins.
+  'duplicate-keys-first-wins': { duplicateQueryKey: () => (_key, all) => all[0] },
+  'duplicate-keys-last-wins': { duplicateQueryKey: () => (_key, all) => all[all.length - 1] },
+  // With several invalid parameters another one is reported first (ORDER-MULTIPLE-QUERY-ERRORS).
+  'query-errors-reverse-order': { listCheckOrder: (correct) => [...correct].reverse() },
+  // The same refusal naming the other parameter of the pair.
+  'start-not-before-end-field-end-at': { startEndField: () => 'end_at' },
+  // Lowercase t/z, a space separator and an hour-only offset read as their RFC 3339 form.
+  'datetime-extra-iso-forms': { dateTimeText: (correct) => (text) => correct(text).replace(/^(.{10})[t ]/, '$1T').replace(/z$/, 'Z').replace(/([+-][0-9]{2})$/, '$1:00') },
+  // Inside step (6) the demo flag and the document are judged before ownership (ORDER-LOOKUP-INTERNAL is open).
+  'lookup-document-before-organization': {
+    lookupJudgments: (correct) => [
+      (_ctx: Ctx, { encounter }: Found) => { if (encounter.is_demo) throw new ApiError('demo_training_denied'); },
+      (_ctx: Ctx, { document, documentId }: Found) => { if (documentId !== undefined && document === undefined) throw new ApiError('document_not_found'); },
+      ...correct,
+    ],
+  },
+  // An existing document under another encounter of the organization → encounter_not_found.
+  'other-encounter-document-as-encounter-not-found': {
+    documentNotFoundReason: (correct) => (d, e) => (d !== undefined && d.organization_id === e.organization_id ? 'encounter_not_found' : correct(d, e)),
+  },
+  'null-optional-fields-omitted': { successBody: (correct) => (body) => dropNulls(correct(body)) },
+  // The same instant with another offset; minus-0800 above plus-0530, so plus-0530 wins should both be on.
+  'timestamps-offset-minus-0800': { timestampOffsetMinutes: () => -480 },
+  'timestamps-offset-plus-0530': { timestampOffsetMinutes: () => 330 },
+  // A zero fraction dropped, other fractions written with six digits.
+  'timestamps-fraction-varies': { timestampFraction: () => (ms) => (ms === '000' ? '' : `.${ms}000`) },
+  // No documents → no documents property (it is optional, §2.1).
+  'empty-documents-omitted': {
+    encounterSummary: (correct) => (summary, docs) => {
+      const out = correct(summary, docs);
+      if (docs.length === 0) delete out.documents;
+      return out;
+    },
+  },
+  // List summaries leave documents out; the detail keeps them.
+  'list-items-without-documents': {
+    listBody: (correct) => (body, rows) => {
+      const out = correct(body, rows);
+      for (const item of out.items) delete item.documents;
+      return out;
+    },
+  },
+  // format has a default (markdown), so it may be left out.
+  'clinical-content-format-omitted': {
+    documentBody: (correct) => (document, d) => {
+      const out = correct(document, d);
+      if (d.schema_type === 'document') out.content = { text: d.content_text };
+      return out;
+    },
+  },
+  // Audio missing from storage is "no audio for the document" (AUDIO-NOT-FOUND-VS-NOT-AVAILABLE).
+  'audio-missing-as-not-available': { audioMissingReason: () => 'audio_not_available_for_document' },
+  // The URL lives 60 s instead of AUDIO_URL_TTL_SECONDS.
+  'audio-url-short-lifetime': { audioUrlSkew: () => 60 - AUDIO_URL_TTL_SECONDS },
+  // §7.1 shows no category for 404; another string is as good.
+  'error-404-category-not-found': { errorBody: categoryOn(404, 'not_found') },
+  // Variants of the areas http and json choose the writer in send.ts; error-messages-other-text and
+  // field-sanitize-replace live in errors.ts, the openapi area in served-contract.ts, and the rest in repo.ts.
+};
+
+const VARIANT_LIST = Object.entries(VARIANT_OVERRIDES) as [VariantName, Override][];
