@@ -3,22 +3,10 @@
 // Started by tests/mutants.spec.ts as a child process with CONFORMANCE_PROFILE,
 // CONFORMANCE_SWITCHBOARD_TOKEN and CONFORMANCE_MUTANTS_MATRIX (a JSON dump of the matrix) set.
 import fs from 'node:fs';
-import path from 'node:path';
-import { defineConfig } from '@playwright/test';
 import { setting } from '../../harness/config.ts';
+import { metaConfig } from '../helpers/meta-config.ts';
 import { grepFor, type Matrix } from './matrix.ts';
 
 const matrix = JSON.parse(fs.readFileSync(setting('mutantsMatrix')!, 'utf8')) as Matrix;
-const root = path.resolve(import.meta.dirname, '../..');
 
-export default defineConfig({
-  testDir: root,
-  testMatch: ['suites/**/*.spec.ts', 'properties/**/*.spec.ts'],
-  fullyParallel: true,
-  workers: 2,
-  timeout: 120_000,
-  retries: 0,
-  outputDir: path.join(setting('out')!, 'test-results'),
-  reporter: [['./../../reports/conformance-reporter.ts', { outDir: setting('out') }], ['dot']],
-  projects: [{ name: 'mutants', grep: grepFor(Object.values(matrix).flat()) }],
-});
+export default metaConfig({ name: 'mutants', grep: grepFor(Object.values(matrix).flat()) });

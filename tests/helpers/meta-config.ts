@@ -1,0 +1,23 @@
+// The Playwright configuration both meta-suites' child runs share: every conformance check of suites/ and
+// properties/ against the reference sandbox in one project, outcomes collected by the conformance reporter
+// into CONFORMANCE_OUT. Each meta-suite names its project and narrows the selection its own way.
+import path from 'node:path';
+import { defineConfig, type PlaywrightTestConfig } from '@playwright/test';
+import { setting } from '../../harness/config.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export function metaConfig(project: { name: string; grep?: RegExp }, extra: Pick<PlaywrightTestConfig, 'testIgnore' | 'timeout'> = {}) {
+  return defineConfig({
+    testDir: ROOT,
+    testMatch: ['suites/**/*.spec.ts', 'properties/**/*.spec.ts'],
+    fullyParallel: true,
+    workers: 2,
+    timeout: 120_000,
+    retries: 0,
+    ...extra,
+    outputDir: path.join(setting('out')!, 'test-results'),
+    reporter: [[path.join(ROOT, 'reports/conformance-reporter.ts'), { outDir: setting('out') }], ['dot']],
+    projects: [project],
+  });
+}
