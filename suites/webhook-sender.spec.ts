@@ -22,6 +22,13 @@ function controlHeaders(profile: { requestHeaders?: Record<string, string>; faul
   return headers;
 }
 
+// The subscription asks the sender for a 100 ms backoff, so an unwanted retry (or an unwanted delivery) would
+// arrive within a few hundred milliseconds of the answer that should have ended it; watching six times the
+// backoff keeps a wide margin and the suite fast. A partner's service with its own schedule is judged by
+// `conformance webhook sender --observe-ms` (default 5 s) instead.
+const BACKOFF_MS = 100;
+const OBSERVE_MS = 6 * BACKOFF_MS;
+
 for (const c of SENDER_CASES) {
   test(c.def.id, async ({ check, capture }) => {
     // `check` runs the body once, or once per mutant in the meta-suite (api.target then carries its switchboard headers).
@@ -33,10 +40,11 @@ for (const c of SENDER_CASES) {
         capture,
         control: new SandboxControl({ baseUrl: controlUrl, headers: controlHeaders(profile), timeoutMs: profile.timeouts?.requestMs }),
         document,
-        backoffMs: 100,
+        backoffMs: BACKOFF_MS,
         senderTimeoutMs: SENDER_TIMEOUT_MS,
         maxAttempts: 3,
         waitMs: 5_000,
+        observeMs: OBSERVE_MS,
         // Every API key of the profile: a delivery must carry none (webhook-sender-no-api-key).
         apiKeys: (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k)),
         // Follow-up fetches with the receiver's key: the profile's full key (absent → those checks are not_verified).
