@@ -27,7 +27,7 @@ function sources(dir: string): string[] {
 // Spelled in two pieces so this file does not name it itself.
 const SHARED = ['..', 'shared', ''].join('/');
 
-test('no project file reads a path outside the project folder (../shared or beyond)', () => {
+test('no project file reads a path outside the project folder (the folder beside it, or anywhere above it)', () => {
   // A relative path that climbs out of the project root from the file's own folder.
   const offenders: string[] = [];
   for (const file of sources(PROJECT_ROOT)) {
