@@ -279,17 +279,20 @@ export function isPartial(filter: RunFilter | null | undefined, shards: string[]
   return false;
 }
 
-const LACKS = /profile lacks (credential role|resource role|fault switch|webhook setting|[a-z ]+?) '?([A-Za-z0-9_.:-]+)'?/;
+// What need() and the fixtures say when a profile lacks something: "profile lacks credential role 'x'",
+// "... resource role 'x'", "... fault switch 'x'", or a setting by its path ("profile lacks webhook.receiverUrl (...)").
+const LACKS = /profile lacks (?:(credential role|resource role|fault switch) '([^']+)'|([a-z]+)\.([A-Za-z0-9_.]+))/;
+const KIND_OF_SECTION: Record<string, MissingRole['kind']> = { webhook: 'webhook', resources: 'resource', credentials: 'credential', faults: 'fault' };
 
-/** Groups not-verified checks by the profile role whose absence the check named. */
+/** Groups not-verified checks by the profile role or setting whose absence the check named. */
 function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: string | null; requirements: string[] }[]): MissingRole[] {
   const byRole = new Map<string, { kind: MissingRole['kind']; checks: Set<string>; reqs: Set<string> }>();
   for (const c of checks) {
     if (c.outcome !== 'not_verified' || !c.detail) continue;
     const m = LACKS.exec(c.detail);
     if (!m) continue;
-    const kind: MissingRole['kind'] = m[1].startsWith('credential') ? 'credential' : m[1].startsWith('resource') ? 'resource' : m[1].startsWith('fault') ? 'fault' : m[1].startsWith('webhook') ? 'webhook' : 'other';
-    const role = kind === 'other' ? `${m[1]} ${m[2]}` : m[2];
+    const kind: MissingRole['kind'] = m[1] ? (m[1].startsWith('credential') ? 'credential' : m[1].startsWith('resource') ? 'resource' : 'fault') : (KIND_OF_SECTION[m[3]] ?? 'other');
+    const role = m[1] ? m[2] : `${m[3]}.${m[4]}`;
     const entry = byRole.get(role) ?? { kind, checks: new Set<string>(), reqs: new Set<string>() };
     entry.checks.add(c.id);
     for (const r of c.requirements) entry.reqs.add(r);

@@ -44,6 +44,8 @@ test.describe('the verdict of the report model', () => {
     expect(r.coverage.mustNotVerified).toEqual(['B-MUST']);
     expect(r.verdictReason).toBe('verified 2 of 3 must requirements in scope; nothing failed');
     expect(r.missingRoles).toEqual([{ role: 'revoked_key', kind: 'credential', checks: 1, requirements: 1 }]);
+    const receiver = buildReport(outcomes([...checks, check('e2', 'not_verified', ['E-MUST-WEBHOOK'], { detail: 'profile lacks webhook.receiverUrl (the receiver under test)' })]), ctx());
+    expect(receiver.missingRoles).toContainEqual({ role: 'webhook.receiverUrl', kind: 'webhook', checks: 1, requirements: 1 });
     expect(exitCodeFor(r)).toBe(1);
     expect(exitCodeFor(r, { allowIncomplete: true })).toBe(0);
   });
