@@ -10,6 +10,7 @@ import { VARIANTS } from '../reference-impl/variants.ts';
 import { failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
 import { setting } from '../harness/config.ts';
 import { OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
+import { loadCatalog } from '../reports/context.ts';
 
 const names = serviceVariants();
 const bundles: Bundles = makeBundles(names, VARIANTS, setting('variantsSingle') === '1');
@@ -70,3 +71,26 @@ for (const variant of names) {
     expect(failing.length, `checks that fail a conformant target with ${variant} on (bundle ${bundlesOf(variant).join(', ')}: ${bundles[bundlesOf(variant)[0]].join(', ')}):\n${list}`).toBe(0);
   });
 }
+
+// A conformant choice must not cost a verdict either: a must requirement that some check of the bundle judges
+// must be verified (a pass, or a warning) under every bundle, or a service making the choice would read
+// INCOMPLETE for something it does right.
+const MUST = new Set((loadCatalog()?.requirements ?? []).filter((r) => r.level === 'must').map((r) => r.id));
+
+test('no variant bundle leaves a must requirement unverified that its checks judge', () => {
+  expect(MUST.size).toBeGreaterThan(0);
+  const unverified: string[] = [];
+  for (const bundle of Object.keys(bundles)) {
+    const verified = new Set<string>();
+    const judged = new Set<string>();
+    for (const o of outcomes.filter((x) => x.variant === bundle)) {
+      for (const r of o.requirements ?? []) {
+        if (!MUST.has(r)) continue;
+        judged.add(r);
+        if (o.outcome === 'pass' || o.outcome === 'warning') verified.add(r);
+      }
+    }
+    for (const r of judged) if (!verified.has(r)) unverified.push(`${bundle}: ${r} (${outcomes.filter((x) => x.variant === bundle && (x.requirements ?? []).includes(r)).map((x) => `${x.id} ${x.outcome}`).join(', ')})`);
+  }
+  expect(unverified).toEqual([]);
+});

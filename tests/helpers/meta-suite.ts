@@ -15,7 +15,7 @@ const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
 export const OUT_DIR = setting('out') ?? path.join(ROOT, 'reports/out');
 
 /** One outcome of the child run, tagged with the switchboard entry that was on. */
-export interface Collected { id: string; outcome: string; mutant?: string; variant?: string; detail?: string }
+export interface Collected { id: string; outcome: string; requirements?: string[]; mutant?: string; variant?: string; detail?: string }
 
 export function runPlaywrightChild(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
