@@ -4,9 +4,8 @@
 // and reference-receiver → fixtures only (the oracle never imports an implementation, nor the reverse).
 // The rule is a pure function over (file, source) pairs, proven on planted wrong imports first.
 import { test, expect } from '@playwright/test';
-import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../fixtures/paths.ts';
+import { projectFiles } from './helpers/project-files.ts';
 
 const ALLOWED: Record<string, readonly string[]> = {
   cli: ['cli', 'harness', 'reports', 'fixtures', 'reference-receiver'],
@@ -40,19 +39,6 @@ export function violations(files: { file: string; source: string }[]): string[] 
   return out.sort();
 }
 
-function projectSources(): { file: string; source: string }[] {
-  const out: { file: string; source: string }[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(path.join(PROJECT_ROOT, dir), { withFileTypes: true })) {
-      const rel = dir ? `${dir}/${e.name}` : e.name;
-      if (e.isDirectory()) walk(rel);
-      else if (/\.(ts|mts|mjs|js)$/.test(e.name)) out.push({ file: rel, source: fs.readFileSync(path.join(PROJECT_ROOT, rel), 'utf8') });
-    }
-  };
-  for (const folder of Object.keys(ALLOWED)) if (fs.existsSync(path.join(PROJECT_ROOT, folder))) walk(folder);
-  return out;
-}
-
 test('the rule catches planted wrong imports in every direction and lets the right ones through', () => {
   const planted = [
     { file: 'harness/target.ts', source: "import { x } from '../reports/model.ts';\nimport { y } from '../fixtures/paths.ts';" },
@@ -74,7 +60,7 @@ test('the rule catches planted wrong imports in every direction and lets the rig
 });
 
 test('every import of the project follows the directions of the house', () => {
-  const files = projectSources();
+  const files = projectFiles(Object.keys(ALLOWED));
   expect(files.length).toBeGreaterThan(50);
   expect(violations(files)).toEqual([]);
 });

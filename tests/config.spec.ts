@@ -3,9 +3,7 @@
 // new variable cannot drift in beside the list and a dropped one cannot linger in it. The rule is a pure
 // function over (file, source) pairs, proven on planted drift first.
 import { test, expect } from '@playwright/test';
-import fs from 'node:fs';
-import path from 'node:path';
-import { PROJECT_ROOT } from '../fixtures/paths.ts';
+import { projectFiles } from './helpers/project-files.ts';
 import { SETTINGS } from '../harness/config.ts';
 
 /** Where the project reads or sets its variables (files or folders, project-relative). */
@@ -32,18 +30,6 @@ export function drift(files: { file: string; source: string }[], entries: Entrie
   return { unlisted: [...unlisted].sort(), unused: unused.sort() };
 }
 
-function scannedSources(): { file: string; source: string }[] {
-  const out: { file: string; source: string }[] = [];
-  const visit = (rel: string) => {
-    const abs = path.join(PROJECT_ROOT, rel);
-    if (!fs.existsSync(abs)) return;
-    if (fs.statSync(abs).isDirectory()) for (const e of fs.readdirSync(abs)) visit(`${rel}/${e}`);
-    else if (/\.(ts|mts|mjs|js)$/.test(rel)) out.push({ file: rel, source: fs.readFileSync(abs, 'utf8') });
-  };
-  for (const rel of SCANNED) visit(rel);
-  return out;
-}
-
 test('the rule reports a planted unlisted name and a planted unused entry, and accepts prefixes, families and setting() use', () => {
   const entries = {
     profile: { name: 'CONFORMANCE_PROFILE' },
@@ -62,7 +48,7 @@ test('the rule reports a planted unlisted name and a planted unused entry, and a
 });
 
 test('every CONFORMANCE_* name the project spells is listed in harness/config.ts, and every entry is used', () => {
-  const files = scannedSources();
+  const files = projectFiles(SCANNED);
   expect(files.some((f) => f.file === CONFIG_FILE)).toBe(true);
   expect(files.length).toBeGreaterThan(50);
   expect(drift(files, SETTINGS)).toEqual({ unlisted: [], unused: [] });

@@ -6,6 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT, SPEC_PATH, SPEC_SHA256_PATH } from '../fixtures/paths.ts';
+import { projectFiles } from './helpers/project-files.ts';
 
 test('the specification copy matches the SHA-256 recorded beside it', () => {
   const recorded = fs.readFileSync(SPEC_SHA256_PATH, 'utf8').split(/\s+/)[0];
@@ -13,30 +14,18 @@ test('the specification copy matches the SHA-256 recorded beside it', () => {
   expect(actual).toBe(recorded);
 });
 
-function sources(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (['node_modules', '.git', 'out', 'test-results'].includes(e.name)) continue;
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) out.push(...sources(p));
-    else if (/\.(ts|mjs|js|json|yml|yaml|sh)$/.test(e.name) || e.name === 'run') out.push(p);
-  }
-  return out;
-}
-
 // Spelled in two pieces so this file does not name it itself.
 const SHARED = ['..', 'shared', ''].join('/');
 
 test('no project file reads a path outside the project folder (the folder beside it, or anywhere above it)', () => {
   // A relative path that climbs out of the project root from the file's own folder.
   const offenders: string[] = [];
-  for (const file of sources(PROJECT_ROOT)) {
-    if (file.endsWith('package-lock.json') || file === path.join(PROJECT_ROOT, '.ci', 'run')) continue;
-    const text = fs.readFileSync(file, 'utf8');
-    if (text.includes(SHARED)) offenders.push(`${path.relative(PROJECT_ROOT, file)}: names the folder beside the project`);
-    for (const m of text.matchAll(/['"`]((?:\.\.\/)+)[^'"`\s]*['"`]/g)) {
-      const resolved = path.resolve(path.dirname(file), m[1]);
-      if (!resolved.startsWith(PROJECT_ROOT)) offenders.push(`${path.relative(PROJECT_ROOT, file)}: ${m[0]}`);
+  for (const { file, source } of projectFiles([''], /(\.(ts|mjs|js|json|yml|yaml|sh)|^run)$/)) {
+    if (file === 'package-lock.json' || file === '.ci/run') continue;
+    if (source.includes(SHARED)) offenders.push(`${file}: names the folder beside the project`);
+    for (const m of source.matchAll(/['"`]((?:\.\.\/)+)[^'"`\s]*['"`]/g)) {
+      const resolved = path.resolve(PROJECT_ROOT, path.dirname(file), m[1]);
+      if (!resolved.startsWith(PROJECT_ROOT)) offenders.push(`${file}: ${m[0]}`);
     }
   }
   expect(offenders).toEqual([]);
