@@ -93,29 +93,24 @@ export interface Evaluation {
 export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<Evaluation> {
   defineCheck(def);
   const exchanges: Exchange[] = [];
-  let observed: string | undefined;
-  let warned: string | undefined;
-  let noted: string | undefined;
+  // What the body said beside its verdict, by kind, each kind's texts joined in order.
+  const said: Record<'observed' | 'warned' | 'noted', string[]> = { observed: [], warned: [], noted: [] };
+  const text = (kind: keyof typeof said): string | undefined => (said[kind].length ? said[kind].join('; ') : undefined);
   const scope: CheckScope = {
     need(value, what) {
       if (value === undefined || value === null) throw new NotVerified(`profile lacks ${what}`);
       return value;
     },
-    observe(text) {
-      observed = observed ? `${observed}; ${text}` : text;
-    },
-    warn(text) {
-      warned = warned ? `${warned}; ${text}` : text;
-    },
-    note(text) {
-      noted = noted ? `${noted}; ${text}` : text;
-    },
+    observe: (t) => void said.observed.push(t),
+    warn: (t) => void said.warned.push(t),
+    note: (t) => void said.noted.push(t),
     record(ex) {
       exchanges.push(ex);
     },
   };
   try {
     await body(scope);
+    const [observed, warned, noted] = [text('observed'), text('warned'), text('noted')];
     // A `should` not met outranks an observation; both outrank a pass.
     if (warned !== undefined) return { exchanges, rec: { ...def, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned) } };
     if (observed !== undefined) return { exchanges, rec: { ...def, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed) } };

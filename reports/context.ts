@@ -109,8 +109,6 @@ export interface ContextOptions {
   strict?: boolean;
 }
 
-/** The reviewed reasons why some must requirements have no check (fixtures/requirements/not-tested.json). */
-const loadNotTested = (): Record<string, string> => readNotTested();
 
 export function loadRunContext(opts: ContextOptions): RunContext {
   const warnings: string[] = [];
@@ -152,7 +150,7 @@ export function loadRunContext(opts: ContextOptions): RunContext {
     contractSha256: sha256File(CONTRACT_PATH),
     catalogSha256: sha256File(catalogPath),
     catalog: loadCatalog(catalogPath),
-    notTested: loadNotTested(),
+    notTested: readNotTested(), // the reviewed reasons (fixtures/requirements/not-tested.json)
     waivers,
     mutation: typeof mutation === 'string' ? null : mutation,
     today: opts.today ?? todayUtc(),
