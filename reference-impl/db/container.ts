@@ -4,13 +4,15 @@ import type { DbProvider } from './provider.ts';
 
 /** testcontainers' error when no runtime is found; the wording has changed before, so it lives in one place. */
 export const NO_RUNTIME = 'Could not find a working container runtime strategy';
+/** The official image by default; CONFORMANCE_DB_IMAGE names another (e.g. the local drop-in scripts/container-images.sh builds). */
 export const POSTGRES_IMAGE = 'postgres:16-alpine';
 
-export async function startContainer(): Promise<DbProvider> {
+export async function startContainer(env: NodeJS.ProcessEnv): Promise<DbProvider> {
   const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  const image = env.CONFORMANCE_DB_IMAGE || POSTGRES_IMAGE;
   let started;
   try {
-    started = await new PostgreSqlContainer(POSTGRES_IMAGE).start();
+    started = await new PostgreSqlContainer(image).start();
   } catch (e) {
     if (e instanceof Error && e.message.includes(NO_RUNTIME)) {
       throw new ProviderError(`--db container: no container runtime found (${NO_RUNTIME}); use --db embedded or --db url`);

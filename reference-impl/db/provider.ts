@@ -20,6 +20,6 @@ export class ProviderError extends Error {}
 
 export async function startProvider(kind: ProviderKind, options: ProviderOptions): Promise<DbProvider> {
   if (kind === 'embedded') return (await import('./embedded.ts')).startEmbedded(options);
-  if (kind === 'container') return (await import('./container.ts')).startContainer();
+  if (kind === 'container') return (await import('./container.ts')).startContainer(options.env);
   return (await import('./url.ts')).fromUrl(options.env);
 }
