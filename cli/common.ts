@@ -43,6 +43,9 @@ Options:
   --requirement ID    run only the checks that verify requirement ID (from fixtures/requirements/coverage.json)
   --waivers FILE      reviewed waiver file (fixtures/report/waivers.schema.json)
   --db KIND           database of the reference: embedded (default), container, url (DATABASE_URL)
+  --reference KIND    how the reference runs: process (default, a child process on the --db database) or
+                      container (reference-impl/Dockerfile beside a PostgreSQL container on one network;
+                      images from CONFORMANCE_REFERENCE_IMAGE and CONFORMANCE_DB_IMAGE, see README)
   --shard I/N         run shard I of N; reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
   --workers N         parallel Playwright workers
   --mutants           also measure the mutation and variant scores (every check against every mutant and every
@@ -68,6 +71,7 @@ Starts the reference implementation with deterministic seeded data and prints it
 
 Options:
   --db KIND           embedded (default), container, url (DATABASE_URL)
+  --reference KIND    process (default) or container (the reference and PostgreSQL as containers)
   --port N            port to listen on (default: any free port)
   --profile-out FILE  where to write the sandbox's target profile (default: a temporary file, printed)
   -h, --help          this help`,
@@ -101,6 +105,17 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(command
 
 export function oneLine(text: string): string {
   return redact(text).replace(/\s+/g, ' ').trim().slice(0, 600);
+}
+
+export const REFERENCE_KINDS = ['process', 'container'] as const;
+export type ReferenceKind = (typeof REFERENCE_KINDS)[number];
+
+/** --reference and --db together: a containerised reference always has its database in a container. */
+export function referenceKind(value: string | undefined, db: string | undefined): ReferenceKind {
+  const v = value ?? 'process';
+  if (!(REFERENCE_KINDS as readonly string[]).includes(v)) throw new SetupError(`--reference must be one of ${REFERENCE_KINDS.join(', ')} (got ${v})`);
+  if (v === 'container' && db !== undefined && db !== 'container') throw new SetupError(`--reference container runs its database in a container too (got --db ${db})`);
+  return v as ReferenceKind;
 }
 
 export function dbKind(value: string | undefined): DbKind {

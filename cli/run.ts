@@ -10,11 +10,12 @@ import { loadProfile, validateProfile, unresolvedVariables, type Profile } from 
 import { COVERAGE_PATH } from '../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
 import { startReference } from './reference-process.ts';
+import { CALLBACK_HOST, startContainerReference } from './reference-container.ts';
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor } from '../reports/model.ts';
 import { REPORT_FILES } from '../reports/write.ts';
 import { setting } from '../harness/config.ts';
-import { clearReports, dbKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
+import { clearReports, dbKind, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
 const PROBE_TARGET = '/external/v1/encounters';
@@ -112,7 +113,7 @@ function requirementGrep(id: string): string {
 export async function run(argv: string[]): Promise<number> {
   const { values: o } = parse('run', argv, {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
-    grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' },
+    grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' },
     'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
   });
@@ -140,7 +141,9 @@ export async function run(argv: string[]): Promise<number> {
   if (o.target !== undefined && o.profile === undefined) throw new SetupError('--target needs --profile FILE (the profile names the credentials and resources to use)');
   if (o.mutants && (o.target !== undefined || o.profile !== undefined)) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
   if (o.profile !== undefined && o.db !== undefined) throw new SetupError('--db applies only when the reference is started (without --profile)');
-  const db = o.profile === undefined ? dbKind(o.db) : undefined;
+  if (o.profile !== undefined && o.reference !== undefined) throw new SetupError('--reference applies only when the reference is started (without --profile)');
+  const referenceAs = referenceKind(o.reference, o.db);
+  const db = o.profile === undefined ? (referenceAs === 'container' ? 'container' : dbKind(o.db)) : undefined;
   const fromEnv = setting('waivers');
   const waiversPath = o.waivers !== undefined ? path.resolve(o.waivers) : fromEnv ? path.resolve(fromEnv) : undefined;
   if (waiversPath) {
@@ -186,12 +189,15 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       // A report folder that cannot be written is a setup error before the reference is started.
       prepareOutDir(outDir);
-      process.stderr.write(`conformance: starting the reference implementation (--db ${db})\n`);
+      process.stderr.write(`conformance: starting the reference implementation (${referenceAs === 'container' ? '--reference container' : `--db ${db}`})\n`);
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-reference-'));
       cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
       profilePath = path.join(dir, 'reference.profile.json');
       switchboardToken = crypto.randomBytes(16).toString('hex');
-      const started = startReference({ db, timeoutMs: 180_000, profilePath, switchboardToken }).then((ref) => {
+      const starting = referenceAs === 'container'
+        ? startContainerReference({ timeoutMs: 180_000, profilePath, switchboardToken })
+        : startReference({ db, timeoutMs: 180_000, profilePath, switchboardToken });
+      const started = starting.then((ref) => {
         cleanups.push(() => ref.stop());
         process.stderr.write(`conformance: reference ready at ${ref.baseUrl}\n`);
         return ref;
@@ -248,6 +254,8 @@ export async function run(argv: string[]): Promise<number> {
     if (o.seed !== undefined) put(env, 'seed', o.seed); // otherwise an exported CONFORMANCE_SEED replays a run
     put(env, 'waivers', waiversPath);
     put(env, 'waitReady', readyFile);
+    // A reference in a container delivers its webhooks to the harness through the host's gateway.
+    put(env, 'callbackHost', referenceAs === 'container' ? CALLBACK_HOST : setting('callbackHost'));
     const code = await runPlaywright(args, env, cleanups, referenceReady);
     await referenceReady; // a reference that never started is the reason, whatever Playwright said
     const report = readReport(outDir);

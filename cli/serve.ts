@@ -1,15 +1,20 @@
 // `conformance serve`: the reference implementation as a partner sandbox with deterministic data; prints its
 // guide (keys per role, the switchboard token, how to produce each reason code) and stops cleanly on Ctrl-C.
 import path from 'node:path';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
-import { dbKind, HELP, parse, SetupError } from './common.ts';
+import { startContainerReference } from './reference-container.ts';
+import { dbKind, HELP, parse, referenceKind, SetupError } from './common.ts';
 
 export async function serve(argv: string[]): Promise<number> {
-  const { values: o } = parse('serve', argv, { db: { type: 'string' }, port: { type: 'string' }, 'profile-out': { type: 'string' } });
+  const { values: o } = parse('serve', argv, { db: { type: 'string' }, reference: { type: 'string' }, port: { type: 'string' }, 'profile-out': { type: 'string' } });
   if (o.help) {
     process.stdout.write(`${HELP.serve}\n`);
     return 0;
   }
+  if (referenceKind(o.reference, o.db) === 'container') return serveContainer(o);
   const db = dbKind(o.db);
   if (o.port !== undefined && (!/^[0-9]{1,5}$/.test(o.port) || Number(o.port) > 65535)) throw new SetupError(`--port must be 0..65535 (got ${o.port})`);
   const profilePath = o['profile-out'] !== undefined ? path.resolve(o['profile-out']) : undefined;
@@ -37,6 +42,38 @@ export async function serve(argv: string[]): Promise<number> {
       if (stopping) return;
       process.stderr.write(`conformance: the sandbox exited unexpectedly (code ${code})\n`);
       resolve(1);
+    });
+  });
+}
+
+/** `serve --reference container`: the same sandbox as containers; the guide comes from the container's log. */
+async function serveContainer(o: { port?: string; 'profile-out'?: string }): Promise<number> {
+  if (o.port !== undefined) throw new SetupError('--port does not apply to --reference container (the published port is chosen free)');
+  const profilePath = o['profile-out'] !== undefined ? path.resolve(o['profile-out']) : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-profile-')), 'reference.profile.json');
+  let ref;
+  try {
+    ref = await startContainerReference({
+      profilePath, switchboardToken: crypto.randomBytes(16).toString('hex'), args: ['--guide'], timeoutMs: 180_000,
+      onLog: (line) => process.stderr.write(`${line}\n`),
+    });
+  } catch (e) {
+    throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
+  }
+  process.stderr.write(`conformance: sandbox at ${ref.baseUrl} (containers of run ${ref.runId}); profile in ${profilePath}; Ctrl-C stops it\n`);
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write('conformance: stopping the sandbox (removing its containers)\n');
+      void ref.stop().then(() => resolve(0));
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+    void ref.exited.then(() => {
+      if (stopping) return;
+      process.stderr.write('conformance: the sandbox container exited unexpectedly\n');
+      void ref.stop().then(() => resolve(1));
     });
   });
 }

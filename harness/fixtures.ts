@@ -47,7 +47,9 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
   capture: [
     async ({}, use) => {
       const { Capture } = await import('./webhook/sender-suite.ts');
-      const capture = new Capture({ holdMs: SENDER_TIMEOUT_MS + 1000 });
+      // A target in a container reaches the harness through the host's gateway, not its loopback.
+      const callbackHost = setting('callbackHost');
+      const capture = new Capture({ holdMs: SENDER_TIMEOUT_MS + 1000, ...(callbackHost ? { host: '0.0.0.0', advertiseHost: callbackHost } : {}) });
       await capture.listen();
       await use(capture);
       await capture.close();

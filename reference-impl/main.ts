@@ -1,6 +1,6 @@
 // Entry point of the reference implementation: database provider → migrations → seed → HTTP server → one ready line.
 //   node reference-impl/main.ts [--db embedded|container|url] [--port 0] [--host 127.0.0.1] [--profile-out FILE]
-//        [--switchboard-token TOKEN] [--mutant NAME] [--guide] [--data-dir DIR] [--exit-with-parent]
+//        [--switchboard-token TOKEN] [--mutant NAME] [--guide] [--data-dir DIR] [--exit-with-parent] [--public-url ORIGIN]
 // stdout carries exactly one line, {"event":"ready",...}; everything else goes to stderr. Startup failure: exit 2.
 import fs from 'node:fs';
 import type http from 'node:http';
@@ -36,6 +36,7 @@ function options() {
       guide: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       'exit-with-parent': { type: 'boolean', default: false },
+      'public-url': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -46,7 +47,10 @@ function options() {
   if (token !== undefined && token.length < 8) throw new UsageError('--switchboard-token must have at least 8 characters');
   if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`unknown mutant "${values.mutant}" (known: ${Object.keys(MUTANTS).join(', ')})`);
   if (values['data-dir'] !== undefined && values.db !== 'embedded') throw new UsageError('--data-dir applies to --db embedded only');
+  const publicUrl = values['public-url'];
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+$/.test(publicUrl)) throw new UsageError('--public-url must be an origin like http://127.0.0.1:8080 (no path)');
   return {
+    publicUrl,
     db: values.db as ProviderKind,
     port: Number(values.port),
     host: values.host,
@@ -139,7 +143,8 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : opts.port;
-  fallbackOrigin = `http://${fallbackHost}:${port}`;
+  // --public-url: where clients reach this server when that is not where it listens (a published container port).
+  fallbackOrigin = opts.publicUrl ?? `http://${fallbackHost}:${port}`;
   const baseUrl = fallbackOrigin;
 
   if (opts.profileOut) {

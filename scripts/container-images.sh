@@ -12,7 +12,8 @@
 #   cec-local/base:bookworm    Debian bookworm minbase with postgresql-15 and ca-certificates (debootstrap)
 #   cec-local/postgres:15      that base with an entrypoint honouring POSTGRES_USER/PASSWORD/DB like the official image
 #   cec-local/node:24          that base with the Node binary of the pinned `node` devDependency and npm from npm pack
-# The reference image (cec-reference:local) is built from reference-impl/Dockerfile on whichever Node image exists.
+# The reference image is built from reference-impl/Dockerfile on whichever Node image exists, tagged with the hash
+# of its build context (cli/reference-image.ts), which is the tag `--reference container` looks for.
 #
 # When no engine answers and this runs as root, it starts one (installing docker.io when missing):
 #   dockerd --storage-driver=vfs --iptables=false on unix://$CEC_CONTAINER_RUN/docker.sock, data under $CEC_CONTAINER_CACHE.
@@ -25,7 +26,6 @@ CACHE=${CEC_CONTAINER_CACHE:-/var/cache/cec-containers}
 RUN_DIR=${CEC_CONTAINER_RUN:-/run/cec-docker}
 OFFICIAL_POSTGRES=postgres:16-alpine
 OFFICIAL_NODE=node:24-slim
-REFERENCE_IMAGE=cec-reference:local
 
 say() { echo "container-images: $*" >&2; }
 unavailable() {
@@ -121,6 +121,7 @@ else
 fi
 
 # 3. The reference implementation's image, from the working tree (layers cached by the engine).
+REFERENCE_IMAGE=$(node_modules/.bin/node cli/reference-image.ts) || unavailable "cannot compute the reference image's tag (run npm ci first)"
 start=$SECONDS
 # --network host: the build's `npm ci` reaches the registry even where the engine runs without NAT (--iptables=false).
 if ! docker build -q --force-rm --network host --build-arg "NODE_IMAGE=$node_image" -f reference-impl/Dockerfile -t "$REFERENCE_IMAGE" . >"$CACHE/build.log" 2>&1; then
@@ -128,8 +129,10 @@ if ! docker build -q --force-rm --network host --build-arg "NODE_IMAGE=$node_ima
   unavailable "building $REFERENCE_IMAGE failed"
 fi
 say "reference image $REFERENCE_IMAGE built in $((SECONDS - start)) s"
+# Earlier builds of the reference (other trees) only take room.
+docker images cec-reference --format '{{.Repository}}:{{.Tag}}' | grep -vxF "$REFERENCE_IMAGE" | xargs -r docker rmi >/dev/null 2>&1
+docker image prune -f >/dev/null 2>&1
 
 [ -n "${DOCKER_HOST:-}" ] && printf 'export DOCKER_HOST=%q\n' "$DOCKER_HOST"
 [ -n "$ryuk_disabled" ] && echo 'export TESTCONTAINERS_RYUK_DISABLED=true'
 printf 'export CONFORMANCE_DB_IMAGE=%q\n' "$db_image"
-printf 'export CONFORMANCE_REFERENCE_IMAGE=%q\n' "$REFERENCE_IMAGE"

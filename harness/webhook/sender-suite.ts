@@ -46,6 +46,8 @@ export interface CapturedDelivery {
 export interface CaptureOptions {
   port?: number;
   host?: string;
+  /** The host name the service reaches this capture by, in the URLs it is given (default: the address listened on). */
+  advertiseHost?: string;
   /** How long a 'timeout' step holds the response before dropping the connection (default 3 s). */
   holdMs?: number;
   /** Script for paths without their own (default: always 204). */
@@ -84,7 +86,8 @@ export class Capture {
       this.server.listen(this.opts.port ?? 0, this.opts.host ?? '127.0.0.1', () => resolve());
     });
     const { port, address } = this.server.address() as AddressInfo;
-    this.url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+    const host = this.opts.advertiseHost ?? address;
+    this.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     return this.url;
   }
 
@@ -619,7 +622,7 @@ const retriesRefusedConnection: SenderCase = {
         probe.close(() => resolve(p));
       });
     });
-    const sub = await control.activate(scope, `http://127.0.0.1:${port}/receiver/refused`, ctx.secret, {
+    const sub = await control.activate(scope, `${new URL(ctx.opts.capture.url).protocol}//${new URL(ctx.opts.capture.url).hostname}:${port}/receiver/refused`, ctx.secret, {
       max_attempts: 2, backoff_ms: ctx.opts.backoffMs ?? 100, timeout_ms: ctx.opts.senderTimeoutMs ?? 500,
     });
     try {
