@@ -1,0 +1,147 @@
+// The container path, run for real: `--db container` (the reference as a process on a PostgreSQL container) and
+// `--reference container` (the reference's own image beside a PostgreSQL container on one network), through
+// testcontainers on the engine scripts/container-images.sh provides (.ci/run runs it). Where no engine can run,
+// these tests are skipped with the reason the script gave; the no-engine message is tested everywhere.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { getContainerRuntimeClient } from 'testcontainers';
+import type Dockerode from 'dockerode';
+import { setting } from '../harness/config.ts';
+import { RUN_LABEL } from '../cli/reference-container.ts';
+import { launchReference, nodeBinary } from '../cli/reference-process.ts';
+import { ROOT, runCli, SHIM } from './helpers/cli-process.ts';
+
+test.describe.configure({ mode: 'serial' });
+
+/** The engine's API, or why there is none (the script's reason first). */
+async function engine(): Promise<{ docker: Dockerode } | { reason: string }> {
+  const unavailable = setting('containersUnavailable');
+  if (unavailable) return { reason: `no container engine: ${unavailable}` };
+  try {
+    const client = await getContainerRuntimeClient();
+    return { docker: (client.container as unknown as { dockerode: Dockerode }).dockerode };
+  } catch (e) {
+    return { reason: `no container engine found (${(e as Error).message.split('\n')[0]}); scripts/container-images.sh starts one` };
+  }
+}
+
+let docker: Dockerode;
+test.beforeAll(async () => {
+  const e = await engine();
+  if ('docker' in e) docker = e.docker;
+});
+function needEngine(): void {
+  test.skip(docker === undefined, setting('containersUnavailable') ?? 'no container engine here (scripts/container-images.sh starts one; .ci/run runs it)');
+}
+
+async function runContainers(runId: string): Promise<string[]> {
+  return (await docker.listContainers({ all: true, filters: { label: [`${RUN_LABEL}=${runId}`] } })).map((c) => c.Id);
+}
+async function networkNames(): Promise<string[]> {
+  return (await docker.listNetworks()).map((n) => n.Name).sort();
+}
+async function waitUntil(pred: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await pred()) return true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return pred();
+}
+
+test('--reference container without an engine is one clear line, exit 2', async () => {
+  test.skip(fs.existsSync('/var/run/docker.sock'), 'an engine answers on the default socket here');
+  const r = await runCli(['run', '--reference', 'container', '--out', fs.mkdtempSync(path.join(os.tmpdir(), 'cec-noengine-'))], {
+    env: { DOCKER_HOST: 'unix:///nonexistent/docker.sock' }, timeoutMs: 60_000, sampleMs: 0,
+  });
+  expect(r.code).toBe(2);
+  const problem = r.stderr.trim().split('\n').filter((l) => !l.startsWith('conformance: starting'));
+  expect(problem).toHaveLength(1);
+  expect(problem[0]).toContain('no container runtime found');
+  expect(problem[0]).toContain('start Docker or Podman');
+});
+
+test('--reference container with --db embedded is refused before anything starts', async () => {
+  const r = await runCli(['run', '--reference', 'container', '--db', 'embedded'], { timeoutMs: 30_000, sampleMs: 0 });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('--reference container runs its database in a container too (got --db embedded)');
+});
+
+test('--db container: migrations and seed on the PostgreSQL container, a request answered from it, the container gone after', async () => {
+  needEngine();
+  test.setTimeout(240_000);
+  const before = (await docker.listContainers({ all: true })).map((c) => c.Id);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-dbcontainer-'));
+  const profilePath = path.join(dir, 'profile.json');
+  const ref = await launchReference(['--db', 'container', '--profile-out', profilePath], { timeoutMs: 180_000, killAfterMs: 30_000 });
+  try {
+    expect(ref.db).toBe('container');
+    const started = (await docker.listContainers({ all: true })).filter((c) => !before.includes(c.Id));
+    expect(started.map((c) => c.Image)).toEqual([setting('dbImage') ?? 'postgres:16-alpine']);
+    // The seeded encounters come back through the API: the migrations ran and the seed landed in the container.
+    const profile = JSON.parse(fs.readFileSync(profilePath, 'utf8'));
+    const key = profile.credentials.full.key;
+    const res = await fetch(`${ref.baseUrl}/external/v1/encounters?limit=5`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(200);
+    const body = await res.json() as { items: unknown[]; total: number };
+    expect(body.items.length).toBeGreaterThan(0);
+    expect(body.total).toBeGreaterThanOrEqual(body.items.length);
+  } finally {
+    expect(await ref.stop()).toBe(0);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  const left = (await docker.listContainers({ all: true })).filter((c) => !before.includes(c.Id));
+  expect(left.map((c) => `${c.Image} ${c.State}`)).toEqual([]);
+});
+
+test('conformance run --reference container ends CONFORMANT and leaves no container or network behind', async () => {
+  needEngine();
+  test.setTimeout(480_000);
+  const networks = await networkNames();
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-containerrun-'));
+  const r = await runCli(['run', '--reference', 'container', '--out', out], { timeoutMs: 420_000, sampleMs: 0 });
+  expect(r.stderr).toMatch(/CONFORMANT: verified (\d+) of \1 must requirements in scope/);
+  expect(r.code).toBe(0);
+  const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { verdict: string; checks: { outcome: string; id: string }[] };
+  expect(report.verdict).toBe('conformant');
+  // The webhook sender checks ran against the containerised sandbox (it reached the harness's capture).
+  const sender = report.checks.filter((c) => c.id.startsWith('webhook-sender-'));
+  expect(sender.length).toBeGreaterThan(10);
+  expect(sender.filter((c) => c.outcome !== 'pass').map((c) => `${c.id} ${c.outcome}`)).toEqual([]);
+  const labelled = await docker.listContainers({ all: true, filters: { label: [RUN_LABEL] } });
+  expect(labelled.map((c) => c.Image)).toEqual([]);
+  expect(await networkNames()).toEqual(networks);
+  fs.rmSync(out, { recursive: true, force: true });
+});
+
+for (const signal of ['SIGINT', 'SIGKILL'] as const) {
+  test(`serve --reference container: ${signal} to the CLI removes both containers and the network`, async () => {
+    needEngine();
+    test.setTimeout(300_000);
+    const networks = await networkNames();
+    const cli = spawn(nodeBinary(), [SHIM, 'serve', '--reference', 'container'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    const runId = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve did not become ready: ${stderr.slice(-2000)}`)), 240_000);
+      cli.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        const m = /containers of run ([0-9a-f-]{36})/.exec(stderr);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      cli.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr.slice(-2000)}`)));
+    });
+    expect(await runContainers(runId)).toHaveLength(2);
+    expect((await networkNames()).length).toBe(networks.length + 1);
+    const exited = new Promise((r) => cli.once('exit', r));
+    cli.kill(signal);
+    await exited;
+    expect(await waitUntil(async () => (await runContainers(runId)).length === 0, 60_000)).toBe(true);
+    expect(await waitUntil(async () => JSON.stringify(await networkNames()) === JSON.stringify(networks), 30_000)).toBe(true);
+  });
+}
