@@ -117,6 +117,23 @@ test('conformance run --reference container ends CONFORMANT and leaves no contai
   fs.rmSync(out, { recursive: true, force: true });
 });
 
+test('--reference container whose reference never becomes ready: one line, exit 2, nothing left', async () => {
+  needEngine();
+  test.setTimeout(240_000);
+  const networks = await networkNames();
+  // The PostgreSQL image as the "reference": its entrypoint cannot run `node reference-impl/main.ts` and the container ends at once.
+  const r = await runCli(['run', '--reference', 'container', '--out', fs.mkdtempSync(path.join(os.tmpdir(), 'cec-badref-'))], {
+    env: { CONFORMANCE_REFERENCE_IMAGE: setting('dbImage') ?? 'postgres:16-alpine' }, timeoutMs: 200_000, sampleMs: 0,
+  });
+  expect(r.code).toBe(2);
+  const problem = r.stderr.trim().split('\n').filter((l) => !l.startsWith('conformance: starting'));
+  expect(problem).toHaveLength(1);
+  expect(problem[0]).toMatch(/^conformance: reference implementation did not start: --reference container: \S/);
+  const labelled = await docker.listContainers({ all: true, filters: { label: [RUN_LABEL] } });
+  expect(labelled.map((c) => c.Image)).toEqual([]);
+  expect(await waitUntil(async () => JSON.stringify(await networkNames()) === JSON.stringify(networks), 30_000)).toBe(true);
+});
+
 for (const signal of ['SIGINT', 'SIGKILL'] as const) {
   test(`serve --reference container: ${signal} to the CLI removes both containers and the network`, async () => {
     needEngine();
