@@ -28,20 +28,26 @@ export async function serve(argv: string[]): Promise<number> {
     for (const line of d.toString('utf8').split('\n')) if (line && !line.startsWith('{"event":"ready"')) process.stdout.write(`${line}\n`);
   });
   process.stderr.write(`conformance: sandbox at ${ref.baseUrl}; profile in ${ref.profilePath}; Ctrl-C stops it\n`);
+  const exited = new Promise<string>((resolve) => ref.child.on('exit', (code) => resolve(`code ${code}`)));
+  return untilStopped(ref, exited, 'stopping the sandbox');
+}
+
+/** Runs until Ctrl-C or SIGTERM (then stops the sandbox, exit 0) or until the sandbox ends by itself (exit 1). */
+function untilStopped(ref: { stop(): Promise<void> }, exited: Promise<string>, stopping: string): Promise<number> {
   return new Promise<number>((resolve) => {
-    let stopping = false;
+    let stopRequested = false;
     const stop = () => {
-      if (stopping) return;
-      stopping = true;
-      process.stderr.write('conformance: stopping the sandbox\n');
+      if (stopRequested) return;
+      stopRequested = true;
+      process.stderr.write(`conformance: ${stopping}\n`);
       void ref.stop().then(() => resolve(0));
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    ref.child.on('exit', (code) => {
-      if (stopping) return;
-      process.stderr.write(`conformance: the sandbox exited unexpectedly (code ${code})\n`);
-      resolve(1);
+    void exited.then((how) => {
+      if (stopRequested) return;
+      process.stderr.write(`conformance: the sandbox exited unexpectedly (${how})\n`);
+      void ref.stop().then(() => resolve(1));
     });
   });
 }
@@ -60,20 +66,5 @@ async function serveContainer(o: { port?: string; 'profile-out'?: string }): Pro
     throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
   }
   process.stderr.write(`conformance: sandbox at ${ref.baseUrl} (containers of run ${ref.runId}); profile in ${profilePath}; Ctrl-C stops it\n`);
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = () => {
-      if (stopping) return;
-      stopping = true;
-      process.stderr.write('conformance: stopping the sandbox (removing its containers)\n');
-      void ref.stop().then(() => resolve(0));
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    void ref.exited.then(() => {
-      if (stopping) return;
-      process.stderr.write('conformance: the sandbox container exited unexpectedly\n');
-      void ref.stop().then(() => resolve(1));
-    });
-  });
+  return untilStopped(ref, ref.exited.then(() => 'its container stopped'), 'stopping the sandbox (removing its containers)');
 }
