@@ -87,7 +87,7 @@ else
   db_image=cec-local/postgres:15
   node_image=cec-local/node:24
   if ! have cec-local/base:bookworm; then
-    command -v debootstrap >/dev/null 2>&1 || (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap) >/dev/null 2>&1 \
+    command -v debootstrap >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap) >"$CACHE/apt.log" 2>&1 \
       || unavailable "debootstrap is not installed"
     root="$CACHE/rootfs"
     if [ ! -f "$root.done" ]; then
