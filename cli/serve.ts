@@ -5,7 +5,6 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
-import { startContainerReference } from './reference-container.ts';
 import { dbKind, HELP, parse, referenceKind, SetupError } from './common.ts';
 
 export async function serve(argv: string[]): Promise<number> {
@@ -28,33 +27,31 @@ export async function serve(argv: string[]): Promise<number> {
     for (const line of d.toString('utf8').split('\n')) if (line && !line.startsWith('{"event":"ready"')) process.stdout.write(`${line}\n`);
   });
   process.stderr.write(`conformance: sandbox at ${ref.baseUrl}; profile in ${ref.profilePath}; Ctrl-C stops it\n`);
-  const exited = new Promise<string>((resolve) => ref.child.on('exit', (code) => resolve(`code ${code}`)));
-  return untilStopped(ref, exited, 'stopping the sandbox');
-}
-
-/** Runs until Ctrl-C or SIGTERM (then stops the sandbox, exit 0) or until the sandbox ends by itself (exit 1). */
-function untilStopped(ref: { stop(): Promise<void> }, exited: Promise<string>, stopping: string): Promise<number> {
   return new Promise<number>((resolve) => {
-    let stopRequested = false;
+    let stopping = false;
     const stop = () => {
-      if (stopRequested) return;
-      stopRequested = true;
-      process.stderr.write(`conformance: ${stopping}\n`);
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write('conformance: stopping the sandbox\n');
       void ref.stop().then(() => resolve(0));
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    void exited.then((how) => {
-      if (stopRequested) return;
-      process.stderr.write(`conformance: the sandbox exited unexpectedly (${how})\n`);
-      void ref.stop().then(() => resolve(1));
+    ref.child.on('exit', (code) => {
+      if (stopping) return;
+      process.stderr.write(`conformance: the sandbox exited unexpectedly (code ${code})\n`);
+      resolve(1);
     });
   });
 }
 
-/** `serve --reference container`: the same sandbox as containers; the guide comes from the container's log. */
+/**
+ * `serve --reference container`: the same sandbox as containers (loaded only then); the guide comes from the
+ * container's log. Ctrl-C or SIGTERM removes both containers and the network; exit 1 if the container stops by itself.
+ */
 async function serveContainer(o: { port?: string; 'profile-out'?: string }): Promise<number> {
   if (o.port !== undefined) throw new SetupError('--port does not apply to --reference container (the published port is chosen free)');
+  const { startContainerReference } = await import('./reference-container.ts');
   const profilePath = o['profile-out'] !== undefined ? path.resolve(o['profile-out']) : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-profile-')), 'reference.profile.json');
   let ref;
   try {
@@ -66,5 +63,21 @@ async function serveContainer(o: { port?: string; 'profile-out'?: string }): Pro
     throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
   }
   process.stderr.write(`conformance: sandbox at ${ref.baseUrl} (containers of run ${ref.runId}); profile in ${profilePath}; Ctrl-C stops it\n`);
-  return untilStopped(ref, ref.exited.then(() => 'its container stopped'), 'stopping the sandbox (removing its containers)');
+  return new Promise<number>((resolve) => {
+    let stopping = false;
+    const stop = (say: boolean) => {
+      if (stopping) return;
+      stopping = true;
+      if (say) process.stderr.write('conformance: stopping the sandbox (removing its containers)\n');
+      void ref.stop().then(() => resolve(0));
+    };
+    process.on('SIGINT', () => stop(true));
+    process.on('SIGTERM', () => stop(false));
+    void ref.exited.then(() => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write('conformance: the sandbox container exited unexpectedly\n');
+      void ref.stop().then(() => resolve(1));
+    });
+  });
 }

@@ -10,6 +10,8 @@ export default class ProgressReporter implements Reporter {
   private total = 0;
   private done = 0;
   private lastPrint = 0;
+  /** Checks the run's breaker ended (a check:fail on a skipped test): the first is printed, the rest counted. */
+  private breakerEnded = 0;
 
   onBegin(config: FullConfig, suite: Suite): void {
     this.total = suite.allTests().length;
@@ -30,6 +32,8 @@ export default class ProgressReporter implements Reporter {
     for (const a of result.annotations) {
       if (a.type !== 'check:fail' || !a.description) continue;
       sawFailingCheck = true;
+      // A target that stopped answering fails every remaining check the same way: one line, not hundreds.
+      if (result.status === 'skipped' && ++this.breakerEnded > 1) continue;
       try {
         const d = JSON.parse(a.description) as { id: string; detail?: string };
         process.stderr.write(`  FAIL ${d.id}: ${(d.detail ?? '').split('\n')[0].slice(0, 300)}\n`);
@@ -52,6 +56,10 @@ export default class ProgressReporter implements Reporter {
       this.lastPrint = now;
       process.stderr.write(`  [${this.done}/${this.total}]\n`);
     }
+  }
+
+  onEnd(): void {
+    if (this.breakerEnded > 1) process.stderr.write(`  FAIL ${this.breakerEnded - 1} more checks, each for the same reason: the target stopped answering (every one is in the report)\n`);
   }
 
   printsToStdio(): boolean {

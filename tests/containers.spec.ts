@@ -153,11 +153,15 @@ for (const signal of ['SIGINT', 'SIGKILL'] as const) {
       });
       cli.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr.slice(-2000)}`)));
     });
-    expect(await runContainers(runId)).toHaveLength(2);
-    expect((await networkNames()).length).toBe(networks.length + 1);
     const exited = new Promise((r) => cli.once('exit', r));
-    cli.kill(signal);
-    await exited;
+    try {
+      expect(await runContainers(runId)).toHaveLength(2);
+      expect((await networkNames()).length).toBe(networks.length + 1);
+    } finally {
+      // Also when an expectation above failed: a CLI left running would keep its containers.
+      cli.kill(signal);
+      await exited;
+    }
     expect(await waitUntil(async () => (await runContainers(runId)).length === 0, 60_000)).toBe(true);
     expect(await waitUntil(async () => JSON.stringify(await networkNames()) === JSON.stringify(networks), 30_000)).toBe(true);
   });

@@ -195,6 +195,12 @@ for (const name of STALLING_NAMES) {
     expect(requests).toBeLessThan(40);
     const stopped = ran.filter((c) => /target stopped answering: \d+ consecutive requests got no answer/.test(c.detail ?? ''));
     expect(stopped.length, 'checks ended by the breaker').toBeGreaterThan(100);
+    // The terminal says it once, with the count, instead of a FAIL line per check.
+    const failLines = r.stderr.split('\n').filter((l) => l.startsWith('  FAIL '));
+    expect(failLines.length, failLines.slice(0, 5).join('\n')).toBeLessThan(15);
+    const more = /FAIL (\d+) more checks, each for the same reason: the target stopped answering/.exec(r.stderr);
+    expect(more, tail).not.toBeNull();
+    expect(Number(more![1])).toBeGreaterThan(stopped.length - failLines.length - 10);
     for (const c of ran) {
       expect(c.outcome, `${c.id}: ${c.detail}`).toBe('fail');
       expect(c.detail ?? '', c.id).not.toMatch(/^harness error/);
