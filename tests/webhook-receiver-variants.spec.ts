@@ -10,6 +10,7 @@ import type { ReceiverSandbox } from '../cli/receiver-sandbox.ts';
 import { RECEIVER_CASES, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import type { ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
 import { RECEIVER_VARIANTS, RECEIVER_VARIANT_NAMES } from '../reference-receiver/variants.ts';
+import { CATALOG_PATH } from '../fixtures/paths.ts';
 import type { ReceiverVariant, ReceiverVariantSpec } from '../reference-receiver/variants.ts';
 
 const SECRET = 'whsec_receiver_variants_3c4d5e6f';
@@ -38,6 +39,17 @@ test.afterAll(async () => {
   fs.writeFileSync(path.join(outDir, 'receiver-variants.json'), `${JSON.stringify({ total: ran.length, passed: ran.length - Object.keys(failed).length, failing: failed }, null, 2)}\n`);
 });
 
+const MUST = new Set((JSON.parse(fs.readFileSync(CATALOG_PATH, 'utf8')) as { requirements: { id: string; level: string }[] }).requirements
+  .filter((r) => r.level === 'must').map((r) => r.id));
+/** Must requirements of the receiver suite that no passing (or warning) check verifies (each would make the receiver's verdict INCOMPLETE). */
+function unverifiedMusts(results: ReceiverCheckResult[]): string[] {
+  const cited = new Set(RECEIVER_CASES.flatMap((c) => c.def.requirements).filter((id) => MUST.has(id)));
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c.def.requirements]));
+  // As the report model counts them: a pass, or a warning (the must held, a should did not).
+  const verified = new Set(results.filter((r) => r.outcome === 'pass' || r.outcome === 'warning').flatMap((r) => byId.get(r.id) ?? []));
+  return [...cited].filter((id) => !verified.has(id)).sort();
+}
+
 function summary(results: ReceiverCheckResult[]): string {
   return results.filter((r) => r.outcome !== 'pass').map((r) => `${r.outcome} ${r.id}: ${r.detail ?? ''}`).join('\n');
 }
@@ -59,6 +71,15 @@ test('every variant names its clause, a justification and a marker check that ex
   }
 });
 
+test('the verdict-parity rule names a must requirement left only to informational checks', () => {
+  const all = RECEIVER_CASES.map((c) => ({ id: c.def.id, outcome: 'pass' })) as unknown as ReceiverCheckResult[];
+  expect(unverifiedMusts(all)).toEqual([]);
+  const must = RECEIVER_CASES.flatMap((c) => c.def.requirements).find((id) => MUST.has(id))!;
+  const citing = new Set(RECEIVER_CASES.filter((c) => c.def.requirements.includes(must)).map((c) => c.def.id));
+  const downgraded = all.map((r) => (citing.has(r.id) ? { ...r, outcome: 'informational' } : r)) as ReceiverCheckResult[];
+  expect(unverifiedMusts(downgraded)).toContain(must);
+});
+
 for (const name of RECEIVER_VARIANT_NAMES) {
   const spec: ReceiverVariantSpec = RECEIVER_VARIANTS[name];
   test(`receiver variant ${name} (${spec.clause}) passes every receiver check`, async () => {
@@ -69,6 +90,9 @@ for (const name of RECEIVER_VARIANT_NAMES) {
     expect(results).toHaveLength(RECEIVER_CASES.length);
     expect(failing[name], summary(results)).toEqual([]);
     expect(results.filter((r) => r.outcome === 'not_verified'), summary(results)).toEqual([]);
+    // A legitimate choice must not cost the receiver its verdict: every must the suite cites is still verified
+    // by some passing check (none left only to informational ones).
+    expect(unverifiedMusts(results), summary(results)).toEqual([]);
     // The variant was on: its marker check shows the choice.
     const marker = results.find((r) => r.id === spec.marker.check)!;
     if (spec.marker.outcome) expect(marker.outcome, `${marker.id}: ${marker.detail ?? ''}`).toBe(spec.marker.outcome);
