@@ -70,8 +70,8 @@ class UsageError extends Error {}
 /** A setup problem (e.g. the receiver cannot be reached): exit 2 with one line, like `run`. */
 class SetupError extends Error {}
 
-const RETRYABLE = (s: ScriptStep) => s === 'timeout' || s >= 500 || s === 408 || s === 409 || s === 425 || s === 429;
-const SUCCESS = (s: ScriptStep) => s !== 'timeout' && s >= 200 && s < 300;
+const RETRYABLE = (s: ScriptStep) => typeof s !== 'number' || s >= 500 || s === 408 || s === 409 || s === 425 || s === 429;
+const SUCCESS = (s: ScriptStep) => typeof s === 'number' && s >= 200 && s < 300;
 
 function defaultIo(): WebhookIo {
   return {

@@ -174,6 +174,7 @@ const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
 export function isRetryable(r: Result, mutant: MutantName | null): boolean {
   if (mutant === 'webhook-never-retries') return false;
   if (mutant === 'webhook-refused-not-retried' && r.kind === 'transport' && r.error === 'ECONNREFUSED') return false;
+  if (mutant === 'webhook-reset-not-retried' && r.kind === 'transport' && r.error === 'ECONNRESET') return false;
   if (r.kind === 'transport') return true;
   if (mutant === 'webhook-retries-terminal-400' && r.status === 400) return true;
   if (mutant === 'webhook-retries-all-4xx' && r.status >= 400 && r.status < 500) return true;

@@ -28,8 +28,11 @@ const H = WEBHOOK_HEADERS;
 // ---------------------------------------------------------------------------------------------
 // The listening receiver
 
-/** One scripted answer: a status, or 'timeout' (hold the response past the sender's timeout, then drop it). */
-export type ScriptStep = number | 'timeout';
+/**
+ * One scripted answer: a status, 'timeout' (hold the response past the sender's timeout, then drop it) or
+ * 'reset' (drop the connection at once, without an answer: a connection error of §6.4).
+ */
+export type ScriptStep = number | 'timeout' | 'reset';
 
 export interface CapturedDelivery {
   seq: number;
@@ -141,7 +144,9 @@ export class Capture {
       const step = script[Math.min(previous, script.length - 1)] ?? 204;
       const d: CapturedDelivery = { seq: this.deliveries.length + 1, path, method: req.method ?? '', headers, body: Buffer.concat(chunks), receivedAtMs: Date.now(), answered: step };
       this.deliveries.push(d);
-      if (step === 'timeout') {
+      if (step === 'reset') {
+        req.socket.destroy();
+      } else if (step === 'timeout') {
         this.held.add(res);
         setTimeout(() => {
           this.held.delete(res);
@@ -313,8 +318,9 @@ export function deliveryExchange(d: CapturedDelivery): Exchange {
   const text = d.body.toString('utf8');
   return {
     request: { method: d.method, target: d.path, headers, body: text.length > 4096 ? `${text.slice(0, 4096)}…` : text },
-    response: d.answered === 'timeout' ? undefined : { status: d.answered, headers: {}, body: '', bodyBytes: 0, durationMs: 0 },
-    error: d.answered === 'timeout' ? { kind: 'held', message: 'the harness held the response (scripted timeout)' } : undefined,
+    response: typeof d.answered !== 'number' ? undefined : { status: d.answered, headers: {}, body: '', bodyBytes: 0, durationMs: 0 },
+    error: d.answered === 'timeout' ? { kind: 'held', message: 'the harness held the response (scripted timeout)' }
+      : d.answered === 'reset' ? { kind: 'reset', message: 'the harness reset the connection without an answer (scripted)' } : undefined,
   };
 }
 
@@ -466,18 +472,19 @@ const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
   },
 }));
 
-function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout'): SenderCase {
+function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout' | 'reset'): SenderCase {
   const label = String(step);
+  const how = step === 'timeout' ? 'with a timeout' : step === 'reset' ? 'with a reset connection (no answer)' : String(step);
   return {
     def: {
       id: `webhook-sender-retries-${label}-with-same-ids`,
       requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-EVENT-ID'],
-      title: `a delivery answered ${step === 'timeout' ? 'with a timeout' : step} is retried with the same event id and delivery id`,
+      title: `a delivery answered ${how} is retried with the same event id and delivery id`,
     },
     async run(ctx, scope) {
       const ds = await ctx.scenario(scope, `retry-${label}`, [step, 204], (x) => x.length >= 2);
       const first = firstOrFail(ds);
-      if (ds.length < 2) throw new CheckFailure('Retryable failure not retried', `the delivery answered ${step === 'timeout' ? 'with a held response (timeout)' : step} was not delivered again within the wait`);
+      if (ds.length < 2) throw new CheckFailure('Retryable failure not retried', `the delivery answered ${step === 'timeout' ? 'with a held response (timeout)' : how} was not delivered again within the wait`);
       judgeRetryIds(first, ds[1]);
     },
   };
@@ -650,7 +657,7 @@ const retriesRefusedConnection: SenderCase = {
 export const SENDER_CASES: readonly SenderCase[] = [
   ...contractCases,
   retryCase(503), retryCase(429), retryCase(408), retryCase('timeout'),
-  retryCase(409), retryCase(425), retryCase(500), retryCase(502), retriesRefusedConnection,
+  retryCase(409), retryCase(425), retryCase(500), retryCase(502), retryCase('reset'), retriesRefusedConnection,
   terminalCase(400), terminalCase(401), terminalCase(404), terminalCase(410), terminalCase(422), terminalCase(302),
   noDeliveryWithoutActivation, noRedeliveryAfter2xx, everyAttemptJudged, eventNamesFinalizedDocument,
 ];

@@ -35,4 +35,5 @@ export const MATRIX: Matrix = {
   'webhook-follows-redirects': ['webhook-sender-no-retry-after-302'],
   'webhook-retries-410-422': ['webhook-sender-no-retry-after-410', 'webhook-sender-no-retry-after-422'],
   'webhook-refused-not-retried': ['webhook-sender-retries-refused-connection'],
+  'webhook-reset-not-retried': ['webhook-sender-retries-reset-with-same-ids'],
 };
