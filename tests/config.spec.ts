@@ -7,7 +7,7 @@ import { projectFiles } from './helpers/project-files.ts';
 import { SETTINGS } from '../harness/config.ts';
 
 /** Where the project reads or sets its variables (files or folders, project-relative). */
-const SCANNED = ['harness', 'reports', 'suites', 'properties', 'cli', 'tests/mutants', 'tests/variants', 'bench', 'playwright.config.ts', 'tests/containers.spec.ts'];
+const SCANNED = ['harness', 'platform', 'reports', 'suites', 'properties', 'cli', 'tests/mutants', 'tests/variants', 'bench', 'playwright.config.ts', 'tests/containers.spec.ts'];
 const CONFIG_FILE = 'harness/config.ts';
 
 type Entries = Record<string, { name: string }>;

