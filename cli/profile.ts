@@ -9,6 +9,7 @@
 // printed: a line names the role, the route, the status and the reason code only.
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
@@ -200,7 +201,19 @@ export function rolesMarkdown(roles = profileRoles()): string {
   return ['| kind | role (variable `profile init` names) | what it is |', '|---|---|---|', ...roles.map((r) => `| ${r.kind} | ${where(r)} | ${cell(r.description)} |`)].join('\n');
 }
 
-export function templateProfile(baseUrl: string, roles = profileRoles()): Record<string, unknown> {
+/**
+ * The `$schema` a profile written to `file` names: the harness's own fixtures/profiles/profile.schema.json,
+ * relative to the profile's folder with forward slashes, so an editor beside the profile resolves it (a clone,
+ * an npm install under node_modules, an image). Where no relative path exists (another drive), its file URL.
+ */
+export function profileSchemaReference(file: string, schemaPath = PROFILE_SCHEMA_PATH): string {
+  const rel = path.relative(path.dirname(path.resolve(file)), schemaPath);
+  if (path.isAbsolute(rel)) return pathToFileURL(schemaPath).href;
+  const posix = rel.split(path.sep).join('/');
+  return posix.startsWith('../') ? posix : `./${posix}`;
+}
+
+export function templateProfile(baseUrl: string, file: string, roles = profileRoles()): Record<string, unknown> {
   const credentials: Record<string, unknown> = {};
   const resources: Record<string, unknown> = {};
   const faults: Record<string, unknown> = {};
@@ -218,7 +231,7 @@ export function templateProfile(baseUrl: string, roles = profileRoles()): Record
     if (r.kind === 'fault') faults[r.role] = { headers: { [`${PLACEHOLDER}-header`]: `${PLACEHOLDER}: what switches ${r.role} on` } };
   }
   return {
-    $schema: 'https://conformance.local/profile.schema.json',
+    $schema: profileSchemaReference(file),
     name: 'my-target',
     baseUrl,
     timeouts: { requestMs: 10000 },
@@ -276,7 +289,7 @@ function init(argv: string[]): number {
   if (!o.force && fs.existsSync(file)) throw new Setup(`${file} exists (use --force to overwrite)`);
   const baseUrl = o['base-url'] ?? `https://${PLACEHOLDER}.example.com`;
   const roles = profileRoles();
-  fs.writeFileSync(file, `${JSON.stringify(templateProfile(baseUrl, roles), null, 2)}\n`);
+  fs.writeFileSync(file, `${JSON.stringify(templateProfile(baseUrl, file, roles), null, 2)}\n`);
   fs.writeFileSync(guide, templateGuide(file, roles));
   const count = (k: RoleKind) => roles.filter((r) => r.kind === k).length;
   process.stdout.write(`wrote ${rel(file)}: ${count('credential')} credential roles, ${count('resource')} resource roles, ${count('fault')} fault switches, ${count('webhook')} webhook settings\n`);

@@ -9,7 +9,8 @@
 # its own: the PostgreSQL image is postgres:16-alpine and the reference is built on node:24-slim. Where no image
 # registry is reachable (the project's CI machines reach only the npm registry and Debian's packages), it builds
 # drop-in local images instead, once, and keeps them in the engine's data folder:
-#   cec-local/base:bookworm    Debian bookworm minbase with postgresql-15 and ca-certificates (debootstrap)
+#   cec-local/base:bookworm    Debian bookworm minbase with postgresql-15 and ca-certificates (debootstrap, from the
+#                              Debian mirror this machine's apt names: scripts/apt-mirror.sh; none named is a reason)
 #   cec-local/postgres:15      that base with an entrypoint honouring POSTGRES_USER/PASSWORD/DB like the official image
 #   cec-local/node:24          that base with the Node binary of the pinned `node` devDependency and npm from npm pack
 # The reference image is built from reference-impl/Dockerfile on whichever Node image exists, tagged with the hash
@@ -91,10 +92,12 @@ else
       || unavailable "debootstrap is not installed"
     root="$CACHE/rootfs"
     if [ ! -f "$root.done" ]; then
+      # The mirror this machine's apt uses (a local mirror or a proxy is honoured); the project names no host.
+      mirror=$(bash scripts/apt-mirror.sh 2>&1) || unavailable "$mirror"
       rm -rf "$root"
-      say "debootstrap bookworm minbase + postgresql-15 (about a minute to three)"
+      say "debootstrap bookworm minbase + postgresql-15 from $mirror (about a minute to three)"
       start=$SECONDS
-      debootstrap --variant=minbase --include=postgresql-15,ca-certificates bookworm "$root" http://deb.debian.org/debian \
+      debootstrap --variant=minbase --include=postgresql-15,ca-certificates bookworm "$root" "$mirror" \
         >"$CACHE/debootstrap.log" 2>&1 || unavailable "debootstrap failed (see $CACHE/debootstrap.log)"
       rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
       touch "$root.done"

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
-import { CREDENTIAL_EXPECTATIONS, FAULT_EXPECTATIONS, RESOURCE_EXPECTATIONS, keyVariable, profileRoles, rolesMarkdown, SIGNING_SECRET_VARIABLE } from '../cli/profile.ts';
+import { CREDENTIAL_EXPECTATIONS, FAULT_EXPECTATIONS, RESOURCE_EXPECTATIONS, keyVariable, profileRoles, profileSchemaReference, rolesMarkdown, SIGNING_SECRET_VARIABLE } from '../cli/profile.ts';
+import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { loadProfile } from '../harness/profile.ts';
 import { freePort } from '../harness/embedded-cluster.ts';
 import { runCli } from './helpers/cli-process.ts';
@@ -17,6 +18,14 @@ const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { env,
 const ROOT = path.resolve(import.meta.dirname, '..');
 const schema = JSON.parse(fs.readFileSync(path.join(ROOT, 'fixtures/profiles/profile.schema.json'), 'utf8'));
 const schemaRoles = (section: string) => Object.keys(schema.properties[section].properties);
+
+/** The file a profile's `$schema` names, resolved as an editor does: relative to the profile's own folder. */
+const schemaFileOf = (profileFile: string): string => {
+  const ref = JSON.parse(fs.readFileSync(profileFile, 'utf8')).$schema as string;
+  expect(ref, `${profileFile} $schema`).toMatch(/^\.{1,2}\//); // relative, forward slashes
+  expect(ref).not.toContain('\\');
+  return path.resolve(path.dirname(profileFile), ref);
+};
 
 interface SandboxProfile { credentials: Record<string, { key: string }>; resources: Record<string, unknown>; faults?: Record<string, unknown> }
 
@@ -46,6 +55,19 @@ test.describe('profile roles (no target needed)', () => {
     const example = loadProfile(file);
     expect(Object.keys(example.credentials).sort()).toEqual(schemaRoles('credentials').sort());
     for (const c of Object.values(example.credentials)) expect(c).toHaveProperty('keyEnv');
+    expect(schemaFileOf(file)).toBe(PROFILE_SCHEMA_PATH);
+  });
+
+  test("a profile's $schema is the harness's schema, relative to the profile's folder with forward slashes", () => {
+    expect(profileSchemaReference(path.join(path.dirname(PROFILE_SCHEMA_PATH), 'x.profile.json'))).toBe('./profile.schema.json');
+    expect(profileSchemaReference(path.join(ROOT, 'conformance.profile.json'))).toBe('./fixtures/profiles/profile.schema.json');
+    for (const dir of [os.tmpdir(), path.join(os.tmpdir(), 'a b', 'c'), path.parse(ROOT).root]) {
+      const ref = profileSchemaReference(path.join(dir, 'p.json'));
+      expect(ref).toMatch(/^\.{1,2}\/[^\\]*profile\.schema\.json$/);
+      expect(path.resolve(dir, ref), dir).toBe(PROFILE_SCHEMA_PATH);
+    }
+    // The schema and the loader take any string there: the reference is a convenience for editors, never judged.
+    expect(schema.properties.$schema).toEqual({ type: 'string' });
   });
 });
 
@@ -90,6 +112,9 @@ test.describe('against the sandbox', () => {
     expect(Object.keys(template.faults).sort()).toEqual(schemaRoles('faults').sort());
     expect(template.credentials.expired_key).toEqual({ keyEnv: 'CONFORMANCE_KEY_EXPIRED_KEY' });
     expect(() => loadProfile(out)).not.toThrow(); // the template itself is a valid profile
+    // Its $schema is the harness's own schema file, as an editor beside the profile resolves it.
+    expect(fs.existsSync(schemaFileOf(out))).toBe(true);
+    expect(schemaFileOf(out)).toBe(PROFILE_SCHEMA_PATH);
     const guide = fs.readFileSync(path.join(dir, 'staging.profile.roles.md'), 'utf8');
     for (const role of profileRoles()) {
       const row = guide.split('\n').find((l) => l.startsWith(`| \`${role.role}\` |`));
