@@ -18,12 +18,16 @@ export type DbKind = (typeof DB_KINDS)[number];
 /** A usage or setup error: exit 2 with one line. */
 export class SetupError extends Error {}
 
+/** Audio URLs of a client run expire this soon, so a client that caches one is seen using it late. */
+export const CLIENT_AUDIO_TTL_SECONDS = 3;
+
 export const HELP: Record<string, string> = {
   main: `Usage: conformance <command> [options]
 
 Commands:
   run     run the conformance suites (default target: the reference implementation on embedded PostgreSQL)
   serve   start the reference implementation as a sandbox for partner clients
+  client  judge a partner's API client from its own traffic: client -- <command> [args…]
   webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
   merge   merge shard outputs into one report
   profile write a profile template (init) or try every role of a profile against its target (check)
@@ -50,7 +54,7 @@ Options:
   --workers N         parallel Playwright workers
   --mutants           also measure the mutation and variant scores (every check against every mutant and every
                       variant of the reference; sandbox runs only, adds a few minutes); reported in
-                      conformance.json and the HTML ("152/152 mutants caught · 49/49 variants passed")
+                      conformance.json and the HTML ("153/153 mutants caught · 49/49 variants passed")
   --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
                       verified); the reports still say INCOMPLETE
   --strict            a warning (a "should" of the spec not met) fails the run
@@ -75,6 +79,32 @@ Options:
   --port N            port to listen on (default: any free port)
   --profile-out FILE  where to write the sandbox's target profile (default: a temporary file, printed)
   -h, --help          this help`,
+  client: `Usage: conformance client [options] -- <command> [args…]
+       conformance client --watch [--duration SECONDS] [options]
+
+Judges a partner's API client from its own traffic. Starts the sandbox (the reference implementation with
+deterministic data: opaque ids that must be percent-encoded, audio URLs that expire within ${CLIENT_AUDIO_TTL_SECONDS} s) behind a
+recording proxy, runs <command> with CONFORMANCE_BASE_URL (the sandbox's base URL) and CONFORMANCE_PROFILE
+(a sandbox profile: keys by role, resource ids) in its environment, then judges every request it made and
+its output (keys only in Authorization, valid queries, encoded ids, no retry storms, audio URLs used before
+they expire and never printed, reason codes handled as declared) and writes the reports.
+
+Options:
+  --scenario FILE     what the client does per reason code, {"reasons": {"<reason_code>": "stop" |
+                      "retry-later" | "skip-resource"}}: the sandbox answers one request with each declared
+                      reason and the client's next requests are held to it (without it, those checks are
+                      not verified)
+  --watch             record a client driven by hand: prints the base URL and profile, judges on Ctrl-C
+  --duration SECONDS  with --watch: judge after this many seconds
+  --timeout SECONDS   stop <command> after this long (default 600); the run is then judged as it stands
+  --out DIR           report folder (default reports/out)
+  --db KIND           database of the sandbox: embedded (default), container, url (DATABASE_URL)
+  --allow-incomplete  exit 0 on INCOMPLETE
+  --strict            a warning fails the run
+  -h, --help          this help
+
+Exit codes: 0 conformant, 1 not conformant or incomplete, 2 usage or setup error (the command cannot
+start, the sandbox did not start, a bad scenario file). The command's own exit code is printed, not used.`,
   merge: `Usage: conformance merge --out DIR [options] SHARD_DIR...
 
 Merges the outcomes.json of each shard folder into one conformance.json, junit.xml and conformance.html.

@@ -9,8 +9,9 @@ import { serve } from './serve.ts';
 import { merge } from './merge.ts';
 import { webhookCommand } from './webhook.ts';
 import { profileCommand } from './profile.ts';
+import { client } from './client.ts';
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv), profile: (argv) => profileCommand(argv) };
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv), profile: (argv) => profileCommand(argv), client };
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

@@ -328,14 +328,13 @@ export function receiverOutcomes(results: ReceiverCheckResult[], url: string, st
 }
 
 /**
- * The report of a receiver run: the report model of `run`, in the scope of the requirements the receiver
- * checks name (the service's own requirements are not judged here). No mutation or variant score of a
+ * The report of a receiver run: the report model of `run`, its subject the receiver (the catalog rows that
+ * bind the receiver; the service's own requirements are not judged here). No mutation or variant score of a
  * service run is carried over.
  */
 export function receiverContext(outcomes: OutcomesFile, opts: { outDir?: string; strict?: boolean }): RunContext {
   const ctx = loadRunContext({ outDir: opts.outDir ?? path.join(os.tmpdir(), 'conformance-webhook-receiver-no-out'), strict: opts.strict === true });
-  const cited = new Set(RECEIVER_CASES.flatMap((c) => c.def.requirements));
-  if (ctx.catalog) ctx.catalog = { ...ctx.catalog, requirements: ctx.catalog.requirements.filter((r) => cited.has(r.id)) };
+  ctx.subject = 'receiver';
   ctx.mutation = null;
   ctx.variants = null;
   ctx.notTested = {};

@@ -6,6 +6,7 @@
 
 export const SETTINGS = {
   profile: { name: 'CONFORMANCE_PROFILE', about: 'path of the target profile the run uses (set by the CLI or global setup)' },
+  baseUrl: { name: 'CONFORMANCE_BASE_URL', about: 'set by `conformance client` for the partner\'s command: the base URL of the sandbox (its recording proxy)' },
   out: { name: 'CONFORMANCE_OUT', about: 'report folder (default reports/out)' },
   seed: { name: 'CONFORMANCE_SEED', about: 'seed of the property-based runs (--seed)' },
   runsScale: { name: 'CONFORMANCE_RUNS_SCALE', about: 'multiplies the number of property cases (benchmarks)' },
@@ -16,11 +17,7 @@ export const SETTINGS = {
   progress: { name: 'CONFORMANCE_PROGRESS', about: 'terse: the CLI\'s one-line-per-failure progress instead of the runner\'s' },
   workers: { name: 'CONFORMANCE_WORKERS', about: 'Playwright workers of `npm test`' },
   db: { name: 'CONFORMANCE_DB', about: 'database of the reference: embedded, container or url' },
-  sandbox: { name: 'CONFORMANCE_SANDBOX', about: '1 only when the harness started the reference itself (its example receiver may stand in)' },
-  sandboxReceiverUrl: { name: 'CONFORMANCE_SANDBOX_RECEIVER_URL', about: 'URL of the example webhook receiver (reference-receiver/) global setup started for a sandbox run' },
-  sandboxReceiverSecret: { name: 'CONFORMANCE_SANDBOX_RECEIVER_SECRET', about: 'signing secret of that receiver (a secret: registered for redaction, never printed)' },
-  sandboxReceiverCountUrl: { name: 'CONFORMANCE_SANDBOX_RECEIVER_COUNT_URL', about: 'GET answers {"count": N}, the follow-up fetches that receiver made so far: the receiver suite\'s probe' },
-  sandboxReceiverError: { name: 'CONFORMANCE_SANDBOX_RECEIVER_ERROR', about: 'why global setup could not start the example receiver' },
+  sandbox: { name: 'CONFORMANCE_SANDBOX', about: '1 only when the harness started the reference itself (a sandbox run: the sender suite may make it send)' },
   callbackHost: { name: 'CONFORMANCE_CALLBACK_HOST', about: 'host name the target reaches the harness\'s webhook capture by (e.g. host.docker.internal for a target in a container); the capture then listens on every interface' },
   pgCache: { name: 'CONFORMANCE_PG_CACHE', about: 'as root, the folder of the embedded PostgreSQL binary cache the "postgres" user runs from when the project sits where that user cannot reach (default: the temp folder); read by platform/embedded-postgres.ts' },
   dbImage: { name: 'CONFORMANCE_DB_IMAGE', about: 'PostgreSQL image of --db container and --reference container (default postgres:16-alpine)' },

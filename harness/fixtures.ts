@@ -17,7 +17,6 @@ import { Target, CheckApi } from './target.ts';
 import { matchesPattern, runCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
 import { registerSecret } from './redact.ts';
 import type { Capture } from './webhook/sender-suite.ts';
-import type { ReceiverUnderTest } from './webhook/receiver-fixture.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
 
@@ -36,8 +35,6 @@ interface WorkerFixtures {
   variantBundles: Record<string, string[]> | undefined;
   /** The webhook listener of the sender suite (suites/webhook-sender.spec.ts). */
   capture: Capture;
-  /** The webhook receiver under test of the receiver suite (suites/webhook-receiver.spec.ts). */
-  receiver: ReceiverUnderTest;
 }
 
 // Every suite and property uses this one `test`, so all share one worker pool per project; the webhook
@@ -55,13 +52,6 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
       await capture.close();
     },
     { scope: 'worker' },
-  ],
-  receiver: [
-    async ({}, use) => {
-      const { provideReceiver } = await import('./webhook/receiver-fixture.ts');
-      await provideReceiver(use);
-    },
-    { scope: 'worker', timeout: 60_000 },
   ],
   mutantMatrix: [
     async ({}, use) => {

@@ -30,10 +30,16 @@ const t = (v: string): string => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').
 
 type Verdict = 'conformant' | 'not_conformant' | 'incomplete' | 'partial';
 
+const SUBJECT_TEXT: Record<string, string> = {
+  service: 'the service (its REST API and its webhook sender)',
+  receiver: "a partner's webhook receiver (§6.3, §6.4 receiver side)",
+  client: "a partner's API client, judged from its own traffic against the sandbox",
+};
+
 interface LooseReport {
   verdict: string;
   verdictReason?: string;
-  run: ConformanceReport['run'] & { filter?: { grep?: string; requirement?: string; shard?: string } | null; strict?: boolean; specSha256?: string | null };
+  run: Omit<ConformanceReport['run'], 'subject'> & { subject?: string; filter?: { grep?: string; requirement?: string; shard?: string } | null; strict?: boolean; specSha256?: string | null };
   summary: ConformanceReport['summary'] & { warning?: number };
   requirements: (Omit<ReportRequirement, 'level' | 'status'> & { level: string; status: string; outOfScope?: string })[];
   checks: (Omit<ReportCheck, 'outcome'> & { outcome: string })[];
@@ -446,6 +452,8 @@ export function toHtml(input: ConformanceReport): string {
     `${s.not_verified} not verified`, `${s.informational} informational`, `${s.waived} waived`,
   ].join(' · ');
 
+  // Reports written before subjects existed judged the service.
+  const subject = run.subject ?? 'service';
   const reason = report.verdictReason
     ?? (report.verdict === 'conformant' ? 'every must requirement in scope was verified and passed'
       : report.verdict === 'not_conformant' ? `${s.fail} failing check${s.fail === 1 ? '' : 's'}${report.problems.length ? `, ${report.problems.length} problem(s)` : ''}` : '');
@@ -464,6 +472,7 @@ export function toHtml(input: ConformanceReport): string {
     : `<p id="missing-roles">${s.not_verified ? 'Not known for this report.' : 'None: nothing was left unverified for lack of a role.'}</p>`;
 
   const scopeItems = [
+    `Subject: ${SUBJECT_TEXT[subject] ?? subject}`,
     `Target: ${run.target ? `${run.target.name} — ${run.target.baseUrl}` : 'unknown'}`,
     `Specification: ${run.spec ?? 'unknown'}${run.specSha256 ? ` (SHA-256 ${run.specSha256.slice(0, 12)}…)` : ''}`,
     filter ? `Filter (partial run): ${filterText || 'yes'}` : 'Filter: none (full run)',
@@ -493,12 +502,12 @@ export function toHtml(input: ConformanceReport): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
-<title>${e(verdictLabel)} — conformance report — ${e(run.target?.name ?? 'target')}</title>
+<title>${e(verdictLabel)} — ${e(subject)} — conformance report — ${e(run.target?.name ?? 'target')}</title>
 <style>${CSS}</style>
 </head>
 <body>
 <h1>Clinical Encounter Public API — conformance report</h1>
-<div id="verdict" class="${e(report.verdict)}" data-verdict="${e(report.verdict)}"><span class="label">${e(verdictLabel)}</span>
+<div id="verdict" class="${e(report.verdict)}" data-verdict="${e(report.verdict)}" data-subject="${e(subject)}"><span class="label">${e(verdictLabel)}</span> <span class="subject" id="subject">— ${e(subject)}</span>
 ${reason && !reason.startsWith(`verified ${mustVerified} of ${mustInScope} `) ? `<span class="reason" id="verdict-reason">${e(reason)}</span>` : ''}<span class="line" id="verified">verified ${mustVerified} of ${mustInScope} must requirements${mustInScope !== cov.mustTotal ? ` in scope (${cov.mustTotal} in the catalog)` : ''}</span>
 <span class="line" id="counts">${e(countLine)}</span>
 ${filter ? `<span class="line" id="filter">partial run, filter: <code>${e(filterText || 'yes')}</code></span>` : ''}<span class="line" id="scores">${e(scores)}</span></div>

@@ -120,7 +120,7 @@ export function toJunit(report: ConformanceReport): string {
     failures += cases.length;
     suites.push(`  <testsuite name="conformance.problems" tests="${cases.length}" failures="${cases.length}" errors="0" skipped="0" time="0.000">\n${cases.join('\n')}\n  </testsuite>`);
   }
-  const verdict = `verdict: ${report.verdict}${report.verdictReason ? ` (${report.verdictReason})` : ''}\nreport: ${HTML_REPORT_FILE}`;
+  const verdict = `subject: ${report.run.subject ?? 'service'}\nverdict: ${report.verdict}${report.verdictReason ? ` (${report.verdictReason})` : ''}\nreport: ${HTML_REPORT_FILE}`;
   const notes = [verdict, ...report.warnings.map((w) => `warning: ${w}`)].join('\n');
   // <testsuites> cannot carry output itself: the verdict and the run's warnings ride on one passing testcase.
   tests += 1;

@@ -12,6 +12,15 @@ export type ReportedOutcome = CheckOutcome | 'waived';
 export type RequirementStatus = ReportedOutcome | 'not_covered' | 'out_of_scope';
 export const REQUIREMENT_STATUSES: readonly RequirementStatus[] = ['pass', 'fail', 'warning', 'not_verified', 'informational', 'not_covered', 'waived', 'out_of_scope'];
 export type RequirementLevel = 'must' | 'should' | 'unspecified';
+/**
+ * Who a requirement binds: the `service` (the REST API and the webhook sender), the partner's webhook
+ * `receiver` (§6.3/§6.4 receiver side), or a `client` of the REST API. One subject per run: `run` judges the
+ * service, `webhook receiver` the receiver, `client` the client; a run's scope is its subject's requirements.
+ */
+export type Subject = 'service' | 'receiver' | 'client';
+export const SUBJECTS: readonly Subject[] = ['service', 'receiver', 'client'];
+/** The subjects a catalog row binds (a row that names none binds the service). */
+export const subjectsOf = (r: { subjects?: readonly Subject[] }): readonly Subject[] => (r.subjects && r.subjects.length ? r.subjects : ['service']);
 export type Verdict = 'conformant' | 'not_conformant' | 'incomplete' | 'partial';
 export const VERDICT_LABEL: Record<Verdict, string> = { conformant: 'CONFORMANT', not_conformant: 'NOT CONFORMANT', incomplete: 'INCOMPLETE', partial: 'PARTIAL' };
 
@@ -78,6 +87,7 @@ export interface Requirement {
   area: string;
   statement: string;
   level: RequirementLevel;
+  subjects?: Subject[];
   note?: string;
   reason_codes?: string[];
 }
@@ -110,6 +120,8 @@ export interface VariantInput {
 
 export interface RunContext {
   harnessVersion: string;
+  /** What the run judges (default `service`): its scope is the catalog rows that bind it. */
+  subject?: Subject;
   /** SHA-256 of the project's copy of the specification (fixtures/spec/). */
   specSha256?: string | null;
   /** Parts of the contract the profile declares out of scope, each with its reason. */
@@ -192,6 +204,8 @@ export interface ConformanceReport {
   /** One line: why this verdict. */
   verdictReason: string;
   run: {
+    /** What this run judged: its scope and verdict are this subject's alone. */
+    subject: Subject;
     harnessVersion: string;
     spec: string | null;
     specSha256: string | null;
@@ -308,8 +322,11 @@ function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: 
  * matches no failing check is a warning (stale or misspelt).
  */
 export function buildReport(outcomes: OutcomesFile, ctx: RunContext): ConformanceReport {
-  const catalog = ctx.catalog;
-  const byReq = new Map((catalog?.requirements ?? []).map((r) => [r.id, r]));
+  const subject = ctx.subject ?? 'service';
+  // The run's scope is its subject's rows; a check citing another subject's requirement is still reported.
+  const catalog = ctx.catalog ? { ...ctx.catalog, requirements: ctx.catalog.requirements.filter((r) => subjectsOf(r).includes(subject)) } : null;
+  const fullCatalog = ctx.catalog;
+  const byReq = new Map((fullCatalog?.requirements ?? []).map((r) => [r.id, r]));
   const problems: string[] = [];
   const warnings: string[] = [...(ctx.warnings ?? [])];
 
@@ -418,7 +435,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope; nothing failed`;
   } else {
     verdict = 'conformant';
-    const aside = [outOfScopeParts.length ? `${must.filter((r) => r.status === 'out_of_scope').length} declared out of scope` : '', notTestable.size ? `${notTestable.size} not observable at a service` : ''].filter(Boolean);
+    const aside = [outOfScopeParts.length ? `${must.filter((r) => r.status === 'out_of_scope').length} declared out of scope` : '', notTestable.size ? `${notTestable.size} observable by no run` : ''].filter(Boolean);
     verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope${aside.length ? ` (${aside.join('; ')})` : ''}`;
   }
 
@@ -429,6 +446,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     verdict,
     verdictReason,
     run: {
+      subject,
       harnessVersion: ctx.harnessVersion, spec: catalog?.spec ?? null, specSha256: ctx.specSha256 ?? null, filter, strict,
       target: ctx.target ?? outcomes.target ?? null,
       startedAt: outcomes.startedAt, finishedAt: outcomes.finishedAt, runStatus: outcomes.runStatus, seeds,
@@ -482,9 +500,9 @@ export function exitCodeFor(report: Pick<ConformanceReport, 'summary' | 'waivers
   return 0;
 }
 
-/** The closing verdict line: `conformance: INCOMPLETE: verified 200 of 268 must requirements in scope; ...`. */
-export function verdictLine(report: Pick<ConformanceReport, 'verdict' | 'verdictReason'>): string {
-  return `conformance: ${VERDICT_LABEL[report.verdict]}: ${report.verdictReason}`;
+/** The closing verdict line, naming the subject: `conformance: INCOMPLETE — service: verified 200 of 268 must requirements in scope; ...`. */
+export function verdictLine(report: Pick<ConformanceReport, 'verdict' | 'verdictReason'> & { run?: { subject?: Subject } }): string {
+  return `conformance: ${VERDICT_LABEL[report.verdict]} — ${report.run?.subject ?? 'service'}: ${report.verdictReason}`;
 }
 
 /**

@@ -1,0 +1,196 @@
+// The recording proxy of `conformance client`: the partner's client talks to it as if it were the sandbox;
+// it forwards every request byte for byte (the raw request target, the client's own headers, its Host so the
+// sandbox's links name the proxy) and records what the client did (harness/client/traffic.ts). When the
+// partner's scenario declares how the client handles reason codes, it answers one eligible request per
+// declared reason with that reason's error body (§7) instead of forwarding, and records that it did.
+// Judging happens later, over the record (harness/client/checks.ts).
+import http from 'node:http';
+import type net from 'node:net';
+import { CATEGORY_BY_STATUS, STATUS_BY_REASON } from '../assertions.ts';
+import { registerSecret } from '../redact.ts';
+import { INJECTABLE_REASONS, notInjectable } from './checks.ts';
+import { bearerOf, issuedAudioUrls, parseTarget, type ClientExchange, type ReasonAction } from './traffic.ts';
+
+const MAX_KEPT_BODY = 4 * 1024 * 1024;
+/** Normal API requests between two injections, so the client's reaction to each is seen on its own. */
+const GAP = 2;
+/** A stop reason ends the client's use of its key: injected last, or once this many normal requests passed with the rest still waiting. */
+const STOP_AFTER = 60;
+
+export interface ProxyOptions {
+  upstream: URL;
+  keys: Map<string, string>;
+  scenario: Record<string, ReasonAction> | null;
+}
+
+export class RecordingProxy {
+  readonly exchanges: ClientExchange[] = [];
+  readonly notInjected: Record<string, string> = {};
+  #server: http.Server;
+  #sockets = new Set<net.Socket>();
+  #pending: string[] = [];
+  #sinceInjection = 0;
+  #injected: ClientExchange[] = [];
+  #seq = 0;
+  #audioPaths = new Set<string>();
+  #phase = 1;
+  /**
+   * The injections split in runs of the command: first every non-stop reason (the client goes on, so the
+   * rest of its work is seen), then the one stop reason on a run of its own (it ends the client's work).
+   */
+  readonly phases: string[][];
+
+  readonly opts: ProxyOptions;
+
+  constructor(opts: ProxyOptions) {
+    this.opts = opts;
+    const scenario = opts.scenario ?? {};
+    const reasons = Object.keys(scenario);
+    for (const r of reasons) {
+      const why = notInjectable(r);
+      if (why) this.notInjected[r] = why;
+    }
+    const injectable = reasons.filter((r) => !this.notInjected[r]);
+    const stops = injectable.filter((r) => scenario[r] === 'stop');
+    // The client stops using its key at a stop reason: only one can be seen per run, and it comes last.
+    for (const r of stops.slice(1)) this.notInjected[r] = `the client stops at ${stops[0]} (declared stop); one stop reason is judged per run`;
+    this.phases = [injectable.filter((r) => scenario[r] !== 'stop'), stops.slice(0, 1)].filter((p) => p.length > 0);
+    this.#pending = [...injectable.filter((r) => scenario[r] !== 'stop'), ...stops.slice(0, 1)];
+    this.#server = http.createServer((req, res) => void this.#handle(req, res));
+    this.#server.on('connection', (s) => {
+      this.#sockets.add(s);
+      s.on('close', () => this.#sockets.delete(s));
+    });
+  }
+
+  listen(host = '127.0.0.1'): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(0, host, () => {
+        const a = this.#server.address() as net.AddressInfo;
+        resolve(`http://${host}:${a.port}`);
+      });
+    });
+  }
+
+  /** Starts run `n` of the command (1-based) with the injections of `phases[n - 1]`. */
+  beginPhase(n: number): void {
+    this.#phase = n;
+    this.#pending = [...(this.phases[n - 1] ?? [])];
+    this.#sinceInjection = 0;
+    this.#injected = [];
+  }
+
+  /** Declared reasons never injected, with why (the run ended before an eligible request came). */
+  finish(): Record<string, string> {
+    const scenario = this.opts.scenario ?? {};
+    for (const r of this.#pending) this.notInjected[r] ??= `the client made no eligible request for it (${(INJECTABLE_REASONS[r] ?? []).join(', ')} route${(INJECTABLE_REASONS[r] ?? []).length === 1 ? '' : 's'}) before ${scenario[r] === 'stop' ? 'the run ended' : 'it ended'}`;
+    this.#pending = [];
+    return { ...this.notInjected };
+  }
+
+  async close(): Promise<void> {
+    for (const s of this.#sockets) s.destroy();
+    await new Promise<void>((r) => this.#server.close(() => r()));
+  }
+
+  #headers(req: http.IncomingMessage): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i].toLowerCase();
+      out[name] = out[name] === undefined ? req.rawHeaders[i + 1] : `${out[name]}, ${req.rawHeaders[i + 1]}`;
+    }
+    return out;
+  }
+
+  /** The reason to inject for this request, if its turn has come. */
+  #injectionFor(ex: ClientExchange): string | undefined {
+    if (ex.kind !== 'api' || this.#pending.length === 0) return undefined;
+    // A request repeating one that got an injected answer goes through: the client's retry gets the real answer.
+    if (this.#injected.some((i) => i.method === ex.method && i.target === ex.target && i.headers.authorization === ex.headers.authorization)) return undefined;
+    const route = parseTarget(ex.target).route?.name;
+    if (!route) return undefined;
+    const first = this.#injected.length === 0;
+    if (first ? this.#sinceInjection < 1 : this.#sinceInjection < GAP) return undefined;
+    const scenario = this.opts.scenario ?? {};
+    const nonStopLeft = this.#pending.some((r) => scenario[r] !== 'stop');
+    const reason = this.#pending.find((r) => INJECTABLE_REASONS[r]?.includes(route) && (scenario[r] !== 'stop' || !nonStopLeft || this.#sinceInjection >= STOP_AFTER));
+    if (reason) this.#pending = this.#pending.filter((r) => r !== reason);
+    return reason;
+  }
+
+  async #handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const started = Date.now();
+    const target = req.url ?? '/';
+    const headers = this.#headers(req);
+    const chunks: Buffer[] = [];
+    let bodyBytes = 0;
+    for await (const c of req) {
+      bodyBytes += (c as Buffer).length;
+      if (bodyBytes <= MAX_KEPT_BODY) chunks.push(c as Buffer);
+    }
+    const path = target.split('?')[0];
+    const kind: ClientExchange['kind'] = path === '/external/v1' || path.startsWith('/external/v1/') ? 'api' : this.#audioPaths.has(path) ? 'storage' : 'other';
+    const bearer = bearerOf(headers);
+    const ex: ClientExchange = {
+      seq: ++this.#seq, phase: this.#phase, at: started, method: req.method ?? 'GET', target, headers, bodyBytes, kind,
+      role: bearer ? this.opts.keys.get(bearer.token) ?? null : null, status: 0, body: '', durationMs: 0,
+    };
+    this.exchanges.push(ex);
+    const reason = this.#injectionFor(ex);
+    if (reason) {
+      const status = STATUS_BY_REASON[reason];
+      const body = JSON.stringify({ error: CATEGORY_BY_STATUS[status] ?? 'public_api_not_found', reason_code: reason, message: `injected by the client scenario: ${reason}`, field: null });
+      ex.injected = reason;
+      ex.status = status;
+      ex.body = body;
+      ex.durationMs = Date.now() - started;
+      this.#injected.push(ex);
+      this.#sinceInjection = 0;
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    if (kind === 'api') this.#sinceInjection++;
+    const forward: http.OutgoingHttpHeaders = {};
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      const name = req.rawHeaders[i];
+      // The answer is judged as JSON: the sandbox is asked for it uncompressed (what the client accepts is its choice).
+      if (kind === 'api' && name.toLowerCase() === 'accept-encoding') continue;
+      const prev = forward[name];
+      forward[name] = prev === undefined ? req.rawHeaders[i + 1] : [...(Array.isArray(prev) ? prev : [String(prev)]), req.rawHeaders[i + 1]];
+    }
+    const up = http.request({ host: this.opts.upstream.hostname, port: this.opts.upstream.port, method: req.method, path: target, headers: forward });
+    up.on('response', (answer) => {
+      ex.status = answer.statusCode ?? 0;
+      res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      const kept: Buffer[] = [];
+      let size = 0;
+      answer.on('data', (c: Buffer) => {
+        if (kind === 'api' && size + c.length <= MAX_KEPT_BODY) kept.push(c);
+        size += c.length;
+        res.write(c);
+      });
+      answer.on('end', () => {
+        ex.body = Buffer.concat(kept).toString('utf8');
+        ex.durationMs = Date.now() - started;
+        // Audio URLs are secrets from the moment they exist: no report, log or echoed output shows them.
+        for (const u of issuedAudioUrls([ex])) {
+          registerSecret(u.url);
+          registerSecret(u.target);
+          this.#audioPaths.add(u.target.split('?')[0]);
+        }
+        res.end();
+      });
+      answer.on('error', () => res.destroy());
+    });
+    up.on('error', (e) => {
+      ex.status = 502;
+      ex.durationMs = Date.now() - started;
+      ex.body = '';
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(`the sandbox did not answer: ${e.message}`);
+    });
+    up.end(Buffer.concat(chunks));
+  }
+}

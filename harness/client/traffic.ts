@@ -1,0 +1,151 @@
+// What a partner's API client did, as the sandbox's recording proxy saw it (harness/client/proxy.ts): each
+// exchange with its raw request target, headers, time, the key's role, the answer, and whether the answer was
+// injected by the partner's scenario; plus the command's own output. The client checks
+// (harness/client/checks.ts) are pure functions of this record. Nothing here talks to the network.
+
+/** One request of the client and the answer it got. Headers keep their received values (redacted on the way out). */
+export interface ClientExchange {
+  seq: number;
+  /** Which run of the command (1-based): a scenario's stop reason is injected in a run of its own. */
+  phase: number;
+  /** Wall-clock ms (Date.now()) when the request arrived. */
+  at: number;
+  method: string;
+  /** The request target exactly as received (path and query, never normalised). */
+  target: string;
+  /** Header names lower-cased; repeated headers joined with ", ". */
+  headers: Record<string, string>;
+  bodyBytes: number;
+  /** `api`: under /external/v1; `storage`: an audio URL; `other`: anything else (the served contract...). */
+  kind: 'api' | 'storage' | 'other';
+  /** The credential role of the key in the Authorization header, when it is one of the sandbox's keys. */
+  role: string | null;
+  status: number;
+  /** The answer's body as text (API answers only; storage bodies are not kept). */
+  body: string;
+  /** The reason code the scenario injected instead of forwarding, if any. */
+  injected?: string;
+  durationMs: number;
+}
+
+/** How a partner says its client handles a reason code (the scenario file of `conformance client --scenario`). */
+export type ReasonAction = 'stop' | 'retry-later' | 'skip-resource';
+export const REASON_ACTIONS: readonly ReasonAction[] = ['stop', 'retry-later', 'skip-resource'];
+
+export interface ClientTraffic {
+  exchanges: ClientExchange[];
+  stdout: string;
+  stderr: string;
+  /** Every sandbox key value → its credential role. */
+  keys: Map<string, string>;
+  /** Ids the sandbox handed out before the client started (the profile's resources). */
+  profileIds: Set<string>;
+  /** The partner's declared handling per reason code, or null without a scenario file. */
+  scenario: Record<string, ReasonAction> | null;
+  /** Reasons of the scenario that were never injected, each with why. */
+  notInjected: Record<string, string>;
+}
+
+export type Route = 'list' | 'encounter' | 'document' | 'transcript' | 'audio';
+
+export interface ParsedTarget {
+  path: string;
+  rawQuery: string | null;
+  /** The API route the path names, with its ids decoded; null when it names none. */
+  route: { name: Route; ids: string[] } | null;
+  /** Query pairs, key and value percent-decoded (`+` is a literal plus, as the API reads it). */
+  query: { key: string; value: string | null }[];
+}
+
+const decode = (s: string): string | null => {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return null;
+  }
+};
+
+/** Splits a raw request target into its route (ids decoded per segment, after splitting on `/`) and query. */
+export function parseTarget(target: string): ParsedTarget {
+  const q = target.indexOf('?');
+  const path = q === -1 ? target : target.slice(0, q);
+  const rawQuery = q === -1 ? null : target.slice(q + 1);
+  const query = (rawQuery ?? '').split('&').filter((p) => p !== '').map((p) => {
+    const eq = p.indexOf('=');
+    const key = decode(eq === -1 ? p : p.slice(0, eq)) ?? p;
+    return { key, value: eq === -1 ? null : decode(p.slice(eq + 1)) ?? p.slice(eq + 1) };
+  });
+  const segs = path.split('/');
+  let route: ParsedTarget['route'] = null;
+  if (segs[0] === '' && segs[1] === 'external' && segs[2] === 'v1' && segs[3] === 'encounters') {
+    const rest = segs.slice(4).map((s) => decode(s));
+    const ok = rest.every((s) => s !== null && s !== '');
+    if (rest.length === 0) route = { name: 'list', ids: [] };
+    else if (ok && rest.length === 1) route = { name: 'encounter', ids: [rest[0]!] };
+    else if (ok && rest.length === 3 && segs[5] === 'documents') route = { name: 'document', ids: [rest[0]!, rest[2]!] };
+    else if (ok && rest.length === 4 && segs[5] === 'documents' && (segs[7] === 'transcript' || segs[7] === 'audio')) route = { name: segs[7] as Route, ids: [rest[0]!, rest[2]!] };
+  }
+  return { path, rawQuery, route, query };
+}
+
+/** Every value of an `*_id` field anywhere in a JSON answer: the ids the sandbox handed out in it. */
+export function idsIn(body: string): string[] {
+  let data: unknown;
+  try {
+    data = JSON.parse(body);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        if (/_id$/.test(k) && typeof x === 'string') out.push(x);
+        else walk(x);
+      }
+    }
+  };
+  walk(data);
+  return out;
+}
+
+/** An audio URL the sandbox handed out: where, until when, and the exchange that issued it. */
+export interface IssuedAudioUrl {
+  url: string;
+  /** Path and query of the URL: what a fetch of it sends as its request target. */
+  target: string;
+  expiresAtMs: number;
+  issuedBy: ClientExchange;
+}
+
+export function issuedAudioUrls(exchanges: readonly ClientExchange[]): IssuedAudioUrl[] {
+  const out: IssuedAudioUrl[] = [];
+  for (const ex of exchanges) {
+    if (ex.kind !== 'api' || ex.status !== 200 || ex.injected) continue;
+    let data: { audio_url?: unknown; expires_at?: unknown };
+    try {
+      data = JSON.parse(ex.body) as typeof data;
+    } catch {
+      continue;
+    }
+    if (typeof data?.audio_url !== 'string' || typeof data.expires_at !== 'string') continue;
+    let target: string;
+    try {
+      const u = new URL(data.audio_url);
+      target = `${u.pathname}${u.search}`;
+    } catch {
+      continue;
+    }
+    out.push({ url: data.audio_url, target, expiresAtMs: Date.parse(data.expires_at), issuedBy: ex });
+  }
+  return out;
+}
+
+/** The credential (scheme and token) of an Authorization header, or null. */
+export function bearerOf(headers: Record<string, string>): { scheme: string; token: string } | null {
+  const h = headers.authorization;
+  if (h === undefined) return null;
+  const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(h);
+  return m ? { scheme: m[1], token: m[2] } : null;
+}
