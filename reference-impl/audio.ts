@@ -1,14 +1,20 @@
 // Short-lived signed audio URLs: /storage/audio/<storage key>?expires=<unix seconds>&sig=<hex HMAC-SHA256>.
 // The HMAC covers the path and the expiry with a per-process secret, so URLs die with the process at the latest.
+// The storage key is split on '/' and each piece percent-encoded; the storage route splits the raw path the same
+// way and decodes each piece after, so any key (an opaque one with '%', '?', '#', spaces, non-ASCII) round-trips.
 import crypto from 'node:crypto';
 
+/** The default lifetime of an audio URL (main.ts --audio-ttl-seconds sets another, 1..3600). */
 export const AUDIO_URL_TTL_SECONDS = 300;
 export const STORAGE_PREFIX = '/storage/audio/';
 
 export class AudioSigner {
   readonly #secret: Buffer;
-  constructor(secret: Buffer = crypto.randomBytes(32)) {
-    this.#secret = secret;
+  /** Seconds from issue (truncated to the whole second) to expires_at. */
+  readonly ttlSeconds: number;
+  constructor(opts: { ttlSeconds?: number; secret?: Buffer } = {}) {
+    this.#secret = opts.secret ?? crypto.randomBytes(32);
+    this.ttlSeconds = opts.ttlSeconds ?? AUDIO_URL_TTL_SECONDS;
   }
 
   #sign(path: string, expires: number): string {
@@ -18,7 +24,7 @@ export class AudioSigner {
   /** Returns the URL and its expiry; `skewSeconds` lets a mutant produce an expiry in the past. */
   sign(base: string, storageKey: string, nowMs: number, skewSeconds = 0): { url: string; expiresAt: string } {
     const path = STORAGE_PREFIX + storageKey.split('/').map(encodeURIComponent).join('/');
-    const expires = Math.floor(nowMs / 1000) + AUDIO_URL_TTL_SECONDS + skewSeconds;
+    const expires = Math.floor(nowMs / 1000) + this.ttlSeconds + skewSeconds;
     return { url: `${base}${path}?expires=${expires}&sig=${this.#sign(path, expires)}`, expiresAt: new Date(expires * 1000).toISOString() };
   }
 

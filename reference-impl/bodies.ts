@@ -1,7 +1,6 @@
 // The response bodies of the five operations (closed schemas of spec §2): encounter summary, list, encounter
 // detail, document detail, transcript and audio URL, built from the rows the lookup stage found (pipeline.ts).
 // The rules read as the correct ones; a mutant or variant replaces a named point through rule() (overrides.ts).
-import { AUDIO_URL_TTL_SECONDS } from './audio.ts';
 import { ApiError } from './errors.ts';
 import { NO_SWITCHES, rule, type Switches } from './overrides.ts';
 import type { Ctx, Services } from './pipeline.ts';
@@ -115,7 +114,7 @@ export async function respondAudio(ctx: Ctx, s: Services): Result {
   if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError(rule(ctx, 'audioStorageUnavailableReason', 'audio_storage_unavailable'));
   if (!(await s.repo.audioObjectExists(rec.storage_key))) throw new ApiError(rule(ctx, 'audioMissingReason', 'audio_not_found'));
   // Fault audio_url_expires_soon (sandbox switch): the URL lives 2 s, so a client can see it refused after expires_at.
-  const soon = ctx.faults.has('audio_url_expires_soon') ? 2 - AUDIO_URL_TTL_SECONDS : 0;
+  const soon = ctx.faults.has('audio_url_expires_soon') ? 2 - s.signer.ttlSeconds : 0;
   const signed = s.signer.sign(ctx.origin, rec.storage_key, Date.now(), rule(ctx, 'audioUrlShift', rule(ctx, 'audioUrlSkew', 0) + soon));
   return { body: { audio_url: rule(ctx, 'audioUrl', (url: string) => url)(signed.url), expires_at: iso(new Date(signed.expiresAt), ctx) }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
 }

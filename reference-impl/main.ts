@@ -1,6 +1,7 @@
 // Entry point of the reference implementation: database provider → migrations → seed → HTTP server → one ready line.
 //   node reference-impl/main.ts [--db embedded|container|url] [--port 0] [--host 127.0.0.1] [--profile-out FILE]
 //        [--switchboard-token TOKEN] [--mutant NAME] [--guide] [--data-dir DIR] [--exit-with-parent] [--public-url ORIGIN]
+//        [--opaque-ids] [--audio-ttl-seconds N]
 // stdout carries exactly one line, {"event":"ready",...}; everything else goes to stderr. Startup failure: exit 2.
 import fs from 'node:fs';
 import type http from 'node:http';
@@ -14,6 +15,8 @@ import type { DbProvider, ProviderKind } from './db/provider.ts';
 import { migrate } from './migrate.ts';
 import { isMutantName, MUTANTS } from './mutants.ts';
 import type { MutantName } from './mutants.ts';
+import { AUDIO_URL_TTL_SECONDS } from './audio.ts';
+import { opaqueSeed } from './opaque-ids.ts';
 import { buildProfile, guideText } from './profile.ts';
 import { Repo } from './repo.ts';
 import { loadSeed, seedDatabase } from './seed.ts';
@@ -37,6 +40,9 @@ function options() {
       'data-dir': { type: 'string' },
       'exit-with-parent': { type: 'boolean', default: false },
       'public-url': { type: 'string' },
+      // For judging partners' clients: ids they must percent-encode (opaque-ids.ts); audio URLs that die sooner.
+      'opaque-ids': { type: 'boolean', default: false },
+      'audio-ttl-seconds': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -49,7 +55,11 @@ function options() {
   if (values['data-dir'] !== undefined && values.db !== 'embedded') throw new UsageError('--data-dir applies to --db embedded only');
   const publicUrl = values['public-url'];
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+$/.test(publicUrl)) throw new UsageError('--public-url must be an origin like http://127.0.0.1:8080 (no path)');
+  const ttl = values['audio-ttl-seconds'];
+  if (ttl !== undefined && (!/^[1-9][0-9]{0,3}$/.test(ttl) || Number(ttl) > 3600)) throw new UsageError('--audio-ttl-seconds must be a whole number of seconds, 1..3600');
   return {
+    opaqueIds: values['opaque-ids'],
+    audioTtlSeconds: ttl === undefined ? AUDIO_URL_TTL_SECONDS : Number(ttl),
     publicUrl,
     db: values.db as ProviderKind,
     port: Number(values.port),
@@ -118,7 +128,8 @@ async function main(): Promise<void> {
   // Short timeouts: an unreachable database must turn into 503 digest_key_unavailable quickly, never a hang.
   pool = new pg.Pool({ connectionString: provider.connectionString, max: 16, connectionTimeoutMillis: 2000, query_timeout: 5000, idleTimeoutMillis: 10_000 });
   pool.on('error', () => {}); // an idle client losing its server must not crash the process
-  const seed = loadSeed();
+  // --opaque-ids: the seed itself is rewritten, so the database, the profile, the guide and webhook events agree.
+  const seed = opts.opaqueIds ? opaqueSeed(loadSeed()).seed : loadSeed();
   const digestKey = loadDigestKey(process.env);
   await migrate(pool);
   await seedDatabase(pool, seed, digestKey);
@@ -135,7 +146,7 @@ async function main(): Promise<void> {
   server = createServer({
     disclosures,
     pool, digestKey, openapiPath: OPENAPI_PATH, switchboardToken: opts.switchboardToken, defaultMutant: opts.mutant, get fallbackOrigin() { return fallbackOrigin; },
-    sandboxOrganizationId: mainOrg, onWebhookEvent: () => deliveryWorker.kick(),
+    sandboxOrganizationId: mainOrg, onWebhookEvent: () => deliveryWorker.kick(), audioTtlSeconds: opts.audioTtlSeconds,
   });
   await new Promise<void>((resolve, reject) => {
     server!.once('error', reject);
@@ -153,7 +164,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(opts.profileOut, `${JSON.stringify(profile, null, 2)}\n`, { mode: 0o600 });
   }
   process.stdout.write(`${JSON.stringify({ event: 'ready', baseUrl, db: provider.kind })}\n`);
-  process.stderr.write(`reference-impl: ready in ${Math.round(performance.now() - started)} ms on ${baseUrl} (db ${provider.kind}${opts.switchboardToken ? ', switchboard on' : ''}${opts.mutant ? `, mutant ${opts.mutant}` : ''})${provider.dataDir ? `; data dir ${provider.dataDir.path} (${provider.dataDir.temporary ? 'temporary' : 'kept'})` : ''}\n`);
+  process.stderr.write(`reference-impl: ready in ${Math.round(performance.now() - started)} ms on ${baseUrl} (db ${provider.kind}${opts.switchboardToken ? ', switchboard on' : ''}${opts.mutant ? `, mutant ${opts.mutant}` : ''}${opts.opaqueIds ? ', opaque ids' : ''}${opts.audioTtlSeconds !== AUDIO_URL_TTL_SECONDS ? `, audio URLs live ${opts.audioTtlSeconds} s` : ''})${provider.dataDir ? `; data dir ${provider.dataDir.path} (${provider.dataDir.temporary ? 'temporary' : 'kept'})` : ''}\n`);
   if (opts.guide) process.stderr.write(guideText(seed, baseUrl, opts.switchboardToken));
 }
 

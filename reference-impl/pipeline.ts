@@ -67,20 +67,42 @@ const OPERATIONS: Operation[] = [
   { id: 'getPublicEncounterDocumentAudio', path: new RegExp(`${DOC_PATH}/audio$`), group: 'documents', scopes: [...DOCUMENT_SCOPES, 'recordings:read'], queryKeys: [], respond: respondAudio },
 ];
 
-/** The operation a path names (none: step 2 answers route_not_allowed), with its decoded path parameters. */
+/**
+ * The operation a path names (none: step 2 answers route_not_allowed), with its path parameters. The raw path is
+ * split on '/' first and each segment decoded after, so an id holding '/' arrives as one segment (%2F).
+ */
 export function route(path: string): { op: Operation | undefined; params: string[] } {
   for (const op of OPERATIONS) {
     const m = op.path.exec(path);
-    if (m) return { op, params: m.slice(1).map(decodeSegment) };
+    if (m) return { op, params: m.slice(1).map(pathParam) };
   }
   return { op: undefined, params: [] };
+}
+
+// RFC 3986 segment: pchar = unreserved / pct-encoded / sub-delims / ":" / "@".
+const RAW_SEGMENT = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@]|%[0-9A-Fa-f]{2})*$/;
+
+/**
+ * A path parameter from its raw segment. A segment that is not an RFC 3986 segment (a raw '#', '[' or '{', a '%' not
+ * starting an escape) or whose escapes are not UTF-8 names nothing: taken literally it would let a client that skipped
+ * encoding reach an id that holds '%' or '#'. Such a parameter is what decodeSegment gives, after a NUL, which no
+ * identifier holds: the lookup answers *_not_found, as it did for these segments before ids could hold '%' or '#'.
+ */
+export function pathParam(raw: string): string {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(raw);
+  } catch {
+    return `\u0000${raw}`;
+  }
+  return RAW_SEGMENT.test(raw) ? decoded : `\u0000${decoded}`;
 }
 
 export function decodeSegment(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
-    return s; // matches no identifier → *_not_found at lookup
+    return s; // kept as sent (a route parameter: pathParam, which makes such a segment name nothing)
   }
 }
 

@@ -54,8 +54,9 @@ interface GuideRow { code: ReasonCode; role: string | null; path: string; fault:
 /** How to produce each reason code against the seeded sandbox: credential role (null: no header), GET path, fault. */
 export function guideRows(seed: Seed): GuideRow[] {
   const r = seed.roles;
-  const enc = (role: string) => `/external/v1/encounters/${r[role].encounter_id}`;
-  const doc = (role: string) => `${enc(role)}/documents/${r[role].document_id}`;
+  // Ids are percent-encoded in their segment (a no-op for the seed's own ids; --opaque-ids ones need it).
+  const enc = (role: string) => `/external/v1/encounters/${encodeURIComponent(r[role].encounter_id)}`;
+  const doc = (role: string) => `${enc(role)}/documents/${encodeURIComponent(r[role].document_id!)}`;
   const L = '/external/v1/encounters';
   const row = (code: ReasonCode, role: string | null, path: string, fault: FaultName | null = null, faultNote?: string): GuideRow => ({ code, role, path, fault, faultNote });
   return [
@@ -80,7 +81,7 @@ export function guideRows(seed: Seed): GuideRow[] {
     row('cross_organization_denied', 'full', enc('other_org_encounter')),
     row('demo_training_denied', 'full', enc('demo_encounter')),
     row('encounter_not_found', 'full', enc('unknown_encounter')),
-    row('document_not_found', 'full', `${enc('own_encounter')}/documents/${r.other_org_document.document_id}`),
+    row('document_not_found', 'full', `${enc('own_encounter')}/documents/${encodeURIComponent(r.other_org_document.document_id!)}`),
     row('unsupported_document_type', 'full', doc('billing_summary')),
     row('transcript_not_found', 'full', `${doc('ambient_transcript_without_transcript')}/transcript`),
     row('audio_not_available_for_document', 'full', `${doc('ambient_transcript_without_audio')}/audio`),
@@ -186,7 +187,7 @@ function webhookGuide(seed: Seed, baseUrl: string, switchboardToken: string | nu
   out.push(`curl -sS -o /dev/null -w 'deactivate: %{http_code}\\n' -X DELETE "$B/__sandbox/webhooks/subscriptions/$SUB" ${control}`);
   out.push(WEBHOOK_SEQUENCE_END);
   out.push('Your receiver\'s follow-up fetch of the finalized transcript (the full key):');
-  out.push(`curl -sS -H ${sq(`Authorization: Bearer ${fullKey}`)} ${sq(`${baseUrl}/external/v1/encounters/${doc.encounter_id}/documents/${doc.document_id}/transcript`)}`);
+  out.push(`curl -sS -H ${sq(`Authorization: Bearer ${fullKey}`)} ${sq(`${baseUrl}/external/v1/encounters/${encodeURIComponent(doc.encounter_id)}/documents/${encodeURIComponent(doc.document_id!)}/transcript`)}`);
   out.push('A deactivated subscription gets nothing more; activate another to try again (each finalize emits a new event).');
   return out;
 }

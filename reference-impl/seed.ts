@@ -89,9 +89,11 @@ export async function seedDatabase(pool: pg.Pool, seed: Seed, digestKey: Buffer)
     await insertRows(client, 'organizations', 'organization_id', seed.organizations, ['organization_id', 'name', 'allowlisted', 'encounter_routes_enabled', 'document_routes_enabled']);
     for (const k of seed.api_keys) {
       // The digest is refreshed so that a changed REFERENCE_DIGEST_KEY still verifies the sandbox keys; the row is kept.
+      // So is the organization: a kept data dir seeded without --opaque-ids and started with it (or the reverse)
+      // holds both sets of rows, and the keys act for the organizations of the seed this run wrote in the profile.
       await client.query(
         `INSERT INTO api_keys (key_id, label, key_digest, organization_id, scopes, is_test, disabled_at, revoked_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (key_id) DO UPDATE SET key_digest = EXCLUDED.key_digest`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (key_id) DO UPDATE SET key_digest = EXCLUDED.key_digest, organization_id = EXCLUDED.organization_id`,
         [k.key_id, k.label, digestToken(digestKey, k.key), k.organization_id, k.scopes, k.is_test, k.disabled_at, k.revoked_at, k.expires_at],
       );
     }

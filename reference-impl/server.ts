@@ -38,13 +38,15 @@ export interface ServerOptions {
   onWebhookEvent?: () => void;
   /** Where the disclosure event of each successful read goes (flushed by the caller at shutdown). */
   disclosures: DisclosureLog;
+  /** Lifetime of the signed audio URLs (default AUDIO_URL_TTL_SECONDS). */
+  audioTtlSeconds?: number;
 }
 
 class App implements Services {
   readonly repo: Repo;
   readonly digestKey: Buffer;
   readonly dummyDigest: Buffer;
-  readonly signer = new AudioSigner();
+  readonly signer: AudioSigner;
   readonly disclosures: DisclosureLog;
   readonly options: ServerOptions;
   readonly contract: ContractRoute;
@@ -54,6 +56,7 @@ class App implements Services {
     this.digestKey = options.digestKey;
     this.dummyDigest = digestToken(options.digestKey, crypto.randomBytes(16).toString('hex'));
     this.disclosures = options.disclosures;
+    this.signer = new AudioSigner({ ttlSeconds: options.audioTtlSeconds });
     this.contract = new ContractRoute(options.openapiPath);
   }
 
