@@ -194,6 +194,9 @@ function tellMissingRoles(report: ConformanceReport, opts: { allowIncomplete?: b
     for (const r of roles.slice(0, 25)) process.stderr.write(`conformance:   ${r.kind.padEnd(10)} ${r.role.padEnd(40)} ${String(r.checks).padStart(4)} checks ${String(r.requirements).padStart(4)} requirements\n`);
     if (roles.length > 25) process.stderr.write(`conformance:   … and ${roles.length - 25} more (see ${REPORT_FILES.json} missingRoles)\n`);
   }
+  // The sender is the service's (§6.2-§6.4 sender side): never dropped from a service run, and never silently.
+  const sender = roles.find((r) => r.role === 'webhook.sandboxControlUrl');
+  if (sender) process.stderr.write(`conformance: ${sender.checks} webhook sender checks not verified: set webhook.sandboxControlUrl so the harness can make the service send, or run \`conformance webhook sender --port N\` and trigger deliveries to it yourself\n`);
   if (report.verdict === 'incomplete') {
     const what = roles.length ? `provide ${roles.slice(0, 5).map((r) => r.role).join(', ')}${roles.length > 5 ? ', …' : ''}` : 'see the not-verified checks in the report';
     const out = report.coverage.mustNotVerified.length;

@@ -1,11 +1,14 @@
 // `npm run coverage:update [-- --from DIR] [--out FILE] [--allow-partial]`: rewrites the requirement →
-// checks map of fixtures/requirements/coverage.json from a run's outcomes.json (default reports/out). The
+// checks map of fixtures/requirements/coverage.json from a service run's outcomes.json (default reports/out),
+// plus the receiver suite's and the client checks' own tables. The
 // hand-reviewed reasons live in fixtures/requirements/not-tested.json, which this never touches. Refuses a run
 // without checks and a single shard's outcomes (coverage would shrink to that shard); merge the shards first.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { coverageFromOutcomes, readCoverageMap } from './coverage.ts';
+import { coverageFromOutcomes, readCoverageMap, withStaticChecks } from './coverage.ts';
+import { RECEIVER_CASES } from '../harness/webhook/receiver-suite.ts';
+import { CLIENT_CHECKS } from '../harness/client/checks.ts';
 import { readOutcomes } from './write.ts';
 import { CATALOG_PATH, sha256File } from './context.ts';
 
@@ -32,7 +35,8 @@ try {
   fail(`${(e as Error).message} (run \`npm run conformance -- run\` first)`);
 }
 if (outcomes.shard && !outcomes.shard.includes(',') && !values['allow-partial']) fail(`${from} holds shard ${outcomes.shard} only; merge the shards first or pass --allow-partial`);
-const requirements = coverageFromOutcomes(outcomes);
+// The service's checks from the run; the receiver's and the client's from their tables (other subjects' runs).
+const requirements = withStaticChecks(coverageFromOutcomes(outcomes), [...RECEIVER_CASES.map((c) => c.def), ...CLIENT_CHECKS]);
 if (Object.keys(requirements).length === 0) fail(`${from}/outcomes.json records no conformance check`);
 
 const previous = fs.existsSync(outFile) ? readCoverageMap(outFile) : {};

@@ -47,6 +47,19 @@ export function coverageFromOutcomes(outcomes: OutcomesFile): Record<string, str
   return Object.fromEntries([...map].sort(([a], [b]) => a.localeCompare(b)).map(([r, ids]) => [r, [...ids].sort()]));
 }
 
+/** A check known without a run: the receiver suite's cases and the client checks (other subjects' runs). */
+export interface StaticCheckDef { id: string; requirements: readonly string[] }
+
+/**
+ * Adds the checks of the other subjects' runs to a service run's map: `run` judges the service only, so the
+ * receiver's and the client's checks never appear in its outcomes; their tables name their requirements.
+ */
+export function withStaticChecks(fromRun: Record<string, string[]>, defs: readonly StaticCheckDef[]): Record<string, string[]> {
+  const map = new Map(Object.entries(fromRun).map(([r, ids]) => [r, new Set(ids)]));
+  for (const d of defs) for (const r of d.requirements) map.set(r, (map.get(r) ?? new Set()).add(d.id));
+  return Object.fromEntries([...map].sort(([a], [b]) => a.localeCompare(b)).map(([r, ids]) => [r, [...ids].sort()]));
+}
+
 export interface CoverageGaps {
   /** must requirements with neither a check nor a notTested reason. */
   uncovered: string[];

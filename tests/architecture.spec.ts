@@ -18,6 +18,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   // Machine support neither side judges with (where the embedded PostgreSQL binaries run from): it imports nothing of the project.
   platform: ['platform'],
   'reference-receiver': ['reference-receiver', 'fixtures'],
+  // The example API client partners read: nothing of the harness or the reference.
+  'reference-client': ['reference-client', 'fixtures'],
   fixtures: ['fixtures'],
 };
 

@@ -270,7 +270,7 @@ test.describe('merge', () => {
     const w = await cli(['merge', '--out', path.join(dir, 'merged-waived'), '--waivers', waivers, s1, s2]);
     expect(w.code, w.stderr).toBe(1);
     expect(w.stdout.trim()).toBe('conformance: 2 passed, 0 failed, 0 warnings, 0 not verified, 1 informational, 1 waived');
-    expect(w.stderr).toMatch(/conformance: INCOMPLETE: verified \d+ of \d+ must requirements in scope/);
+    expect(w.stderr).toMatch(/conformance: INCOMPLETE — service: verified \d+ of \d+ must requirements in scope/);
     const allowed = await cli(['merge', '--out', path.join(dir, 'merged-allowed'), '--waivers', waivers, '--allow-incomplete', s1, s2]);
     expect(allowed.code, allowed.stderr).toBe(0);
 

@@ -103,7 +103,7 @@ test('conformance run --reference container ends CONFORMANT and leaves no contai
   const networks = await networkNames();
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-containerrun-'));
   const r = await runCli(['run', '--reference', 'container', '--out', out], { timeoutMs: 420_000, sampleMs: 0 });
-  expect(r.stderr).toMatch(/CONFORMANT: verified (\d+) of \1 must requirements in scope/);
+  expect(r.stderr).toMatch(/CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
   expect(r.code).toBe(0);
   const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { verdict: string; checks: { outcome: string; id: string }[] };
   expect(report.verdict).toBe('conformant');

@@ -131,7 +131,7 @@ test.describe('markup (no browser needed)', () => {
   test('every verdict has its label and class; a partial run shows its filter', () => {
     for (const [verdict, label] of [['conformant', 'CONFORMANT'], ['not_conformant', 'NOT CONFORMANT'], ['incomplete', 'INCOMPLETE'], ['partial', 'PARTIAL']]) {
       const html = toHtml(richReport({ verdict }));
-      expect(html).toContain(`<div id="verdict" class="${verdict}" data-verdict="${verdict}"><span class="label">${label}</span>`);
+      expect(html).toContain(`<div id="verdict" class="${verdict}" data-verdict="${verdict}" data-subject="service"><span class="label">${label}</span> <span class="subject" id="subject">— service</span>`);
     }
     const base = richReport();
     const partial = toHtml(richReport({ verdict: 'partial', run: { ...base.run, filter: { grep: 'limit' } } }));

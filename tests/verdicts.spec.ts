@@ -6,6 +6,7 @@
 // The first half judges the pure report model on fabricated outcomes; the second replays the situations
 // through the CLI against the reference.
 import { test, expect } from '@playwright/test';
+import { loadCatalog } from '../reports/context.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,7 +34,7 @@ test.describe('the verdict of the report model', () => {
     const r = buildReport(outcomes(allPass()), ctx());
     expect(r.verdict).toBe('conformant');
     expect(r.coverage).toMatchObject({ mustTotal: 3, mustInScope: 3, mustVerified: 3, mustNotVerified: [] });
-    expect(verdictLine(r)).toBe('conformance: CONFORMANT: verified 3 of 3 must requirements in scope');
+    expect(verdictLine(r)).toBe('conformance: CONFORMANT — service: verified 3 of 3 must requirements in scope');
     expect(exitCodeFor(r)).toBe(0);
   });
 
@@ -170,15 +171,34 @@ test.describe('through the CLI', () => {
       await ref?.stop();
     });
 
-    test('--profile alone runs against the profile baseUrl as a target: the harness\'s own example receiver is never credited', async () => {
+    test('a service run against a target with every service role and no receiver settings is CONFORMANT and names its subject; no receiver check runs', async () => {
       const out = path.join(tmp(), 'out');
-      const r = await cli(['run', '--profile', ref.profilePath, '--out', out, '--grep', '(?:^|\\s)webhook-receiver-', '--workers', '1'], { timeoutMs: 240_000 });
+      const r = await cli(['run', '--profile', ref.profilePath, '--out', out], { timeoutMs: 240_000 });
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      expect(r.stderr).toMatch(/conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
       const report = readReport(out);
-      const receiver = report.checks.filter((c: { id: string }) => c.id.startsWith('webhook-receiver-'));
-      expect(receiver.length, r.stderr.slice(-2000)).toBeGreaterThan(0);
-      for (const c of receiver) expect(c.outcome, `${c.id}: ${c.detail}`).toBe('not_verified');
-      expect(receiver[0].detail).toContain('webhook.receiverUrl');
+      expect(report.run.subject).toBe('service');
       expect(report.run.target.baseUrl).toBe(ref.baseUrl);
+      expect(report.checks.filter((c: { id: string }) => c.id.startsWith('webhook-receiver-'))).toEqual([]);
+      const catalog = loadCatalog()!;
+      const receiverOnly = new Set(catalog.requirements.filter((x) => !(x.subjects ?? ['service']).includes('service')).map((x) => x.id));
+      expect(receiverOnly.size).toBeGreaterThan(0);
+      expect(report.requirements.filter((x: { id: string }) => receiverOnly.has(x.id))).toEqual([]);
+    });
+
+    test('without a way to make the service send, the sender checks are not verified and one line names `conformance webhook sender` and the setting', async () => {
+      const dir = tmp();
+      const profile = JSON.parse(fs.readFileSync(ref.profilePath, 'utf8')) as { webhook?: Record<string, unknown> };
+      delete profile.webhook?.sandboxControlUrl;
+      const file = path.join(dir, 'no-sender.profile.json');
+      fs.writeFileSync(file, JSON.stringify(profile));
+      const out = path.join(dir, 'out');
+      const r = await cli(['run', '--profile', file, '--out', out, '--grep', '(?:^|\\s)webhook-sender-', '--workers', '1'], { timeoutMs: 240_000 });
+      const report = readReport(out);
+      const sender = report.checks.filter((c: { id: string }) => c.id.startsWith('webhook-sender-'));
+      expect(sender.length, r.stderr.slice(-2000)).toBeGreaterThan(0);
+      for (const c of sender) expect(c.outcome, `${c.id}: ${c.detail}`).toBe('not_verified');
+      expect(r.stderr).toMatch(/conformance: \d+ webhook sender checks not verified: set webhook\.sandboxControlUrl .*`conformance webhook sender --port N`/);
     });
 
     test('--requirement narrows the run: PARTIAL in every report, the filter in the metadata, exit 0', async () => {
@@ -188,7 +208,7 @@ test.describe('through the CLI', () => {
       const report = readReport(out);
       expect(report.verdict).toBe('partial');
       expect(report.run.filter).toEqual({ requirement: 'AUTH-401-REVOKED-KEY' });
-      expect(r.stderr).toMatch(/conformance: PARTIAL: a narrowed run \(--requirement AUTH-401-REVOKED-KEY\) makes no conformance claim/);
+      expect(r.stderr).toMatch(/conformance: PARTIAL — service: a narrowed run \(--requirement AUTH-401-REVOKED-KEY\) makes no conformance claim/);
       const html = fs.readFileSync(path.join(out, 'conformance.html'), 'utf8');
       expect(html).toContain('PARTIAL');
       expect(html).toContain('AUTH-401-REVOKED-KEY');
@@ -209,13 +229,14 @@ test.describe('through the CLI', () => {
       expect(r.code).toBe(1);
       expect(report.summary.fail).toBe(0);
       expect(report.coverage.mustVerified).toBeLessThan(report.coverage.mustInScope);
-      expect(r.stderr).toMatch(/conformance: INCOMPLETE: verified \d+ of \d+ must requirements in scope/);
+      expect(r.stderr).toMatch(/conformance: INCOMPLETE — service: verified \d+ of \d+ must requirements in scope/);
       expect(r.stderr).toMatch(/must requirements? in scope not verified: provide /);
-      // Every credential the table asks for is one that was dropped; a target run also lacks the partner's receiver.
+      // Every credential the table asks for is one that was dropped; a service run never asks for a partner's receiver.
       const missing = report.missingRoles as { role: string; kind: string }[];
       for (const r of missing.filter((m) => m.kind === 'credential')) expect(dropped).toContain(r.role);
       expect(missing.filter((m) => m.kind === 'credential').length).toBeGreaterThan(0);
-      expect(missing.map((m) => m.role)).toContain('webhook.receiverUrl');
+      expect(missing.map((m) => m.role)).not.toContain('webhook.receiverUrl');
+      expect(r.stderr).not.toContain('receiverUrl');
       const allowed = await cli(['run', '--profile', half, '--out', path.join(dir, 'out2'), '--allow-incomplete'], { timeoutMs: 300_000 });
       expect(allowed.code, allowed.stderr.slice(-2000)).toBe(0);
       expect(readReport(path.join(dir, 'out2')).verdict).toBe('incomplete');

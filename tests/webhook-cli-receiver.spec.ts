@@ -60,7 +60,7 @@ test('the example receiver: INCOMPLETE (no follow-up probe by URL), exit 1, exit
     expect(await webhookCommand(['receiver', '--url', sandbox.url, '--out', outDir, '--allow-incomplete'], o)).toBe(0);
     let text = o.out.join('\n');
     expect(text).toMatch(/^conformance: [0-9]+ passed, 0 failed, 0 warnings, 2 not verified, 0 informational$/m);
-    expect(text).toMatch(/^conformance: INCOMPLETE: verified [0-9]+ of [0-9]+ must requirements in scope; nothing failed$/m);
+    expect(text).toMatch(/^conformance: INCOMPLETE — receiver: verified [0-9]+ of [0-9]+ must requirements in scope; nothing failed$/m);
     expect(text).toMatch(/^NOT VERIFIED ×2: no view of the receiver's follow-up fetches/m);
     expect(text).toMatch(/^to verify "no follow-up after an invalid delivery" \(WEBHOOK-SIG-FAIL-NO-FOLLOWUP, a must\): rerun with --follow-up-port N/m);
     expect(text).not.toMatch(/^hint:/m);
@@ -88,7 +88,7 @@ test('the example receiver: INCOMPLETE (no follow-up probe by URL), exit 1, exit
     text = o.out.join('\n');
     expect(text).toMatch(/^FAIL ×[0-9]+: Valid delivery not acknowledged with 2xx \(last delivery answered 401\)$/m);
     expect(text).toMatch(/^hint: every correctly signed delivery was refused \(answered 401\): the receiver most likely holds another signing secret than \$OTHER/m);
-    expect(text).toMatch(/^conformance: NOT CONFORMANT: [0-9]+ checks failed$/m);
+    expect(text).toMatch(/^conformance: NOT CONFORMANT — receiver: [0-9]+ checks failed$/m);
     expect(text).not.toContain('whsec_not_the_receivers_secret_0000');
   } finally {
     await sandbox.close();
@@ -138,7 +138,7 @@ test('a receiver answering 500 to forged deliveries gets warnings, not failures;
     expect(await webhookCommand(['receiver', '--url', r.url, '--allow-incomplete', '--strict', '--verbose'], o)).toBe(1);
     text = o.out.join('\n');
     expect(text).toMatch(/^WARNING\s+webhook-receiver-rejects-signature-other-secret: /m);
-    expect(text).toMatch(/^conformance: NOT CONFORMANT: --strict: [0-9]+ warnings/m);
+    expect(text).toMatch(/^conformance: NOT CONFORMANT — receiver: --strict: [0-9]+ warnings/m);
     expect(text).not.toContain(SECRET);
   } finally {
     await r.close();
@@ -158,7 +158,7 @@ test('with --follow-up-port the example receiver is CONFORMANT (exit 0), and a r
     let text = o.out.join('\n');
     expect(text).toMatch(/^follow-up probe: counting the receiver's REST fetches at http:\/\/127\.0\.0\.1:[0-9]+ /m);
     expect(text).toMatch(/^conformance: [0-9]+ passed, 0 failed, 0 warnings, 0 not verified, 0 informational$/m);
-    expect(text).toMatch(/^conformance: CONFORMANT: verified [0-9]+ of [0-9]+ must requirements in scope$/m);
+    expect(text).toMatch(/^conformance: CONFORMANT — receiver: verified [0-9]+ of [0-9]+ must requirements in scope$/m);
 
     // The same probe sees a receiver that verifies nothing fetch what forged deliveries name.
     port = await freePort();

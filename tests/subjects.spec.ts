@@ -1,0 +1,100 @@
+// One subject per run: every catalog row names the subject(s) it binds, every check cites rows of its own
+// subject, every must row of a subject has a check of that subject, and the report of a run is scoped to its
+// subject (rows of other subjects are neither counted nor listed). The rules are pure functions, proven on
+// planted mistakes first.
+import { test, expect } from '@playwright/test';
+import fs from 'node:fs';
+import { CLIENT_CHECKS } from '../harness/client/checks.ts';
+import { RECEIVER_CASES } from '../harness/webhook/receiver-suite.ts';
+import { loadCatalog } from '../reports/context.ts';
+import { readCoverageMap, readNotTested, withStaticChecks } from '../reports/coverage.ts';
+import { buildReport, SUBJECTS, subjectsOf, verdictLine, type Catalog, type OutcomesFile, type RunContext, type Subject } from '../reports/model.ts';
+import { COVERAGE_PATH, NOT_TESTED_PATH } from '../fixtures/paths.ts';
+
+type Def = { id: string; requirements: readonly string[] };
+
+/** Mistakes of the subject bindings: rows naming no known subject, checks citing rows of another subject, must rows of a subject without a check of it. */
+export function subjectGaps(catalog: Catalog, defs: Partial<Record<Subject, readonly Def[]>>): string[] {
+  const out: string[] = [];
+  const byId = new Map(catalog.requirements.map((r) => [r.id, r]));
+  for (const r of catalog.requirements) {
+    if (!Array.isArray(r.subjects) || r.subjects.length === 0 || r.subjects.some((s) => !SUBJECTS.includes(s))) out.push(`${r.id}: subjects must be a non-empty list of ${SUBJECTS.join(', ')}`);
+  }
+  for (const [subject, list] of Object.entries(defs) as [Subject, Def[]][]) {
+    for (const d of list) for (const id of d.requirements) {
+      const r = byId.get(id);
+      if (r && !subjectsOf(r).includes(subject)) out.push(`${d.id} (${subject}) cites ${id}, which binds ${subjectsOf(r).join(', ')}`);
+    }
+    const cited = new Set(list.flatMap((d) => d.requirements));
+    for (const r of catalog.requirements) if (r.level === 'must' && subjectsOf(r).includes(subject) && !cited.has(r.id)) out.push(`${r.id}: a must of the ${subject} without a ${subject} check`);
+  }
+  return out.sort();
+}
+
+const CATALOG = loadCatalog()!;
+const TABLES = { receiver: RECEIVER_CASES.map((c) => c.def), client: CLIENT_CHECKS } as const;
+
+test('the subject rule catches a row without subjects, a check citing another subject, and an unchecked must', () => {
+  const catalog: Catalog = {
+    spec: 'x',
+    requirements: [
+      { id: 'A', section: '1', area: 'a', statement: 's', level: 'must', subjects: ['client'] },
+      { id: 'B', section: '1', area: 'a', statement: 's', level: 'must', subjects: ['service'] },
+      { id: 'C', section: '1', area: 'a', statement: 's', level: 'must', subjects: [] },
+      { id: 'D', section: '1', area: 'a', statement: 's', level: 'must', subjects: ['client', 'service'] },
+    ],
+  };
+  expect(subjectGaps(catalog, { client: [{ id: 'c1', requirements: ['A', 'B'] }] })).toEqual([
+    'C: subjects must be a non-empty list of service, receiver, client',
+    'D: a must of the client without a client check',
+    'c1 (client) cites B, which binds service',
+  ]);
+  expect(subjectGaps(catalog, { client: [{ id: 'c1', requirements: ['A', 'D'] }] })).toEqual(['C: subjects must be a non-empty list of service, receiver, client']);
+});
+
+test('the catalog: every row binds a subject; the receiver and client checks cite their own subject and cover its must rows', () => {
+  expect(subjectGaps(CATALOG, TABLES)).toEqual([]);
+  const count = (s: Subject) => CATALOG.requirements.filter((r) => r.level === 'must' && subjectsOf(r).includes(s)).length;
+  expect(count('service')).toBeGreaterThan(200);
+  expect(count('receiver')).toBeGreaterThan(10);
+  expect(count('client')).toBeGreaterThan(10);
+});
+
+test('not-tested.json keeps only what no run can show: no row of it binds the client or the receiver', () => {
+  const notTested = readNotTested(NOT_TESTED_PATH);
+  const byId = new Map(CATALOG.requirements.map((r) => [r.id, r]));
+  const observable = Object.keys(notTested).filter((id) => subjectsOf(byId.get(id) ?? { subjects: ['service'] }).some((s) => s !== 'service'));
+  expect(observable).toEqual([]);
+});
+
+test('coverage.json carries the receiver and client checks (their runs are not service runs)', () => {
+  expect(fs.existsSync(COVERAGE_PATH)).toBe(true);
+  const map = readCoverageMap(COVERAGE_PATH);
+  const missing = [...TABLES.receiver, ...TABLES.client].flatMap((d) => d.requirements.filter((r) => !(map[r] ?? []).includes(d.id)).map((r) => `${r} → ${d.id}`));
+  expect(missing, 'run `npm run coverage:update` after `npx conformance run`').toEqual([]);
+  expect(withStaticChecks({ R: ['b'] }, [{ id: 'a', requirements: ['R', 'S'] }])).toEqual({ R: ['a', 'b'], S: ['a'] });
+});
+
+test('a report is scoped to its subject: rows of other subjects are neither counted nor listed, and the verdict line names it', () => {
+  const outcomes: OutcomesFile = {
+    startedAt: '2026-01-01T00:00:00Z', finishedAt: '2026-01-01T00:00:01Z', runStatus: 'passed', seed: null,
+    checks: [{ id: 'c1', requirements: ['A'], title: 't', outcome: 'pass', project: 'client', file: 'f', test: 'c1' }],
+  };
+  const catalog: Catalog = {
+    spec: 'x',
+    requirements: [
+      { id: 'A', section: '1', area: 'a', statement: 's', level: 'must', subjects: ['client'] },
+      { id: 'B', section: '1', area: 'a', statement: 's', level: 'must', subjects: ['service'] },
+    ],
+  };
+  const ctx = (subject: Subject): RunContext => ({ subject, harnessVersion: 't', target: null, contractSha256: null, catalogSha256: null, catalog, waivers: [], mutation: null, today: '2026-01-01' });
+  const client = buildReport(outcomes, ctx('client'));
+  expect(client.run.subject).toBe('client');
+  expect(client.requirements.map((r) => r.id)).toEqual(['A']);
+  expect(client.verdict).toBe('conformant');
+  expect(verdictLine(client)).toBe('conformance: CONFORMANT — client: verified 1 of 1 must requirements in scope');
+  const service = buildReport(outcomes, ctx('service'));
+  expect(service.requirements.map((r) => r.id)).toEqual(['B']);
+  expect(service.verdict).toBe('incomplete');
+  expect(verdictLine(service)).toMatch(/^conformance: INCOMPLETE — service: verified 0 of 1 /);
+});
