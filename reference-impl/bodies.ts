@@ -9,6 +9,7 @@ import type { DocumentRow, DocumentSummaryRow, EncounterRow } from './repo.ts';
 type Body = Record<string, unknown>;
 type Result = Promise<{ body: unknown; resourceIds: string[] }>;
 export type ListBody = Body & { items: Body[] };
+export type DetailBody = { encounter: Body };
 export interface TranscriptBody { document_id: string; encounter_id: string; transcript: unknown }
 export type Turn = { speaker: string; text: string; start: number; end: number };
 
@@ -60,7 +61,9 @@ export async function respondList(ctx: Ctx, s: Services): Result {
 export async function respondEncounter(ctx: Ctx, s: Services): Result {
   const e = ctx.encounter!;
   const own = await rule(ctx, 'detailDocuments', async (enc) => enc.documents ?? [])(e, ctx, s);
-  return { body: { encounter: encounterSummary(e, own, ctx) }, resourceIds: [e.encounter_id] };
+  // §2.8: the detail is the summary including its documents, an empty array when there are none.
+  const body = { encounter: encounterSummary(e, own, ctx) };
+  return { body: rule(ctx, 'detailBody', (b: DetailBody) => b)(body, own), resourceIds: [e.encounter_id] };
 }
 
 /** Billing and checklist documents appear in summaries only. */

@@ -69,6 +69,7 @@ export const MUTANTS = {
   'tiebreak-nondeterministic': { area: 'list-semantics', description: 'ties on created_at are ordered at random instead of by encounter_id' },
   'tiebreak-not-encounter-id': { area: 'list-semantics', description: 'ties on created_at are ordered by md5(encounter_id), deterministic but not by encounter_id' },
   'detail-differs-from-list': { area: 'response-shape', description: 'the encounter detail omits the last document its list item carries' },
+  'detail-documents-omitted': { area: 'response-shape', description: 'the detail of an encounter without documents leaves documents out instead of sending an empty array (§2.8, ENC-DETAIL-DOCUMENTS-PRESENT)' },
   'clinical-content-format-html': { area: 'response-shape', description: 'clinical document content carries format "html" instead of markdown' },
   'ambient-detail-has-content': { area: 'response-shape', description: 'ambient transcript document detail carries a content object (not metadata only)' },
   'transcript-ids-swapped': { area: 'transcript', description: 'the transcript response swaps document_id and encounter_id' },

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type stream from 'node:stream';
 import { AUDIO_URL_TTL_SECONDS } from './audio.ts';
-import { iso, type ListBody, type TranscriptBody, type Turn } from './bodies.ts';
+import { iso, type DetailBody, type ListBody, type TranscriptBody, type Turn } from './bodies.ts';
 import { ApiError, type ReasonCode } from './errors.ts';
 import type { FaultName, MutantName } from './mutants.ts';
 import { ALL_SCOPES, decodeSegment, requireDigestKey, requireKeysEnabled, type Ctx, type Found, type Judgment, type Operation, type Reply, type RouteGroup, type Scope, type Services, type Stage } from './pipeline.ts';
@@ -80,6 +80,7 @@ export interface Points {
   encounterSummary: (summary: Body, docs: DocumentSummaryRow[]) => Body;
   listBody: (body: ListBody, rows: readonly EncounterRow[]) => ListBody;
   detailDocuments: (encounter: EncounterRow & { documents?: DocumentSummaryRow[] }, ctx: Ctx, s: Services) => Promise<DocumentSummaryRow[]>;
+  detailBody: (body: DetailBody, docs: readonly DocumentSummaryRow[]) => DetailBody;
   clinicalContentFormat: string;
   clinicalStatus: string | null;
   unsupportedDocument: (d: DocumentRow, common: { document_id: string; encounter_id: string }) => Body;
@@ -331,6 +332,14 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   },
   // The detail drops the encounter's last document, so it no longer equals the list item.
   'detail-differs-from-list': { detailDocuments: (correct) => async (e, ctx, s) => (await correct(e, ctx, s)).slice(0, -1) },
+  // The detail of an encounter without documents leaves documents out (§2.8 requires them, an empty array here).
+  'detail-documents-omitted': {
+    detailBody: (correct) => (body, docs) => {
+      const out = correct(body, docs);
+      if (docs.length === 0) delete out.encounter.documents;
+      return out;
+    },
+  },
   'detail-omits-summary-documents': { detailDocuments: (correct) => async (e, ctx, s) => (await correct(e, ctx, s)).filter((d) => d.schema_type !== 'billing' && d.schema_type !== 'encounter_checklist') },
   // Documents gathered by patient, so the patient's other encounters' documents join in.
   'detail-documents-by-patient': {
@@ -500,11 +509,11 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   'timestamps-offset-plus-0530': { timestampOffsetMinutes: () => 330 },
   // A zero fraction dropped, other fractions written with six digits.
   'timestamps-fraction-varies': { timestampFraction: () => (ms) => (ms === '000' ? '' : `.${ms}000`) },
-  // No documents → no documents property (it is optional, §2.1).
-  'empty-documents-omitted': {
-    encounterSummary: (correct) => (summary, docs) => {
-      const out = correct(summary, docs);
-      if (docs.length === 0) delete out.documents;
+  // A list item without documents → no documents property (optional in a summary, §2.1); the detail keeps [] (§2.8).
+  'empty-documents-omitted-in-list': {
+    listBody: (correct) => (body, rows) => {
+      const out = correct(body, rows);
+      for (const item of out.items) if (Array.isArray(item.documents) && item.documents.length === 0) delete item.documents;
       return out;
     },
   },

@@ -1,9 +1,11 @@
 // §2.1/§2.8 and §4.3: an encounter's `documents` (detail) hold that encounter's documents. Judged on the
-// encounters the profile names documents of and on listed encounters of the caller: the profile's documents
-// of an encounter are in its detail; no document the profile or the list places under another encounter
-// (or organization) ever is; every embedded document id resolves through the document route of that same
-// encounter (200 echoing both ids, or 400 unsupported_document_type for a summary-only type). A detail
-// without `documents` is recorded (ENC-DETAIL-DOCUMENTS-PRESENT is open), not judged.
+// encounters the profile names documents of and on listed encounters of the caller (among them one listed
+// without documents, when the first page has one): the profile's documents of an encounter are in its detail;
+// no document the profile or the list places under another encounter (or organization) ever is; every
+// embedded document id resolves through the document route of that same encounter (200 echoing both ids, or
+// 400 unsupported_document_type for a summary-only type). A detail without `documents` fails
+// (ENC-DETAIL-DOCUMENTS-PRESENT, §2.8: the detail includes its documents, an empty array when there are none);
+// a list item may leave `documents` out (§2.1).
 import { test } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
@@ -33,7 +35,7 @@ async function detailOrNothing(api: CheckApi, encounterId: string): Promise<Enco
 }
 
 interface Scene {
-  /** Details the caller can read: the profile's encounters and some listed ones. */
+  /** Details the caller can read: the profile's encounters, some listed ones and one listed without documents. */
   details: EncounterSummary[];
   /** Every document id whose encounter is known (profile roles, list items), with that encounter. */
   owner: Map<string, string>;
@@ -48,6 +50,9 @@ async function scene(api: CheckApi): Promise<Scene> {
   for (const item of page.items) for (const d of item.documents ?? []) if (!owner.has(d.document_id)) owner.set(d.document_id, item.encounter_id);
   const ids = [...new Set([...profileDocs.map((d) => d.encounter_id), ...(api.target.encounter('own_encounter') ? [api.target.encounter('own_encounter')!] : [])])];
   const listed = page.items.filter((i) => !ids.includes(i.encounter_id) && (i.documents?.length ?? 1) > 0).slice(0, LISTED).map((i) => i.encounter_id);
+  // One listed encounter whose item says it has no documents: its detail must still carry `documents: []` (§2.8).
+  const bare = page.items.find((i) => !ids.includes(i.encounter_id) && i.documents?.length === 0);
+  if (bare) listed.push(bare.encounter_id);
   const details: EncounterSummary[] = [];
   for (const id of [...ids, ...listed]) {
     const d = await detailOrNothing(api, id);
@@ -58,23 +63,22 @@ async function scene(api: CheckApi): Promise<Scene> {
 }
 
 test('ownership-detail-lists-profile-documents', async ({ check }) => {
-  await check({ id: 'ownership-detail-lists-profile-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'the detail of an encounter lists every document the profile names under that encounter' }, async (api, scope) => {
+  await check({ id: 'ownership-detail-lists-profile-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'every encounter detail carries documents and lists every document the profile names under that encounter' }, async (api) => {
     const { details, profileDocs } = await scene(api);
     const problems: string[] = [];
+    // Every detail read must carry documents (§2.8), whether or not the profile names documents of it.
+    const absent = details.filter((d) => d.documents === undefined).map((d) => d.encounter_id);
     let judged = 0;
     for (const detail of details) {
       const mine = profileDocs.filter((d) => d.encounter_id === detail.encounter_id);
-      if (mine.length === 0) continue;
-      if (detail.documents === undefined) {
-        scope.observe(`the detail of ${detail.encounter_id} has no documents property (ENC-DETAIL-DOCUMENTS-PRESENT is open)`);
-        continue;
-      }
+      if (mine.length === 0 || detail.documents === undefined) continue;
       judged++;
       const present = new Set(detail.documents.map((d) => d.document_id));
       for (const d of mine) if (!present.has(d.document_id)) problems.push(`${d.role} ${d.document_id} is not in the detail of ${detail.encounter_id}`);
     }
+    if (absent.length > 0) fail('an encounter detail has no documents property', `the detail of ${sample(absent)} carries no documents (§2.8: the detail includes its documents, [] when there are none; ENC-DETAIL-DOCUMENTS-PRESENT)${problems.length > 0 ? `; also: ${problems.join('; ')}` : ''}`);
     if (problems.length > 0) fail('an encounter detail leaves out a document of that encounter', problems.join('; '));
-    if (judged === 0 && !details.some((d) => d.documents === undefined)) throw new NotVerified('no encounter the profile names documents of has a detail the full key can read');
+    if (judged === 0) throw new NotVerified('no encounter the profile names documents of has a detail the full key can read');
   });
 });
 

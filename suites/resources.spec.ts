@@ -32,9 +32,9 @@ async function documentDetail(api: CheckApi, role: DocumentRole): Promise<{ doc:
 /**
  * Differences between a list item and the detail of the same encounter, by value: an optional field that is
  * absent equals null (§2.1: Required "no"). Documents are compared as a set keyed by document_id (their order
- * is not specified), and only when both sides carry them: `documents` is optional in a list item (§2.1), and
- * `documentsAbsent` reports a detail without `documents` next to a list item that has some
- * (ENC-DETAIL-DOCUMENTS-PRESENT leaves that open).
+ * is not specified), and only when both sides carry them: `documents` is optional in a list item (§2.1).
+ * The detail must carry them (§2.8, ENC-DETAIL-DOCUMENTS-PRESENT: an empty array when there are none):
+ * `documentsAbsent` reports a detail without `documents`, whatever the list item says.
  */
 function summaryDifferences(item: EncounterSummary, detail: EncounterSummary): { diffs: string[]; documentsAbsent: boolean } {
   const diffs: string[] = [];
@@ -46,12 +46,10 @@ function summaryDifferences(item: EncounterSummary, detail: EncounterSummary): {
   }
   const listDocs = item.documents;
   const detailDocs = detail.documents;
-  const documentsAbsent = detailDocs === undefined && listDocs !== undefined && listDocs.length > 0;
-  // An empty list and an absent one say the same: no documents.
-  const bothCarry = (listDocs !== undefined || detailDocs !== undefined) && !documentsAbsent && (listDocs !== undefined || (detailDocs ?? []).length === 0);
-  if (bothCarry) {
-    const a = new Map((listDocs ?? []).map((d) => [d.document_id, d]));
-    const b = new Map((detailDocs ?? []).map((d) => [d.document_id, d]));
+  const documentsAbsent = detailDocs === undefined;
+  if (listDocs !== undefined && detailDocs !== undefined) {
+    const a = new Map(listDocs.map((d) => [d.document_id, d]));
+    const b = new Map(detailDocs.map((d) => [d.document_id, d]));
     for (const [docId, d] of a) {
       const other = b.get(docId);
       if (!other) diffs.push(`documents: ${docId} is in the list item, not in the detail`);
@@ -91,6 +89,10 @@ test('resources-encounter-detail-equals-list-item', async ({ check }) => {
     }
     if (!found) fail('the own encounter is not listed', `${own} is not among ${pages.reduce((n, p) => n + p.items.length, 0)} listed encounters`);
     const items = [found, ...pages[0].items.filter((i) => i.encounter_id !== own).slice(0, 4)];
+    // And the first listed encounter without documents (an empty or absent `documents` in its list item), so the
+    // detail of an encounter with none is judged too: it must carry `documents: []` (ENC-DETAIL-DOCUMENTS-PRESENT).
+    const none = pages.flatMap((p) => p.items).find((i) => (i.documents ?? []).length === 0 && !items.includes(i));
+    if (none) items.push(none);
     const problems: string[] = [];
     const absent: string[] = [];
     // Items skipped for an open reason are noted beside the verdict of the ones compared; with none compared,
@@ -118,8 +120,8 @@ test('resources-encounter-detail-equals-list-item', async ({ check }) => {
       compared++;
       problems.push(`${item.encounter_id}: ${diffs.join('; ')}`);
     }
+    if (absent.length > 0) fail('an encounter detail has no documents property', `the detail of ${sample(absent)} carries no documents (§2.8: the detail includes its documents, [] when there are none; ENC-DETAIL-DOCUMENTS-PRESENT)${problems.length > 0 ? ` | also: ${problems.join(' | ')}` : ''}`);
     if (problems.length > 0) fail('the encounter detail differs from its list item', problems.join(' | '));
-    if (absent.length > 0) scope.note(`the detail of ${sample(absent)} omits documents that the list item carries (ENC-DETAIL-DOCUMENTS-PRESENT is open)`);
     if (compared === 0) scope.observe('no listed encounter could be compared with its detail');
   });
 });

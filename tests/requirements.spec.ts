@@ -74,6 +74,8 @@ const PINNED: Record<string, Level | null> = {
   // §4.2 to §4.5
   'ENC-NO-QUERY': 'must', 'ENC-DEMO-NOT-RETURNED': 'must', 'ENC-OTHER-ORG-NOT-RETURNED': 'must', 'ENC-ERRORS': 'must',
   'ENC-RESPONSE-SHAPE': 'must',
+  // §2.8, ruled: the detail carries `documents` (an empty array when there are none); a list item may omit it.
+  'ENC-DETAIL-DOCUMENTS-PRESENT': 'must',
   'DOC-NO-QUERY': 'must', 'DOC-MARKDOWN-CONTENT': 'must', 'DOC-AMBIENT-METADATA-ONLY': 'must',
   'DOC-BELONGS-TO-ENCOUNTER': 'must', 'DOC-UNSUPPORTED-TYPE': 'must', 'DOC-ERRORS': 'must',
   'TRANSCRIPT-NO-QUERY': 'must', 'TRANSCRIPT-FINALIZED-TURNS': 'must', 'TRANSCRIPT-CHRONOLOGICAL': 'must',
