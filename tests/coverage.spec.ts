@@ -7,7 +7,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { coverageFromOutcomes, coverageGaps, readCoverageMap, readNotTested, type CoverageFile } from '../reports/coverage.ts';
+import { coverageFromOutcomes, coverageGaps, readCoverageMap, readNotTested, withStaticChecks, type CoverageFile } from '../reports/coverage.ts';
+import { RECEIVER_CASES } from '../harness/webhook/receiver-suite.ts';
+import { CLIENT_CHECKS } from '../harness/client/checks.ts';
 import { loadCatalog } from '../reports/context.ts';
 import { CATALOG, check, outcomes } from './helpers/report-data.ts';
 
@@ -64,9 +66,11 @@ test.describe('gate logic (fabricated catalog)', () => {
     const r = await run(['--from', dir, '--out', out]);
     expect(r.code, r.stderr).toBe(0);
     const written = JSON.parse(fs.readFileSync(out, 'utf8')) as CoverageFile;
-    expect(written.requirements).toEqual(coverageFromOutcomes(outcomes()));
+    // The service run's checks, plus the receiver's and the client's from their tables (other subjects' runs).
+    const expected = withStaticChecks(coverageFromOutcomes(outcomes()), [...RECEIVER_CASES.map((c) => c.def), ...CLIENT_CHECKS]);
+    expect(written.requirements).toEqual(expected);
     expect(written).not.toHaveProperty('notTested');
-    expect(readCoverageMap(out)).toEqual(coverageFromOutcomes(outcomes()));
+    expect(readCoverageMap(out)).toEqual(expected);
 
     fs.writeFileSync(path.join(dir, 'outcomes.json'), JSON.stringify(outcomes(undefined, { shard: '1/3' })));
     const shard = await run(['--from', dir, '--out', out]);
