@@ -4,7 +4,7 @@
 // `evidence:<id>`. The reporter only collects these; it never decides an outcome.
 import type { TestInfo } from '@playwright/test';
 import { redact } from './redact.ts';
-import { encodeCheckAnnotation, evidenceOf, type CheckRecord, type Exchange } from './record.ts';
+import { BREAKER_ANNOTATION, encodeCheckAnnotation, evidenceOf, type CheckRecord, type Exchange } from './record.ts';
 
 export { OUTCOMES, evidenceOf, type Outcome, type CheckRecord, type Exchange } from './record.ts';
 
@@ -139,7 +139,16 @@ export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: 
   // A check the run's breaker ended (harness/target.ts TargetStoppedAnswering) is recorded `fail` above;
   // the test is skipped, not failed: Playwright restarts a worker after every failed test, which would
   // cost seconds for each of hundreds of checks of a target that stopped answering.
-  if (rethrow && (error as Error).name === 'TargetStoppedAnswering') testInfo.skip(true, `fail: ${rec.detail}`);
+  if (rethrow && (error as Error).name === 'TargetStoppedAnswering') {
+    testInfo.annotations.push({ type: BREAKER_ANNOTATION });
+    testInfo.skip(true, `fail: ${rec.detail}`);
+  }
+  // A decided failure (a CheckFailure) is the check's outcome, recorded above; the test ends without
+  // throwing, so a failing check costs what a passing one costs (a thrown error makes Playwright tear the
+  // worker down and start another). The reports judge from the recorded outcomes, and the summary line of
+  // `npm test` counts a test with a failing check as failed (reports/summary-reporter.ts). Any other error
+  // is a harness defect or a hostile target's doing: it is thrown, so it surfaces as a failed test too.
+  if (rethrow && error instanceof CheckFailure) return rec;
   if (rethrow) throw rethrow;
   if (rec.outcome === 'not_verified') testInfo.skip(true, `not_verified: ${rec.detail}`);
   return rec;

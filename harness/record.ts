@@ -17,6 +17,9 @@ export function isOutcome(v: unknown): v is Outcome {
   return typeof v === 'string' && (OUTCOMES as readonly string[]).includes(v);
 }
 
+/** The annotation type marking a check the run's breaker ended (the target stopped answering). */
+export const BREAKER_ANNOTATION = 'check-ended-by-breaker';
+
 /** One HTTP exchange as evidence. `request.body`: a request body worth showing (webhook deliveries). */
 export interface Exchange {
   /** `credentialRole`: the profile role whose key was sent (never the key), so a replay line can name its variable. */

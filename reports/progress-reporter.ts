@@ -5,6 +5,7 @@
 import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { setting } from '../harness/config.ts';
 import { redact } from '../harness/redact.ts';
+import { BREAKER_ANNOTATION } from '../harness/record.ts';
 
 export default class ProgressReporter implements Reporter {
   private total = 0;
@@ -33,7 +34,7 @@ export default class ProgressReporter implements Reporter {
       if (a.type !== 'check:fail' || !a.description) continue;
       sawFailingCheck = true;
       // A target that stopped answering fails every remaining check the same way: one line, not hundreds.
-      if (result.status === 'skipped' && ++this.breakerEnded > 1) continue;
+      if (result.annotations.some((x) => x.type === BREAKER_ANNOTATION) && ++this.breakerEnded > 1) continue;
       try {
         const d = JSON.parse(a.description) as { id: string; detail?: string };
         process.stderr.write(`  FAIL ${d.id}: ${(d.detail ?? '').split('\n')[0].slice(0, 300)}\n`);

@@ -1,5 +1,7 @@
 // Prints the plain closing line CI reads: `N passed, N failed, N skipped`, counted from the runner's
-// own results (a flaky test that passed on retry counts as passed; interrupted and timed-out as failed).
+// own results (a flaky test that passed on retry counts as passed; interrupted and timed-out as failed),
+// except that a test whose check recorded `fail` counts as failed: a failing check ends its test without
+// throwing (harness/checks.ts runCheck), so the runner keeps its worker; the run's status is then failed.
 // Just above it, one line per failed test with the first lines of its error: CI logs are often read
 // from the tail only, and the runner's own failure blocks may be far above.
 import type { FullResult, Reporter, TestCase, TestResult } from '@playwright/test/reporter';
@@ -24,14 +26,18 @@ export default class SummaryReporter implements Reporter {
     this.final.set(test.id, { test, result });
   }
 
-  onEnd(result: FullResult): void {
+  async onEnd(result: FullResult): Promise<{ status: FullResult['status'] } | undefined> {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
     const digest: string[] = [];
     for (const { test, result: last } of this.final.values()) {
       const o = test.outcome();
-      if (o === 'skipped') skipped++;
+      const failingCheck = last.annotations.find((a) => a.type === 'check:fail');
+      if (failingCheck && o !== 'unexpected') {
+        failed++;
+        digest.push(redact(`FAILED ${path.relative(process.cwd(), test.location.file)}:${test.location.line} › ${test.titlePath().filter(Boolean).slice(-2).join(' › ')}: check failed: ${(failingCheck.description ?? '').slice(0, 600)}`));
+      } else if (o === 'skipped') skipped++;
       else if (o === 'expected' || o === 'flaky') passed++;
       else {
         failed++;
@@ -41,6 +47,8 @@ export default class SummaryReporter implements Reporter {
     if (result.status !== 'passed' && failed === 0) failed = 1; // a run that broke outside any test
     const head = digest.length > 0 ? `\n${digest.slice(0, 20).join('\n')}${digest.length > 20 ? `\n… and ${digest.length - 20} more` : ''}\n` : '';
     process.stdout.write(`${head}\n${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    if (failed > 0 && result.status === 'passed') return { status: 'failed' };
+    return undefined;
   }
 
   printsToStdio(): boolean {
