@@ -33,6 +33,8 @@ const CANONICAL = /^(0|[1-9][0-9]*)$/;
 // forms a service accepts is open (LIST-DATETIME-FORMAT-DETAILS); the client fails only on a value with no
 // zone or no date-time at all.
 const TZ_AWARE = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}(:?\d{2})?)$/;
+/** The instant of a TZ_AWARE value: Date.parse wants a `T` and an offset with minutes (`+02` is `+02:00`). */
+const instant = (v: string): number => Date.parse(v.replace(' ', 'T').replace(/([+-]\d{2})$/, '$1:00'));
 
 const api = (t: ClientTraffic) => t.exchanges.filter((e) => e.kind === 'api');
 const line = (e: ClientExchange) => `#${e.seq} ${e.method} ${e.target} → ${e.injected ? `${e.status} ${e.injected} (injected)` : e.status}`;
@@ -164,13 +166,13 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (lists.length === 0) return notVerified('the client sent no `start_at` or `end_at` (nothing to judge)');
       for (const { e, p } of lists) {
         for (const q of p.query.filter((x) => x.key === 'start_at' || x.key === 'end_at')) {
-          if (q.value === null || !TZ_AWARE.test(q.value) || Number.isNaN(Date.parse(q.value.replace(' ', 'T')))) {
+          if (q.value === null || !TZ_AWARE.test(q.value) || Number.isNaN(instant(q.value))) {
             return fail(`${q.key}=${JSON.stringify(q.value)} is not a timezone-aware ISO date-time (§4.1)`, [e]);
           }
         }
         const start = p.query.find((x) => x.key === 'start_at')?.value;
         const end = p.query.find((x) => x.key === 'end_at')?.value;
-        if (start && end && Date.parse(start.replace(' ', 'T')) >= Date.parse(end.replace(' ', 'T'))) {
+        if (start && end && instant(start) >= instant(end)) {
           return fail(`start_at ${start} is not earlier than end_at ${end} (§4.1)`, [e]);
         }
       }
