@@ -65,12 +65,12 @@ test('a passing check records check:pass with a JSON description', async () => {
   expect(f.attachments).toEqual([]); // no exchange recorded, no evidence
 });
 
-test('a CheckFailure records check:fail with the titles and re-throws', async () => {
+test('a CheckFailure records check:fail with the titles and ends the test without throwing (the runner keeps its worker)', async () => {
   const f = fakeTestInfo();
-  const e = await rejection(runCheck(f.testInfo, def('checks-fail', 'Limit must be canonical'), async () => {
+  const rec = await runCheck(f.testInfo, def('checks-fail', 'Limit must be canonical'), async () => {
     throw new CheckFailure('Expected 422 invalid_limit', 'got 200 for ?limit=01');
-  }));
-  expect(e.message).toBe('checks-fail: Expected 422 invalid_limit: got 200 for ?limit=01');
+  });
+  expect(rec).toMatchObject({ id: 'checks-fail', outcome: 'fail', detail: 'Expected 422 invalid_limit: got 200 for ?limit=01' });
   expect(f.annotations.map((a) => a.type)).toEqual(['check:fail']);
   const d = parsed(f.annotations[0]);
   expect(d.id).toBe('checks-fail');
@@ -145,10 +145,10 @@ test('observe() makes the outcome informational with what was observed', async (
 
 test('a failure after observe() is still a failure', async () => {
   const f = fakeTestInfo();
-  await rejection(runCheck(f.testInfo, def('checks-observe-then-fail'), async (scope) => {
+  expect((await runCheck(f.testInfo, def('checks-observe-then-fail'), async (scope) => {
     scope.observe('something');
     throw new CheckFailure('Broken');
-  }));
+  })).outcome).toBe('fail');
   expect(f.annotations.map((a) => a.type)).toEqual(['check:fail']);
 });
 
@@ -202,11 +202,12 @@ test('recorded exchanges are attached as evidence:<id>, redacted', async () => {
 test('evidence is attached on failure too, and the failure text is redacted', async () => {
   registerSecret(SECRET);
   const f = fakeTestInfo();
-  const e = await rejection(runCheck(f.testInfo, def('checks-evidence-fail'), async (scope) => {
+  const rec = await runCheck(f.testInfo, def('checks-evidence-fail'), async (scope) => {
     scope.record(secretExchange());
     throw new CheckFailure('Expected 401 revoked_key', `sent Bearer ${SECRET}`);
-  }));
-  expect(e.message).not.toContain(SECRET);
+  });
+  expect(rec.outcome).toBe('fail');
+  expect(rec.detail).not.toContain(SECRET);
   expect(f.annotations[0].description).not.toContain(SECRET);
   expect(f.attachments.map((x) => x.name)).toEqual(['evidence:checks-evidence-fail']);
   expect(f.attachments[0].body).not.toContain(SECRET);
@@ -276,8 +277,8 @@ test('warn() makes the outcome warning (a should not met), outranking an observa
   const failed = await runCheck(h.testInfo, def('checks-warn-fail'), async (scope) => {
     scope.warn('should');
     throw new CheckFailure('Decided rule broken', 'x');
-  }).catch((e: Error) => e);
-  expect(failed).toBeInstanceOf(Error);
+  });
+  expect(failed.outcome).toBe('fail');
   expect(h.annotations[0].type).toBe('check:fail');
 });
 
@@ -292,12 +293,13 @@ test('a check the breaker ended is recorded fail with the attempts as evidence, 
   }));
   expect(e).toBeInstanceOf(SkipMarker);
   expect(e.message).toMatch(/^fail: target stopped answering: 3 consecutive requests got no answer/);
-  expect(f.annotations.map((a) => a.type)).toEqual(['check:fail']);
+  expect(f.annotations.map((a) => a.type)).toEqual(['check:fail', 'check-ended-by-breaker']);
   expect(parsed(f.annotations[0]).detail).toMatch(/^target stopped answering: /);
   expect((JSON.parse(f.attachments[0].body) as Exchange[]).map((x) => x.error?.kind)).toEqual(['timeout', 'timeout', 'timeout']);
-  // Any other failure still fails the test.
+  // A decided failure is neither skipped nor thrown: recorded fail, the test ends (the summary counts it failed).
   const g = fakeTestInfo();
-  expect(await rejection(runCheck(g.testInfo, def('checks-breaker-other'), async () => {
+  expect((await runCheck(g.testInfo, def('checks-breaker-other'), async () => {
     throw new CheckFailure('Broken');
-  }))).not.toBeInstanceOf(SkipMarker);
+  })).outcome).toBe('fail');
+  expect(g.annotations.map((a) => a.type)).toEqual(['check:fail']);
 });
