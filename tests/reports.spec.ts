@@ -220,4 +220,33 @@ test.describe('summary reporter', () => {
     const line = failureDigest(testCase as never, result as never);
     expect(line).toBe('FAILED tests/x.spec.ts:7 › serve › stops: Test timeout of 240000ms exceeded. / key [REDACTED] / line3 / line4');
   });
+
+  test('the summary counts a test whose check failed as failed (the test itself ended without throwing) and fails the run', async () => {
+    const { default: SummaryReporter } = await import('../reports/summary-reporter.ts');
+    const reporter = new SummaryReporter();
+    const tc = (id: string, outcome: string) => ({ id, outcome: () => outcome, location: { file: path.join(process.cwd(), 'suites/x.spec.ts'), line: 3 }, titlePath: () => ['', 'conformance', 'x.spec.ts', id] });
+    reporter.onTestEnd(tc('ok', 'expected') as never, { status: 'passed', annotations: [{ type: 'check:pass', description: '{}' }], errors: [] } as never);
+    reporter.onTestEnd(tc('bad', 'expected') as never, { status: 'passed', annotations: [{ type: 'check:fail', description: '{"id":"bad","detail":"got 200"}' }], errors: [] } as never);
+    reporter.onTestEnd(tc('nv', 'skipped') as never, { status: 'skipped', annotations: [{ type: 'check:not_verified', description: '{}' }], errors: [] } as never);
+    const written: string[] = [];
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string) => { written.push(String(chunk)); return true; }) as typeof process.stdout.write;
+    let status: unknown;
+    try {
+      status = await reporter.onEnd({ status: 'passed' } as never);
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(written.join('')).toMatch(/FAILED suites\/x\.spec\.ts:3 › x\.spec\.ts › bad: check failed: .*got 200/);
+    expect(written.join('')).toMatch(/\n1 passed, 1 failed, 1 skipped\n$/);
+    expect(status).toEqual({ status: 'failed' });
+    const clean = new SummaryReporter();
+    clean.onTestEnd(tc('ok', 'expected') as never, { status: 'passed', annotations: [], errors: [] } as never);
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    try {
+      expect(await clean.onEnd({ status: 'passed' } as never)).toBeUndefined();
+    } finally {
+      process.stdout.write = write;
+    }
+  });
 });
