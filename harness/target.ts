@@ -7,7 +7,11 @@ import { sendRaw, TransportError, type RawResponse } from './http.ts';
 import { describeAttempts, isNoAnswer, runBreaker, type Attempt, type Breaker } from './breaker.ts';
 import { CheckFailure } from './checks.ts';
 import { credentialKey, type CredentialRole, type DocumentRole, type EncounterRole, type FaultName, type Profile } from './profile.ts';
-import type { CheckScope, Exchange } from './checks.ts';
+import { NotVerified, type CheckScope, type Exchange } from './checks.ts';
+import { MAX_ATTEMPTS, throttleWaitMs, workerPace } from './throttle.ts';
+
+/** An exchange, with the throttled answers (429, a gateway's 503 with Retry-After) that came before it. */
+export type SentExchange = Exchange & { raw?: RawResponse; throttled?: { ex: Exchange; waitedMs: number }[] };
 
 export type As = CredentialRole | 'none' | { raw: string } | { header: string };
 
@@ -70,7 +74,24 @@ export class Target {
    * Sends one request; never throws for transport failures (they are part of the evidence). Throws
    * TargetStoppedAnswering when the run's breaker is open, before sending or while waiting.
    */
-  async send(target: string, opts: GetOptions = {}): Promise<Exchange & { raw?: RawResponse }> {
+  async send(target: string, opts: GetOptions = {}): Promise<SentExchange> {
+    const throttled: { ex: Exchange; waitedMs: number }[] = [];
+    for (let attempt = 1; ; attempt++) {
+      await workerPace.turn();
+      const ex = await this.sendOnce(target, opts);
+      const r = ex.response;
+      const wait = r ? throttleWaitMs(r.status, r.headers, r.body, attempt) : undefined;
+      if (wait === undefined || attempt >= MAX_ATTEMPTS) {
+        if (throttled.length) (ex as SentExchange).throttled = throttled;
+        return ex;
+      }
+      // The target asked to slow down: this worker waits as asked, and the exchange is sent again.
+      throttled.push({ ex, waitedMs: wait });
+      workerPace.holdFor(wait);
+    }
+  }
+
+  private async sendOnce(target: string, opts: GetOptions): Promise<Exchange & { raw?: RawResponse }> {
     const headers: Record<string, string> = { ...this.profile.requestHeaders };
     const as = opts.as ?? 'full';
     if (typeof as === 'string') {
@@ -168,7 +189,7 @@ export class CheckApi {
     const as = opts.as ?? 'full';
     if (typeof as === 'string' && as !== 'none') this.key(as);
     for (const f of opts.faults ?? []) this.fault(f);
-    let ex: Exchange & { raw?: RawResponse };
+    let ex: SentExchange;
     try {
       ex = await this.target.send(target, opts);
     } catch (e) {
@@ -176,7 +197,15 @@ export class CheckApi {
       if (e instanceof TargetStoppedAnswering) for (const x of e.exchanges()) this.scope.record(x);
       throw e;
     }
+    const throttled = ex.throttled ?? [];
+    delete ex.throttled;
+    for (const t of throttled) this.scope.record(t.ex);
     this.scope.record(ex);
+    if (throttled.length && ex.response && throttleWaitMs(ex.response.status, ex.response.headers, ex.response.body, throttled.length + 1) !== undefined) {
+      // Only throttling was seen: nothing about the service can be judged from it.
+      throw new NotVerified(`the target kept throttling (${throttled.length + 1} answers ${ex.response.status}, ${Math.round(throttled.reduce((n, t) => n + t.waitedMs, 0) / 1000)} s waited as asked): a gateway in front of the service asked the harness to slow down; rerun with --max-rps`);
+    }
+    if (throttled.length) this.scope.note(`throttled ${throttled.length}× (${throttled.map((t) => `${t.ex.response?.status} wait ${t.waitedMs} ms`).join(', ')}) before the answer judged`);
     return ex;
   }
 }
