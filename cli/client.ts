@@ -19,7 +19,7 @@ import type { Exchange } from '../harness/record.ts';
 import { loadRunContext } from '../reports/context.ts';
 import { exitCodeFor, summaryLine, verdictLine, type CollectedCheck, type OutcomesFile } from '../reports/model.ts';
 import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
-import { CLIENT_AUDIO_TTL_SECONDS, dbKind, HELP, parse, prepareOutDir, ROOT, SetupError } from './common.ts';
+import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, HELP, parse, prepareOutDir, SetupError } from './common.ts';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
 
 
@@ -145,7 +145,7 @@ export async function client(argv: string[]): Promise<number> {
   const timeoutS = seconds(o.timeout, 'timeout', 86_400) ?? 600;
   const scenario = o.scenario !== undefined ? loadScenario(path.resolve(o.scenario)) : null;
   const db = dbKind(o.db);
-  const outDir = path.resolve(o.out ?? path.join(ROOT, 'reports/out'));
+  const outDir = path.resolve(o.out ?? DEFAULT_OUT);
   prepareOutDir(outDir);
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-'));

@@ -2,6 +2,7 @@
 // the report folder, the closing verdict lines, and running Playwright as a child process. No command logic.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { redact } from '../harness/redact.ts';
@@ -9,8 +10,12 @@ import { setting, settingName, type Setting } from '../harness/config.ts';
 import { verdictLine, type ConformanceReport } from '../reports/model.ts';
 import { makeDir, REPORT_FILES } from '../reports/write.ts';
 
+/** The harness's own tree: the project root in a clone, dist/ in the npm package (compiled JavaScript). */
 export const ROOT = path.resolve(import.meta.dirname, '..');
-export const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
+/** Where Node finds Playwright Test from here: the project's node_modules in a clone, wherever npm put it for the package. */
+export const PLAYWRIGHT_CLI = createRequire(import.meta.url).resolve('@playwright/test/cli');
+/** The report folder when --out is not given: reports/out under the current folder (in a clone run from its root, the project's reports/out). */
+export const DEFAULT_OUT = 'reports/out';
 
 export const DB_KINDS = ['embedded', 'container', 'url'] as const;
 export type DbKind = (typeof DB_KINDS)[number];

@@ -9,11 +9,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../harness/embedded-cluster.ts';
-import { setting } from '../harness/config.ts';
+import { setting, settingName } from '../harness/config.ts';
 import { nodeBinary } from './reference-process.ts';
 import { referenceImageTag } from './reference-image.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
+/** `.ts` in a clone, `.js` in the npm package. */
+const EXT = path.extname(import.meta.filename);
 export const DEFAULT_DB_IMAGE = 'postgres:16-alpine';
 /** The host name the reference container reaches the harness by (Docker's host-gateway). */
 export const CALLBACK_HOST = 'host.docker.internal';
@@ -51,7 +53,7 @@ export interface ContainerReference {
 
 function startReaper(runId: string): { child: ChildProcess; done: Promise<void> } {
   // Detached: its own process group, so the terminal's Ctrl-C to ours does not end it before it cleaned up.
-  const child = spawn(nodeBinary(), [path.join(ROOT, 'cli/container-reaper.ts'), `${RUN_LABEL}=${runId}`], {
+  const child = spawn(nodeBinary(), [path.join(ROOT, `cli/container-reaper${EXT}`), `${RUN_LABEL}=${runId}`], {
     detached: true, stdio: ['pipe', 'ignore', 'inherit'], env: process.env,
   });
   child.unref();
@@ -62,11 +64,39 @@ function startReaper(runId: string): { child: ChildProcess; done: Promise<void> 
   return { child, done };
 }
 
+/** The optional packages of the container path, with the range the harness is tested with (package.json peerDependencies). */
+export const CONTAINER_PACKAGES = 'testcontainers@^12.2.0 @testcontainers/postgresql@^12.2.0';
+
+/**
+ * Loads testcontainers and its PostgreSQL module. A clone has them (devDependencies); the npm package leaves them
+ * to the user (optional peer dependencies): a missing one is one line naming what to install.
+ */
+async function loadContainerPackages() {
+  try {
+    return { tc: await import('testcontainers'), postgres: await import('@testcontainers/postgresql') };
+  } catch (e) {
+    const missing = /Cannot find (?:package|module) '((?:@testcontainers\/postgresql|testcontainers))'/.exec((e as Error).message ?? '');
+    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && missing) {
+      throw new ContainerSetupError(`--reference container needs the package ${missing[1]}, which the harness leaves to you: npm i -D ${CONTAINER_PACKAGES}`);
+    }
+    throw e;
+  }
+}
+
+/** The reference image to run: the one named, else the one built from this clone's tree; the npm package cannot build it. */
+function referenceImageOf(opts: ContainerReferenceOptions): string {
+  const named = opts.referenceImage ?? setting('referenceImage');
+  if (named) return named;
+  if (!fs.existsSync(path.join(ROOT, 'reference-impl', 'Dockerfile'))) {
+    throw new ContainerSetupError(`--reference container: the npm package has no reference image and cannot build one (reference-impl/Dockerfile is in a clone of the harness): build it there with scripts/container-images.sh and name it in ${settingName('referenceImage')}`);
+  }
+  return referenceImageTag();
+}
+
 export async function startContainerReference(opts: ContainerReferenceOptions): Promise<ContainerReference> {
-  const tc = await import('testcontainers');
-  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  const referenceImage = referenceImageOf(opts);
+  const { tc, postgres: { PostgreSqlContainer } } = await loadContainerPackages();
   const dbImage = opts.dbImage ?? setting('dbImage') ?? DEFAULT_DB_IMAGE;
-  const referenceImage = opts.referenceImage ?? setting('referenceImage') ?? referenceImageTag();
   const timeoutMs = opts.timeoutMs ?? 180_000;
 
   let client;

@@ -9,10 +9,17 @@ import os from 'node:os';
 import crypto from 'node:crypto';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-export const REFERENCE_MAIN = path.join(ROOT, 'reference-impl/main.ts');
+/** `.ts` in a clone, `.js` in the npm package (compiled into dist/, where this module is JavaScript too). */
+const EXT = path.extname(import.meta.filename);
+export const REFERENCE_MAIN = path.join(ROOT, `reference-impl/main${EXT}`);
 
-/** Node ≥ 22.6 strips types; an older node falls back to the pinned devDependency when it is installed. */
+/**
+ * The Node that runs the reference (and the other scripts the CLI starts). The package's JavaScript runs on
+ * this process's Node. A clone's TypeScript needs Node ≥ 22.6, which strips types; an older node falls back to
+ * the pinned devDependency when it is installed.
+ */
 export function nodeBinary(): string {
+  if (EXT === '.js') return process.execPath;
   const [major, minor] = process.versions.node.split('.').map(Number);
   if (major > 22 || (major === 22 && minor >= 6)) return process.execPath;
   const pinned = path.join(ROOT, 'node_modules', '.bin', 'node');

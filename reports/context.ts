@@ -26,12 +26,17 @@ export function sha256File(file: string): string | null {
   }
 }
 
+/** The version of the harness's package.json: at ROOT in a clone, one folder up in the npm package (ROOT is its dist/). */
 export function harnessVersion(): string {
-  try {
-    return (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
+  for (const file of [path.join(ROOT, 'package.json'), path.join(ROOT, '..', 'package.json')]) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version: string };
+      if (pkg.name === 'clinical-encounter-conformance') return pkg.version;
+    } catch {
+      /* not here */
+    }
   }
+  return 'unknown';
 }
 
 export class WaiverError extends Error {

@@ -8,7 +8,16 @@ export const NO_RUNTIME = 'Could not find a working container runtime strategy';
 export const POSTGRES_IMAGE = 'postgres:16-alpine';
 
 export async function startContainer(env: NodeJS.ProcessEnv): Promise<DbProvider> {
-  const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+  let PostgreSqlContainer;
+  try {
+    ({ PostgreSqlContainer } = await import('@testcontainers/postgresql'));
+  } catch (e) {
+    // The npm package of the harness leaves the container packages to the user (optional peer dependencies).
+    if ((e as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && /testcontainers/.test((e as Error).message)) {
+      throw new ProviderError('--db container needs the packages testcontainers and @testcontainers/postgresql: npm i -D testcontainers@^12.2.0 @testcontainers/postgresql@^12.2.0 (or use --db embedded or --db url)');
+    }
+    throw e;
+  }
   const image = env.CONFORMANCE_DB_IMAGE || POSTGRES_IMAGE;
   let started;
   try {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../fixtures/paths.ts';
 
-const SKIPPED = new Set(['node_modules', '.git', 'out', 'test-results']);
+const SKIPPED = new Set(['node_modules', '.git', 'out', 'test-results', 'dist']);
 export const SOURCE_FILE = /\.(ts|mts|mjs|js)$/;
 
 /** `{ file, source }` for every matching file under `roots` (project-relative; a missing root is skipped). */
