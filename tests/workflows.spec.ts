@@ -25,7 +25,7 @@ function validate(file: string): Promise<{ code: number | null; output: string }
 }
 
 test('the expected workflow and action files exist', () => {
-  expect(FILES).toEqual(expect.arrayContaining(['.github/workflows/ci.yml', '.github/workflows/conformance-gate.yml', '.github/actions/conformance/action.yml']));
+  expect(FILES).toEqual(expect.arrayContaining(['.github/workflows/ci.yml', '.github/workflows/conformance-gate.yml', '.github/workflows/conformance-gate-package.yml', '.github/actions/conformance/action.yml']));
 });
 
 for (const file of FILES) {
@@ -62,4 +62,22 @@ test('the gate requires its secret: a forgotten secret is a setup error, never a
   expect(secret).not.toMatch(/required: false/);
   // INCOMPLETE fails the gate unless the caller says otherwise.
   expect(gate).toMatch(/allow-incomplete:\n(?:\s+[a-z-]+:.*\n)*\s+default: false/);
+});
+
+test('the package gate runs the harness from its npm package: no checkout of the harness, the version package.json names by default, keys masked, its secret required', () => {
+  const gate = fs.readFileSync(path.join(ROOT, '.github/workflows/conformance-gate-package.yml'), 'utf8');
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  expect(gate).toMatch(/on:\n\s+workflow_call:/);
+  for (const input of ['base-url:', 'profile:', 'waivers:', 'conformance-env:']) expect(gate).toContain(input);
+  // The default version is the one this repository would publish.
+  expect(/harness-version:\n(?:\s+[a-z-]+:.*\n)*\s+default: "([^"]+)"/.exec(gate)?.[1]).toBe(pkg.version);
+  expect(gate).toContain(`npm install --no-audit --no-fund "${pkg.name}@$VERSION"`);
+  // Only the caller is checked out; nothing of the harness repository.
+  expect(gate).not.toMatch(/harness-repository|conformance-harness\/\.github|repository:/);
+  expect(gate).toContain('node-version: "24"');
+  expect(gate).toContain('::add-mask::');
+  const secret = /secrets:\n\s+conformance-env:\n(?:\s+[a-z-]+:.*\n)*/.exec(gate)?.[0] ?? '';
+  expect(secret).toMatch(/required: true/);
+  expect(gate).toMatch(/allow-incomplete:\n(?:\s+[a-z-]+:.*\n)*\s+default: false/);
+  expect(gate).toContain('conformance "${args[@]}"');
 });
