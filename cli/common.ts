@@ -57,6 +57,8 @@ Options:
                       images from CONFORMANCE_REFERENCE_IMAGE and CONFORMANCE_DB_IMAGE, see README)
   --shard I/N         run shard I of N; reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
   --workers N         parallel Playwright workers
+  --max-rps N         at most N requests per second to the target, shared over the workers (a 429, or a
+                      gateway's 503 with Retry-After, is always waited out as asked and the exchange retried)
   --mutants           also measure the mutation and variant scores (every check against every mutant and every
                       variant of the reference; sandbox runs only, adds a few minutes); reported in
                       conformance.json and the HTML ("153/153 mutants caught · 49/49 variants passed")

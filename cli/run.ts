@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { loadProfile, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
+import { credentialKey, loadProfile, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
 import { COVERAGE_PATH } from '../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
 import { startReference } from './reference-process.ts';
@@ -63,7 +63,7 @@ function isJsonObject(body: Buffer): boolean {
  *   body labelled text/plain (the content-type checks fail), a body labelled JSON that does not parse,
  *   a reset or an oversized answer after the connection was accepted.
  */
-async function probe(baseUrl: string, headers: Record<string, string> | undefined): Promise<void> {
+async function probe(baseUrl: string, headers: Record<string, string> | undefined, fullKey?: string): Promise<void> {
   await connectProbe(baseUrl);
   const sent = Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() !== 'authorization'));
   let res: RawResponse;
@@ -78,12 +78,35 @@ async function probe(baseUrl: string, headers: Record<string, string> | undefine
     const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
     throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
   }
+  if (looksJson(res)) return;
+  // A gateway in front of the API may answer a keyless request itself (a plain-text 401): the API is then
+  // identified with the `full` key, or by its served contract; the keyless answers are the checks' to judge.
+  if (await identifiedOtherwise(baseUrl, sent, fullKey)) return;
   const type = res.headers['content-type'];
-  if (type !== undefined && /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) return;
-  if (isJsonObject(res.body)) return;
   const said = type ? type.split(';')[0].trim() : res.body.length > 0 ? 'without a content type' : 'with an empty body and no content type';
   const where = res.status >= 300 && res.status < 400 && res.headers.location ? `, redirecting to ${res.headers.location}` : '';
   throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API (GET ${PROBE_TARGET} without a key answered ${res.status} ${said}${where})`);
+}
+
+function looksJson(res: RawResponse): boolean {
+  const type = res.headers['content-type'];
+  return (type !== undefined && /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) || isJsonObject(res.body);
+}
+
+/** The API answers its list route with the `full` key in JSON, or serves its OpenAPI document (§1). */
+async function identifiedOtherwise(baseUrl: string, headers: Record<string, string>, fullKey: string | undefined): Promise<boolean> {
+  const attempts: { target: string; headers: Record<string, string>; ok: (r: RawResponse) => boolean }[] = [
+    ...(fullKey ? [{ target: `${PROBE_TARGET}?limit=1`, headers: { ...headers, authorization: `Bearer ${fullKey}` }, ok: looksJson }] : []),
+    { target: '/openapi/v1/openapi.json', headers, ok: (r: RawResponse) => r.status === 200 && isJsonObject(r.body) && /"openapi"\s*:/.test(r.body.toString('utf8')) },
+  ];
+  for (const a of attempts) {
+    try {
+      if (a.ok(await sendRaw({ baseUrl, timeoutMs: PROBE_TIMEOUT_MS, maxBodyBytes: 4 * 1024 * 1024 }, { target: a.target, headers: a.headers }))) return true;
+    } catch {
+      /* not identified this way */
+    }
+  }
+  return false;
 }
 
 /** A variable the profile names but the environment does not set is a setup error naming it. */
@@ -114,7 +137,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values: o } = parse('run', argv, {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
-    shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' },
+    shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' },
     'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
   });
   if (o.help) {
@@ -129,6 +152,8 @@ export async function run(argv: string[]): Promise<number> {
     if (!m || Number(m[1]) < 1 || Number(m[1]) > Number(m[2])) throw new SetupError(`--shard must be I/N with 1 <= I <= N (got ${o.shard})`);
     shard = { i: Number(m[1]), n: Number(m[2]) };
   }
+  const maxRps = o['max-rps'] === undefined ? undefined : Number(o['max-rps']);
+  if (maxRps !== undefined && (!/^[0-9]{1,5}(\.[0-9]+)?$/.test(o['max-rps']!) || !(maxRps > 0))) throw new SetupError(`--max-rps must be a positive number of requests per second (got ${o['max-rps']})`);
   if (o.grep !== undefined && o.requirement !== undefined) throw new SetupError('use either --grep or --requirement, not both');
   if (o.grep !== undefined) {
     try {
@@ -185,7 +210,7 @@ export async function run(argv: string[]): Promise<number> {
       } catch (e) {
         throw new SetupError((e as Error).message);
       }
-      await probe(profile.baseUrl, profile.requestHeaders);
+      await probe(profile.baseUrl, profile.requestHeaders, credentialKey(profile, 'full'));
       prepareOutDir(outDir);
     } else {
       // A report folder that cannot be written is a setup error before the reference is started.
@@ -257,6 +282,9 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'strict', o.strict ? '1' : undefined);
     put(env, 'verbose', o.verbose ? '1' : undefined);
     put(env, 'progress', 'terse');
+    // --max-rps N: an explicit pace for a target behind a rate limiter, shared out over the workers.
+    const workers = Number(o.workers ?? (switchboardToken !== undefined && setting('workers') === undefined ? 3 : setting('workers') ?? 2));
+    put(env, 'paceMs', maxRps !== undefined ? String(Math.ceil((1000 * workers) / maxRps)) : undefined);
     if (o.seed !== undefined) put(env, 'seed', o.seed); // otherwise an exported CONFORMANCE_SEED replays a run
     put(env, 'waivers', waiversPath);
     put(env, 'waitReady', readyFile);
