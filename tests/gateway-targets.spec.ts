@@ -77,7 +77,7 @@ test('a check that only ever sees throttling is not_verified, never fail; one th
 
 test('--max-rps takes a positive number; anything else is one line, exit 2', async () => {
   for (const bad of ['0', '-3', 'fast']) {
-    const r = await runCli(['run', '--max-rps', bad], { sampleMs: 0 });
+    const r = await runCli(['run', `--max-rps=${bad}`], { sampleMs: 0 });
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^conformance: --max-rps must be a positive number of requests per second/)]);
   }
