@@ -23,6 +23,7 @@ export const SETTINGS = {
   pgCache: { name: 'CONFORMANCE_PG_CACHE', about: 'as root, the folder of the embedded PostgreSQL binary cache the "postgres" user runs from when the project sits where that user cannot reach (default: the temp folder); read by platform/embedded-postgres.ts' },
   dbImage: { name: 'CONFORMANCE_DB_IMAGE', about: 'PostgreSQL image of --db container and --reference container (default postgres:16-alpine)' },
   referenceImage: { name: 'CONFORMANCE_REFERENCE_IMAGE', about: 'image of the reference implementation for --reference container (default cec-reference:<hash of its build context>, built from reference-impl/Dockerfile when missing)' },
+  harnessImage: { name: 'CONFORMANCE_HARNESS_IMAGE', about: 'image of the harness itself (the npm package, scripts/images/harness/Dockerfile), tagged cec-harness:<hash of its inputs> and built by scripts/container-images.sh; the container tests run it' },
   containersUnavailable: { name: 'CONFORMANCE_CONTAINERS_UNAVAILABLE', about: 'why scripts/container-images.sh could not provide an engine and images (the container tests skip with it)' },
   switchboardToken: { name: 'CONFORMANCE_SWITCHBOARD_TOKEN', about: 'token of the reference\'s switchboard (sandbox and meta-suites only; a secret)' },
   referencePid: { name: 'CONFORMANCE_REFERENCE_PID', about: 'pid of the reference global setup started' },

@@ -30,13 +30,17 @@ function copyRuntimeFiles(): number {
   return copied;
 }
 
-fs.rmSync(DIST, { recursive: true, force: true });
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-const r = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
-if (r.status !== 0) {
-  process.stderr.write(`build-dist: tsc -p tsconfig.build.json failed (exit ${r.status ?? r.signal})\n`);
-  process.exit(1);
+function build(): void {
+  fs.rmSync(DIST, { recursive: true, force: true });
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const r = spawnSync(process.execPath, [tsc, '-p', path.join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+  if (r.status !== 0) {
+    process.stderr.write(`build-dist: tsc -p tsconfig.build.json failed (exit ${r.status ?? r.signal})\n`);
+    process.exit(1);
+  }
+  const copied = copyRuntimeFiles();
+  const compiled = fs.readdirSync(DIST, { recursive: true }).filter((f) => String(f).endsWith('.js')).length;
+  process.stderr.write(`build-dist: ${compiled} modules compiled and ${copied} runtime files copied into dist/\n`);
 }
-const copied = copyRuntimeFiles();
-const compiled = fs.readdirSync(DIST, { recursive: true }).filter((f) => String(f).endsWith('.js')).length;
-process.stderr.write(`build-dist: ${compiled} modules compiled and ${copied} runtime files copied into dist/\n`);
+
+if (process.argv[1] && path.resolve(process.argv[1]) === import.meta.filename) build();

@@ -14,7 +14,9 @@
 #   cec-local/postgres:15      that base with an entrypoint honouring POSTGRES_USER/PASSWORD/DB like the official image
 #   cec-local/node:24          that base with the Node binary of the pinned `node` devDependency and npm from npm pack
 # The reference image is built from reference-impl/Dockerfile on whichever Node image exists, tagged with the hash
-# of its build context (cli/reference-image.ts), which is the tag `--reference container` looks for.
+# of its build context (cli/reference-image.ts), which is the tag `--reference container` looks for; the harness's
+# own image (the npm package, scripts/images/harness/) on the same Node image, tagged with the hash of its inputs
+# (scripts/harness-image.ts) and exported as CONFORMANCE_HARNESS_IMAGE.
 #
 # When no engine answers and this runs as root, it starts one (installing docker.io when missing):
 #   dockerd --storage-driver=vfs --iptables=false on unix://$CEC_CONTAINER_RUN/docker.sock, data under $CEC_CONTAINER_CACHE.
@@ -136,6 +138,28 @@ say "reference image $REFERENCE_IMAGE built in $((SECONDS - start)) s"
 docker images cec-reference --format '{{.Repository}}:{{.Tag}}' | grep -vxF "$REFERENCE_IMAGE" | xargs -r docker rmi >/dev/null 2>&1
 docker image prune -f >/dev/null 2>&1
 
+# 4. The harness's own image (scripts/images/harness/Dockerfile): the npm package, packed from the working tree, on the
+# same Node image, tagged with the hash of its inputs (scripts/harness-image.ts). A build that fails is said here and
+# the tag is still exported: the tests that run the image then fail on its absence instead of skipping.
+HARNESS_IMAGE=$(node_modules/.bin/node scripts/harness-image.ts) || unavailable "cannot compute the harness image's tag (run npm ci first)"
+if ! have "$HARNESS_IMAGE"; then
+  start=$SECONDS
+  ctx=$(mktemp -d)
+  cp scripts/images/harness/Dockerfile scripts/images/harness/entrypoint.sh "$ctx/"
+  if npm pack --pack-destination "$ctx" >"$CACHE/harness-pack.log" 2>&1 \
+    && mv "$ctx"/clinical-encounter-conformance-*.tgz "$ctx/clinical-encounter-conformance.tgz" \
+    && docker build -q --force-rm --network host --build-arg "NODE_IMAGE=$node_image" -t "$HARNESS_IMAGE" "$ctx" >"$CACHE/harness-build.log" 2>&1; then
+    say "harness image $HARNESS_IMAGE built in $((SECONDS - start)) s"
+  else
+    tail -n 20 "$CACHE/harness-pack.log" "$CACHE/harness-build.log" >&2 2>/dev/null
+    say "building the harness image $HARNESS_IMAGE failed (see $CACHE/harness-pack.log and $CACHE/harness-build.log)"
+  fi
+  rm -rf "$ctx"
+fi
+docker images cec-harness --format '{{.Repository}}:{{.Tag}}' | grep -vxF "$HARNESS_IMAGE" | xargs -r docker rmi >/dev/null 2>&1
+docker image prune -f >/dev/null 2>&1
+
 [ -n "${DOCKER_HOST:-}" ] && printf 'export DOCKER_HOST=%q\n' "$DOCKER_HOST"
 [ -n "$ryuk_disabled" ] && echo 'export TESTCONTAINERS_RYUK_DISABLED=true'
 printf 'export CONFORMANCE_DB_IMAGE=%q\n' "$db_image"
+printf 'export CONFORMANCE_HARNESS_IMAGE=%q\n' "$HARNESS_IMAGE"

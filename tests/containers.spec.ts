@@ -11,7 +11,9 @@ import { getContainerRuntimeClient } from 'testcontainers';
 import type Dockerode from 'dockerode';
 import { setting } from '../harness/config.ts';
 import { RUN_LABEL } from '../cli/reference-container.ts';
-import { launchReference, nodeBinary } from '../cli/reference-process.ts';
+import { launchReference, nodeBinary, startReference } from '../cli/reference-process.ts';
+import { freePort } from '../harness/embedded-cluster.ts';
+import { harnessImageTag } from '../scripts/harness-image.ts';
 import { ROOT, runCli, SHIM } from './helpers/cli-process.ts';
 
 test.describe.configure({ mode: 'serial' });
@@ -166,3 +168,87 @@ for (const signal of ['SIGINT', 'SIGKILL'] as const) {
     expect(await waitUntil(async () => JSON.stringify(await networkNames()) === JSON.stringify(networks), 30_000)).toBe(true);
   });
 }
+
+/** Runs the docker CLI asynchronously (the documented command line of the harness image), on the engine the environment names. */
+function dockerCli(args: string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('docker', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`docker ${args[0]} did not end within ${timeoutMs / 1000} s; stderr tail: ${stderr.slice(-2000)}`));
+    }, timeoutMs);
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Every file under dir (folders included), relative. */
+function tree(dir: string): string[] {
+  return fs.readdirSync(dir, { recursive: true }).map(String);
+}
+
+test('the harness image judges a reference on the host (host.docker.internal) and writes its reports into the mounted folder, owned by the folder\'s owner', async () => {
+  needEngine();
+  const image = setting('harnessImage');
+  test.skip(!image, 'CONFORMANCE_HARNESS_IMAGE is not set: scripts/container-images.sh builds the harness image and names it there');
+  expect(image, 'the harness image was built from another tree: rerun eval "$(bash scripts/container-images.sh)"').toBe(harnessImageTag());
+  expect(await docker.getImage(image!).inspect().then(() => true, () => false), `${image} is missing: scripts/container-images.sh could not build it (its log names why)`).toBe(true);
+  test.setTimeout(420_000);
+  // The reference on the host, on every interface, handing out URLs (base, sandbox control, audio) on the name the
+  // container reaches the host by; its profile then names that host.
+  const port = await freePort();
+  const ref = await startReference({ port, args: ['--host', '0.0.0.0', '--public-url', `http://host.docker.internal:${port}`], timeoutMs: 120_000 });
+  // A network with a subnet of our own, so the container's address is known before it starts: the reference
+  // delivers its webhooks to the harness's capture there (CONFORMANCE_CALLBACK_HOST).
+  let network: Dockerode.Network | undefined;
+  let ip = '';
+  for (let third = 200; third < 255 && !network; third++) {
+    try {
+      network = await docker.createNetwork({ Name: `cec-harness-image-test-${process.pid}-${third}`, IPAM: { Config: [{ Subnet: `172.30.${third}.0/24` }] } });
+      ip = `172.30.${third}.10`;
+    } catch {
+      /* that subnet is taken: the next one */
+    }
+  }
+  expect(network, 'no free subnet 172.30.200-254.0/24 for the test network').toBeTruthy();
+  const data = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-harness-image-'));
+  // The caller: this user, or (as root) a regular user the entrypoint must switch to.
+  const owner = process.getuid?.() === 0 ? { uid: 1234, gid: 1234 } : { uid: process.getuid!(), gid: process.getgid!() };
+  try {
+    fs.chmodSync(data, 0o755);
+    fs.copyFileSync(ref.profilePath, path.join(data, 'p.json'));
+    const profile = JSON.parse(fs.readFileSync(path.join(data, 'p.json'), 'utf8')) as { baseUrl: string };
+    expect(profile.baseUrl).toBe(`http://host.docker.internal:${port}`);
+    for (const f of [data, path.join(data, 'p.json')]) fs.chownSync(f, owner.uid, owner.gid);
+    const r = await dockerCli(['run', '--rm', '--add-host', 'host.docker.internal:host-gateway', '--network', network!.id, '--ip', ip,
+      '-e', `CONFORMANCE_CALLBACK_HOST=${ip}`, '-v', `${data}:/data`,
+      image!, 'run', '--target', profile.baseUrl, '--profile', '/data/p.json', '--out', '/data/out'], 360_000);
+    expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    expect(r.stderr).toMatch(/CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
+    const report = JSON.parse(fs.readFileSync(path.join(data, 'out', 'conformance.json'), 'utf8')) as { verdict: string; run: { target: { baseUrl: string } }; checks: { id: string; outcome: string }[] };
+    expect(report.verdict).toBe('conformant');
+    expect(report.run.target.baseUrl).toBe(`http://host.docker.internal:${port}`);
+    // The sender checks ran: the reference on the host reached the harness's capture in the container.
+    const sender = report.checks.filter((c) => c.id.startsWith('webhook-sender-'));
+    expect(sender.length).toBeGreaterThan(10);
+    expect(sender.filter((c) => c.outcome !== 'pass').map((c) => `${c.id} ${c.outcome}`)).toEqual([]);
+    for (const f of ['conformance.html', 'junit.xml', 'outcomes.json']) expect(fs.existsSync(path.join(data, 'out', f)), f).toBe(true);
+    // Everything the container wrote belongs to the folder's owner, none of it to root.
+    const written = ['.', ...tree(path.join(data, 'out'))].map((f) => ({ f, uid: fs.statSync(path.join(data, 'out', f)).uid }));
+    expect(written.filter((w) => w.uid !== owner.uid)).toEqual([]);
+  } finally {
+    await ref.stop();
+    await network?.remove().catch(() => undefined);
+    fs.rmSync(data, { recursive: true, force: true });
+  }
+});
