@@ -11,7 +11,18 @@ import crypto from 'node:crypto';
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** `.ts` in a clone, `.js` in the npm package (compiled into dist/, where this module is JavaScript too). */
 const EXT = path.extname(import.meta.filename);
+/** The reference alone: the service, as partners' image runs it. */
 export const REFERENCE_MAIN = path.join(ROOT, `reference-impl/main${EXT}`);
+/** The reference with its switchboard (mutants and variants per request, with the token). */
+export const SWITCHBOARD_MAIN = path.join(ROOT, `reference-switchboard/main${EXT}`);
+
+/**
+ * The entry point for these arguments: the switchboard's when a switchboard token (or a mutant for every request)
+ * is given, which every sandbox the harness starts has; the reference alone otherwise.
+ */
+export function referenceMain(args: readonly string[]): string {
+  return args.some((a) => /^--(switchboard-token|mutant)(=|$)/.test(a)) ? SWITCHBOARD_MAIN : REFERENCE_MAIN;
+}
 
 /**
  * The Node that runs the reference (and the other scripts the CLI starts). The package's JavaScript runs on
@@ -51,10 +62,10 @@ export interface ReferenceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs `node reference-impl/main.ts <args>` and resolves once it announced `ready`. */
+/** Runs `node reference-impl/main.ts <args>` (reference-switchboard/main.ts with a token) and resolves once it announced `ready`. */
 export async function launchReference(args: string[], opts: LaunchOptions = {}): Promise<ReferenceProcess> {
   const timeoutMs = opts.timeoutMs ?? 60_000;
-  const child = spawn(nodeBinary(), [REFERENCE_MAIN, ...args], {
+  const child = spawn(nodeBinary(), [referenceMain(args), ...args], {
     stdio: ['pipe', 'pipe', opts.inheritStderr ? 'inherit' : 'pipe'], env: { ...process.env, ...opts.env }, ...opts.as,
   });
   let stderr = '';

@@ -169,6 +169,8 @@ export async function run(argv: string[]): Promise<number> {
   if (o.profile !== undefined && o.db !== undefined) throw new SetupError('--db applies only when the reference is started (without --profile)');
   if (o.profile !== undefined && o.reference !== undefined) throw new SetupError('--reference applies only when the reference is started (without --profile)');
   const referenceAs = referenceKind(o.reference, o.db);
+  // The reference image is built from reference-impl/ alone (what partners get): it has no switchboard of mutants and variants.
+  if (o.mutants && referenceAs === 'container') throw new SetupError('--mutants needs the reference as a process (its switchboard holds the mutants and variants); the reference image has none: run without --reference container');
   const db = o.profile === undefined ? (referenceAs === 'container' ? 'container' : dbKind(o.db)) : undefined;
   const fromEnv = setting('waivers');
   const waiversPath = o.waivers !== undefined ? path.resolve(o.waivers) : fromEnv ? path.resolve(fromEnv) : undefined;

@@ -21,7 +21,7 @@ export class AudioSigner {
     return crypto.createHmac('sha256', this.#secret).update(`${path}\n${expires}`).digest('hex');
   }
 
-  /** Returns the URL and its expiry; `skewSeconds` lets a mutant produce an expiry in the past. */
+  /** Returns the URL and its expiry; `skewSeconds` shifts the expiry (a replaced rule may put it in the past). */
   sign(base: string, storageKey: string, nowMs: number, skewSeconds = 0): { url: string; expiresAt: string } {
     const path = STORAGE_PREFIX + storageKey.split('/').map(encodeURIComponent).join('/');
     const expires = Math.floor(nowMs / 1000) + this.ttlSeconds + skewSeconds;

@@ -49,7 +49,7 @@ export class ApiError extends Error {
   readonly reason: ReasonCode;
   readonly field: string | null;
   readonly detail: string | undefined;
-  // Overrides used only by mutants (wrong status/category); undefined in the conformant service.
+  // Another status or category, set by a replaced rule (ctx.rule); undefined in the correct service.
   statusOverride: number | undefined;
   categoryOverride: string | undefined;
   constructor(reason: ReasonCode, field: string | null = null, detail?: string) {
@@ -62,22 +62,22 @@ export class ApiError extends Error {
 
 export interface ErrorBody { error: string; reason_code: ReasonCode; message: string; field: string | null }
 
-/** Variant error-messages-other-text: the free message text in another language (non-ASCII on purpose). */
-const OTHER_MESSAGE = (reason: ReasonCode): string => `Anfrage abgelehnt – Grund „${reason}“ (Größe, Ümläute, 日本語)`;
-
-export function toErrorBody(e: ApiError, variants: ReadonlySet<string> = new Set()): { status: number; body: ErrorBody } {
+/** The message of an error: its row's text, with the detail after a colon. */
+export function errorMessage(e: ApiError): string {
   const row = ERRORS[e.reason];
-  const message = variants.has('error-messages-other-text') ? OTHER_MESSAGE(e.reason) : e.detail ? `${row.message}: ${e.detail}` : row.message;
+  return e.detail ? `${row.message}: ${e.detail}` : row.message;
+}
+
+export function toErrorBody(e: ApiError, message: (e: ApiError) => string = errorMessage): { status: number; body: ErrorBody } {
+  const row = ERRORS[e.reason];
   return {
     status: e.statusOverride ?? row.status,
-    body: { error: e.categoryOverride ?? CATEGORY[row.status], reason_code: e.reason, message, field: e.field },
+    body: { error: e.categoryOverride ?? CATEGORY[row.status], reason_code: e.reason, message: message(e), field: e.field },
   };
 }
 
 /** Keeps a client-supplied key printable and short before it is echoed back in `field` or a message. */
-export function sanitizeField(raw: string, variants: ReadonlySet<string> = new Set()): string {
-  // Variant field-sanitize-replace: another sanitization (ERR-FIELD-SANITIZATION is open); plain keys stay verbatim.
-  if (variants.has('field-sanitize-replace')) return raw.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40);
+export function sanitizeField(raw: string): string {
   const cleaned = raw.replace(/[^\x20-\x7e]/g, '?');
   return cleaned.length > 64 ? `${cleaned.slice(0, 64)}…` : cleaned;
 }

@@ -1,20 +1,21 @@
 // Entry point of the reference implementation: database provider → migrations → seed → HTTP server → one ready line.
 //   node reference-impl/main.ts [--db embedded|container|url] [--port 0] [--host 127.0.0.1] [--profile-out FILE]
-//        [--switchboard-token TOKEN] [--mutant NAME] [--guide] [--data-dir DIR] [--exit-with-parent] [--public-url ORIGIN]
+//        [--switchboard-token TOKEN] [--guide] [--data-dir DIR] [--exit-with-parent] [--public-url ORIGIN]
 //        [--opaque-ids] [--audio-ttl-seconds N]
 // stdout carries exactly one line, {"event":"ready",...}; everything else goes to stderr. Startup failure: exit 2.
+// `startReference(startup)` is the same startup for a caller that creates the server with its own hook (and adds
+// its own options to the command line); run directly, this module starts the service with the correct rules.
 import fs from 'node:fs';
 import type http from 'node:http';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import pg from 'pg';
 import { loadDigestKey } from './auth.ts';
 import { DisclosureLog } from './disclosure.ts';
+import type { Hook } from './context.ts';
 import { PROVIDER_KINDS, ProviderError, startProvider } from './db/provider.ts';
 import type { DbProvider, ProviderKind } from './db/provider.ts';
 import { migrate } from './migrate.ts';
-import { isMutantName, MUTANTS } from './mutants.ts';
-import type { MutantName } from './mutants.ts';
 import { AUDIO_URL_TTL_SECONDS } from './audio.ts';
 import { opaqueSeed } from './opaque-ids.ts';
 import { buildProfile, guideText } from './profile.ts';
@@ -25,17 +26,27 @@ import { DeliveryWorker } from './webhooks.ts';
 
 const OPENAPI_PATH = path.join(import.meta.dirname, '..', 'fixtures', 'contract', 'openapi.json');
 
-class UsageError extends Error {}
+/** A bad command line: one line `reference-impl: usage: …`, exit 2. */
+export class UsageError extends Error {}
 
-function options() {
+/** What a caller adds to the startup: options of its own, and the hook the server is created with. */
+export interface Startup {
+  options?: ParseArgsOptionsConfig;
+  /** The hook, from the parsed command line (throw UsageError for a bad value of the caller's options). */
+  hook?: (values: Record<string, string | boolean | undefined>, switchboardToken: string | null) => Hook;
+  /** Added to the ready line on stderr (e.g. what the hook switches on for every request). */
+  describe?: (values: Record<string, string | boolean | undefined>) => string;
+}
+
+function options(startup: Startup) {
   const { values } = parseArgs({
     options: {
+      ...startup.options,
       db: { type: 'string', default: 'embedded' },
       port: { type: 'string', default: '0' },
       host: { type: 'string', default: '127.0.0.1' },
       'profile-out': { type: 'string' },
       'switchboard-token': { type: 'string' },
-      mutant: { type: 'string' },
       guide: { type: 'boolean', default: false },
       'data-dir': { type: 'string' },
       'exit-with-parent': { type: 'boolean', default: false },
@@ -51,7 +62,6 @@ function options() {
   if (!/^[0-9]{1,5}$/.test(values.port) || Number(values.port) > 65535) throw new UsageError('--port must be 0..65535');
   const token = values['switchboard-token'];
   if (token !== undefined && token.length < 8) throw new UsageError('--switchboard-token must have at least 8 characters');
-  if (values.mutant !== undefined && !isMutantName(values.mutant)) throw new UsageError(`unknown mutant "${values.mutant}" (known: ${Object.keys(MUTANTS).join(', ')})`);
   if (values['data-dir'] !== undefined && values.db !== 'embedded') throw new UsageError('--data-dir applies to --db embedded only');
   const publicUrl = values['public-url'];
   if (publicUrl !== undefined && !/^https?:\/\/[^\s/?#]+$/.test(publicUrl)) throw new UsageError('--public-url must be an origin like http://127.0.0.1:8080 (no path)');
@@ -66,7 +76,7 @@ function options() {
     host: values.host,
     profileOut: values['profile-out'],
     switchboardToken: token ?? null,
-    mutant: (values.mutant ?? null) as MutantName | null,
+    values: values as Record<string, string | boolean | undefined>,
     guide: values.guide,
     dataDir: values['data-dir'],
     exitWithParent: values['exit-with-parent'],
@@ -110,9 +120,10 @@ function oneLine(e: unknown): string {
   return text.replace(/\s+/g, ' ').trim().slice(0, 500);
 }
 
-async function main(): Promise<void> {
+async function main(startup: Startup): Promise<void> {
   const started = performance.now();
-  const opts = options();
+  const opts = options(startup);
+  const hook = startup.hook?.(opts.values, opts.switchboardToken);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => void shutdown(0));
   if (opts.exitWithParent) {
     // The parent holds the other end of our stdin and never writes to it: when the parent dies, however
@@ -139,13 +150,13 @@ async function main(): Promise<void> {
   const fallbackHost = opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   let fallbackOrigin = `http://${fallbackHost}:${opts.port}`;
   // Outbound webhooks: the worker delivers outbox rows of ACTIVE subscriptions only (none exist until activated).
-  worker = new DeliveryWorker(pool);
+  worker = new DeliveryWorker(pool, undefined, hook && ((key) => hook.fromKey(key)));
   worker.start();
   const deliveryWorker = worker;
   disclosures = new DisclosureLog(pool);
   server = createServer({
     disclosures,
-    pool, digestKey, openapiPath: OPENAPI_PATH, switchboardToken: opts.switchboardToken, defaultMutant: opts.mutant, get fallbackOrigin() { return fallbackOrigin; },
+    pool, digestKey, openapiPath: OPENAPI_PATH, switchboardToken: opts.switchboardToken, hook, get fallbackOrigin() { return fallbackOrigin; },
     sandboxOrganizationId: mainOrg, onWebhookEvent: () => deliveryWorker.kick(), audioTtlSeconds: opts.audioTtlSeconds,
   });
   await new Promise<void>((resolve, reject) => {
@@ -164,12 +175,17 @@ async function main(): Promise<void> {
     fs.writeFileSync(opts.profileOut, `${JSON.stringify(profile, null, 2)}\n`, { mode: 0o600 });
   }
   process.stdout.write(`${JSON.stringify({ event: 'ready', baseUrl, db: provider.kind })}\n`);
-  process.stderr.write(`reference-impl: ready in ${Math.round(performance.now() - started)} ms on ${baseUrl} (db ${provider.kind}${opts.switchboardToken ? ', switchboard on' : ''}${opts.mutant ? `, mutant ${opts.mutant}` : ''}${opts.opaqueIds ? ', opaque ids' : ''}${opts.audioTtlSeconds !== AUDIO_URL_TTL_SECONDS ? `, audio URLs live ${opts.audioTtlSeconds} s` : ''})${provider.dataDir ? `; data dir ${provider.dataDir.path} (${provider.dataDir.temporary ? 'temporary' : 'kept'})` : ''}\n`);
+  process.stderr.write(`reference-impl: ready in ${Math.round(performance.now() - started)} ms on ${baseUrl} (db ${provider.kind}${opts.switchboardToken ? ', switchboard on' : ''}${startup.describe?.(opts.values) ?? ''}${opts.opaqueIds ? ', opaque ids' : ''}${opts.audioTtlSeconds !== AUDIO_URL_TTL_SECONDS ? `, audio URLs live ${opts.audioTtlSeconds} s` : ''})${provider.dataDir ? `; data dir ${provider.dataDir.path} (${provider.dataDir.temporary ? 'temporary' : 'kept'})` : ''}\n`);
   if (opts.guide) process.stderr.write(guideText(seed, baseUrl, opts.switchboardToken));
 }
 
-main().catch(async (e: unknown) => {
-  const prefix = e instanceof UsageError ? 'usage' : e instanceof ProviderError ? 'database' : 'startup failed';
-  process.stderr.write(`reference-impl: ${prefix}: ${oneLine(e)}\n`);
-  await shutdown(2);
-});
+/** Starts the reference (provider → migrations → seed → server → ready line) with what `startup` adds. */
+export function startReference(startup: Startup = {}): void {
+  main(startup).catch(async (e: unknown) => {
+    const prefix = e instanceof UsageError ? 'usage' : e instanceof ProviderError ? 'database' : 'startup failed';
+    process.stderr.write(`reference-impl: ${prefix}: ${oneLine(e)}\n`);
+    await shutdown(2);
+  });
+}
+
+if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === import.meta.filename) startReference();

@@ -2,54 +2,16 @@
 //   (1) authenticate → (2) authorize_route → (3) require_scopes → (4) reject_unsupported_keys → (5) validate_query → (6) lookup
 // then the operation of the route builds its body (bodies.ts), a disclosure event is queued, and 200 is the answer.
 // Every refusal is an ApiError of the one table in errors.ts; server.ts renders it. The rules below are the correct
-// ones: a mutant or variant replaces a named point through rule() (overrides.ts), never by a branch in here.
-import type http from 'node:http';
+// ones: a caller outside replaces a named point through the request's hook (ctx.rule, context.ts), never by a
+// branch in here.
 import { bearerToken, digestToken, digestsEqual, parseToken } from './auth.ts';
-import type { AudioSigner } from './audio.ts';
 import { respondAudio, respondDocument, respondEncounter, respondList, respondTranscript } from './bodies.ts';
-import type { DisclosureLog } from './disclosure.ts';
+import type { Ctx, Judgment, Operation, Reply, RouteGroup, Scope, Services, Stage } from './context.ts';
 import { ApiError, type ReasonCode } from './errors.ts';
-import { rule } from './overrides.ts';
-import { LIST_KEYS, rejectUnsupportedKeys, validateListQuery, type ListQuery, type QueryPair } from './query.ts';
-import type { DocumentRow, DocumentSummaryRow, EncounterRow, KeyRow, Repo } from './repo.ts';
-import type { RequestSwitches } from './switchboard.ts';
+import { LIST_KEYS, rejectUnsupportedKeys, validateListQuery } from './query.ts';
+import type { DocumentRow, EncounterRow, KeyRow } from './records.ts';
 
-export type Scope = 'encounters:read' | 'patients:read' | 'documents:read' | 'recordings:read';
-export type RouteGroup = 'encounters' | 'documents';
-
-/** What the stages and the bodies use of the server. */
-export interface Services {
-  repo: Repo;
-  digestKey: Buffer;
-  /** Compared against when the key id is unknown, so both failures cost the same. */
-  dummyDigest: Buffer;
-  signer: AudioSigner;
-  disclosures: DisclosureLog;
-}
-
-/** One /external/v1 request on its way through the stages. */
-export interface Ctx extends RequestSwitches {
-  req: http.IncomingMessage;
-  method: string;
-  op: Operation | undefined;
-  params: string[];
-  pairs: QueryPair[];
-  origin: string;
-  key?: KeyRow;
-  list?: ListQuery;
-  /** With its document summaries on the encounter detail route. */
-  encounter?: EncounterRow & { documents?: DocumentSummaryRow[] };
-  document?: DocumentRow;
-}
-
-export interface Operation {
-  id: string;
-  path: RegExp;
-  group: RouteGroup;
-  scopes: readonly Scope[];
-  queryKeys: readonly string[];
-  respond(ctx: Ctx, s: Services): Promise<{ body: unknown; resourceIds: string[] }>;
-}
+export type { Ctx, Operation, RouteGroup, Scope, Services, Stage } from './context.ts';
 
 // ---------------------------------------------------------------- the operations: one row per operationId
 
@@ -108,8 +70,6 @@ export function decodeSegment(s: string): string {
 
 // ---------------------------------------------------------------- the stages (spec §4 order of evaluation)
 
-export interface Stage { name: string; run(ctx: Ctx, s: Services): Promise<void> | void }
-
 /** Step 1's environment switch, checked before the token is even parsed. */
 export function requireKeysEnabled(ctx: Ctx): void {
   if (ctx.faults.has('api_keys_disabled')) throw new ApiError('api_keys_disabled');
@@ -126,13 +86,13 @@ function routeGroupEnabled(key: KeyRow, group: RouteGroup): boolean | null {
 
 /** (1) API-key authentication, in the order of README "API keys": the most permanent key state first. */
 async function authenticate(ctx: Ctx, s: Services): Promise<void> {
-  rule(ctx, 'keysEnabledCheck', requireKeysEnabled)(ctx);
-  const token = rule(ctx, 'presentedToken', (c: Ctx) => bearerToken(c.req.headers.authorization))(ctx);
-  if (token === null) throw new ApiError(rule(ctx, 'missingBearerReason', (): ReasonCode => 'missing_bearer')(ctx));
+  ctx.rule('keysEnabledCheck', requireKeysEnabled)(ctx);
+  const token = ctx.rule('presentedToken', (c: Ctx) => bearerToken(c.req.headers.authorization))(ctx);
+  if (token === null) throw new ApiError(ctx.rule('missingBearerReason', (): ReasonCode => 'missing_bearer')(ctx));
   const parsed = parseToken(token);
   if (!parsed) throw new ApiError('malformed_token');
-  if (parsed.isTest && rule(ctx, 'testKeysRefused', (c: Ctx) => c.faults.has('test_prefix_not_allowed'))(ctx)) throw new ApiError('test_prefix_not_allowed');
-  rule(ctx, 'digestKeyCheck', requireDigestKey)(ctx);
+  if (parsed.isTest && ctx.rule('testKeysRefused', (c: Ctx) => c.faults.has('test_prefix_not_allowed'))(ctx)) throw new ApiError('test_prefix_not_allowed');
+  ctx.rule('digestKeyCheck', requireDigestKey)(ctx);
   let row: KeyRow | undefined;
   try {
     row = await s.repo.findKey(parsed.keyId);
@@ -145,50 +105,46 @@ async function authenticate(ctx: Ctx, s: Services): Promise<void> {
   const matches = digestsEqual(digest, row?.key_digest ?? s.dummyDigest) && row !== undefined;
   if (!row || !matches) throw new ApiError('invalid_key');
   // When several apply, the most permanent state is reported: revoked, then disabled, then expired.
-  if (row.revoked) throw new ApiError(rule(ctx, 'revokedReason', 'revoked_key'));
+  if (row.revoked) throw new ApiError(ctx.rule('revokedReason', 'revoked_key'));
   if (row.disabled) throw new ApiError('disabled_key');
-  if (row.expired) throw new ApiError(rule(ctx, 'expiredReason', 'expired_key'));
+  if (row.expired) throw new ApiError(ctx.rule('expiredReason', 'expired_key'));
   ctx.key = row;
 }
 
 /** (2) Route availability and organization approval. Unknown paths and other methods end here (documented choice). */
 function authorizeRoute(ctx: Ctx): void {
   if (!ctx.op) throw new ApiError('route_not_allowed', null, 'no such route under /external/v1');
-  if (!rule(ctx, 'methodAllowed', (method: string) => method === 'GET')(ctx.method)) {
+  if (!ctx.rule('methodAllowed', (method: string) => method === 'GET')(ctx.method)) {
     const e = new ApiError('route_not_allowed', null, `method ${ctx.method} is not allowed; every route is GET only`);
     e.statusOverride = 405;
     e.categoryOverride = 'public_api_method_not_allowed';
     throw e;
   }
   const key = ctx.key!;
-  if (key.organization_id === null && rule(ctx, 'orgScopeOnly', true)) throw new ApiError('org_scope_only_required');
-  if (!key.allowlisted) throw new ApiError(rule(ctx, 'notAllowlistedReason', 'organization_not_allowlisted'));
-  if (!rule(ctx, 'routeGroupEnabled', routeGroupEnabled)(key, ctx.op.group)) throw new ApiError('route_not_allowed', null, `the ${ctx.op.group} routes are not enabled for the organization`);
+  if (key.organization_id === null && ctx.rule('orgScopeOnly', true)) throw new ApiError('org_scope_only_required');
+  if (!key.allowlisted) throw new ApiError(ctx.rule('notAllowlistedReason', 'organization_not_allowlisted'));
+  if (!ctx.rule('routeGroupEnabled', routeGroupEnabled)(key, ctx.op.group)) throw new ApiError('route_not_allowed', null, `the ${ctx.op.group} routes are not enabled for the organization`);
 }
 
 /** (3) Required scopes: the key must hold every scope of the route. */
 function requireScopes(ctx: Ctx): void {
   if (!ctx.op || !ctx.key) return;
-  const missing = rule(ctx, 'requiredScopes', (op: Operation) => op.scopes)(ctx.op).filter((scope) => !ctx.key!.scopes.includes(scope));
-  if (missing.length > 0) throw rule(ctx, 'missingScopeError', (m: readonly Scope[]) => new ApiError('missing_scope', null, m.join(', ')))(missing);
+  const missing = ctx.rule('requiredScopes', (op: Operation) => op.scopes)(ctx.op).filter((scope) => !ctx.key!.scopes.includes(scope));
+  if (missing.length > 0) throw ctx.rule('missingScopeError', (m: readonly Scope[]) => new ApiError('missing_scope', null, m.join(', ')))(missing);
 }
-
-/** What step (6) found for the path: the encounter, and the document when the path names one. */
-export interface Found { encounter: EncounterRow; document: DocumentRow | undefined; documentId: string | undefined }
-export type Judgment = (ctx: Ctx, found: Found) => void;
 
 /** Step (6) after existence, in our order (ORDER-LOOKUP-INTERNAL is open): ownership, demo flag, the document's encounter. */
 const LOOKUP_JUDGMENTS: readonly Judgment[] = [
   function owned(ctx, { encounter }) {
-    if (encounter.organization_id !== ctx.key!.organization_id) throw new ApiError(rule(ctx, 'crossOrgReason', 'cross_organization_denied'));
+    if (encounter.organization_id !== ctx.key!.organization_id) throw new ApiError(ctx.rule('crossOrgReason', 'cross_organization_denied'));
   },
   function notDemo(ctx, { encounter }) {
-    if (encounter.is_demo) throw new ApiError(rule(ctx, 'demoReason', 'demo_training_denied'));
+    if (encounter.is_demo) throw new ApiError(ctx.rule('demoReason', 'demo_training_denied'));
   },
   function documentOfEncounter(ctx, { encounter, document, documentId }) {
     if (documentId === undefined) return;
-    const belongs = document !== undefined && rule(ctx, 'documentBelongs', (d: DocumentRow, e: EncounterRow) => d.encounter_id === e.encounter_id)(document, encounter);
-    if (!belongs) throw new ApiError(rule(ctx, 'documentNotFoundReason', (): ReasonCode => 'document_not_found')(document, encounter));
+    const belongs = document !== undefined && ctx.rule('documentBelongs', (d: DocumentRow, e: EncounterRow) => d.encounter_id === e.encounter_id)(document, encounter);
+    if (!belongs) throw new ApiError(ctx.rule('documentNotFoundReason', (): ReasonCode => 'document_not_found')(document, encounter));
   },
 ];
 
@@ -202,36 +158,34 @@ async function lookup(ctx: Ctx, s: Services): Promise<void> {
     ? { encounter: await s.repo.getEncounter(encounterId, true), document: undefined }
     : await s.repo.getEncounterAndDocument(encounterId, documentId);
   const encounter = found.encounter;
-  if (!encounter) throw new ApiError(rule(ctx, 'unknownEncounterReason', 'encounter_not_found'));
-  for (const judge of rule(ctx, 'lookupJudgments', LOOKUP_JUDGMENTS)) judge(ctx, { encounter, document: found.document, documentId });
+  if (!encounter) throw new ApiError(ctx.rule('unknownEncounterReason', 'encounter_not_found'));
+  for (const judge of ctx.rule('lookupJudgments', LOOKUP_JUDGMENTS)) judge(ctx, { encounter, document: found.document, documentId });
   ctx.encounter = encounter;
   if (documentId !== undefined) ctx.document = found.document;
 }
 
-/** The conformant order of spec §4. A precedence mutant replaces it with another order of the same stages. */
+/** The conformant order of spec §4 (the named point pipeline: another order of the same stages may replace it). */
 export const PIPELINE: readonly Stage[] = [
   { name: 'authenticate', run: authenticate },
   { name: 'authorize_route', run: authorizeRoute },
   { name: 'require_scopes', run: requireScopes },
   // (4) Unsupported query keys: any key on item routes, anything but the five list keys on the list route.
-  { name: 'reject_unsupported_keys', run: (ctx) => rule(ctx, 'rejectUnsupportedKeys', rejectUnsupportedKeys)(ctx.pairs, ctx.op?.queryKeys ?? [], ctx) },
+  { name: 'reject_unsupported_keys', run: (ctx) => ctx.rule('rejectUnsupportedKeys', rejectUnsupportedKeys)(ctx.pairs, ctx.op?.queryKeys ?? [], ctx.rule) },
   // (5) Query validation (list route only).
-  { name: 'validate_query', run: (ctx) => { if (ctx.op?.id === 'listPublicEncounters') ctx.list = rule(ctx, 'validateListQuery', validateListQuery)(ctx.pairs, ctx); } },
+  { name: 'validate_query', run: (ctx) => { if (ctx.op?.id === 'listPublicEncounters') ctx.list = ctx.rule('validateListQuery', validateListQuery)(ctx.pairs, ctx.rule); } },
   { name: 'lookup', run: lookup },
 ];
-
-export interface Reply { status: number; body?: unknown; headers: Record<string, string> }
 
 /** The operation's body, its disclosure event queued (written within milliseconds, flushed at shutdown), 200. */
 async function respond(ctx: Ctx, s: Services): Promise<Reply> {
   const { body, resourceIds } = await ctx.op!.respond(ctx, s);
   s.disclosures.record(ctx.op!.id, ctx.key!.organization_id!, ctx.key!.key_id, resourceIds);
-  const contentType = rule(ctx, 'successContentType', undefined);
-  return { status: 200, body: rule(ctx, 'successBody', (b: unknown) => b)(body), headers: contentType ? { 'content-type': contentType } : {} };
+  const contentType = ctx.rule('successContentType', undefined);
+  return { status: 200, body: ctx.rule('successBody', (b: unknown) => b)(body), headers: contentType ? { 'content-type': contentType } : {} };
 }
 
 /** Runs the stages in order, then the operation. Throws the ApiError of the first stage that refuses. */
 export async function answer(ctx: Ctx, s: Services): Promise<Reply> {
-  for (const stage of rule(ctx, 'pipeline', PIPELINE)) await stage.run(ctx, s);
-  return rule(ctx, 'reply', respond)(ctx, s);
+  for (const stage of ctx.rule('pipeline', PIPELINE)) await stage.run(ctx, s);
+  return ctx.rule('reply', respond)(ctx, s);
 }

@@ -2,7 +2,7 @@
 import type { Seed } from './seed.ts';
 import { ERRORS } from './errors.ts';
 import type { ReasonCode } from './errors.ts';
-import type { FaultName } from './mutants.ts';
+import type { FaultName } from './faults.ts';
 
 const FAULT_HEADER = 'x-switchboard-fault';
 const TOKEN_HEADER = 'x-switchboard-token';

@@ -1,11 +1,12 @@
 // Raw query-string handling for the public routes: exact bytes in, no form decoding.
 // `+` stays a literal plus (never a space); percent-escapes are decoded as UTF-8 and a bad escape makes the
 // value invalid. A key that appears twice is rejected with that parameter's own reason (invalid_limit, …).
-// The rules read as the correct ones; a mutant or variant replaces a named point through rule() (overrides.ts).
+// The rules read as the correct ones; each named point is asked of the request's hook (`rule`, context.ts).
+import { correctRule, type Rule } from './context.ts';
 import { ApiError, sanitizeField } from './errors.ts';
-import { NO_SWITCHES, rule, type Switches } from './overrides.ts';
+import type { ListQuery, QueryPair } from './records.ts';
 
-export interface QueryPair { key: string; value: string; keyOk: boolean; valueOk: boolean }
+export type { ListQuery, QueryPair } from './records.ts';
 
 function decode(raw: string): { text: string; ok: boolean } {
   if (!raw.includes('%')) return { text: raw, ok: true };
@@ -17,10 +18,10 @@ function decode(raw: string): { text: string; ok: boolean } {
 }
 
 /** Splits the raw query (without `?`) into pairs in order. Empty segments (`a=1&&b=2`, a trailing `&`) are skipped. */
-export function parseRawQuery(raw: string, sw: Switches = NO_SWITCHES): QueryPair[] {
+export function parseRawQuery(raw: string, rule: Rule = correctRule): QueryPair[] {
   const pairs: QueryPair[] = [];
   if (raw === '') return pairs;
-  const decodePart = rule(sw, 'decodeQueryPart', decode);
+  const decodePart = rule('decodeQueryPart', decode);
   for (const segment of raw.split('&')) {
     if (segment === '') continue;
     const eq = segment.indexOf('=');
@@ -34,16 +35,14 @@ export function parseRawQuery(raw: string, sw: Switches = NO_SWITCHES): QueryPai
 export const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at'] as const;
 
 /** Step 4: the first key (in query order) the route does not support → 400 unsupported_filter, field = that key. */
-export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly string[], sw: Switches = NO_SWITCHES): void {
-  const unsupported = rule(sw, 'unsupportedKey', (key: string, keys: readonly string[]) => !keys.includes(key));
+export function rejectUnsupportedKeys(pairs: QueryPair[], allowed: readonly string[], rule: Rule = correctRule): void {
+  const unsupported = rule('unsupportedKey', (key: string, keys: readonly string[]) => !keys.includes(key));
   const bad = (p: QueryPair): boolean => !p.keyOk || unsupported(p.key, allowed);
-  const offending = rule(sw, 'offendingPair', (all: QueryPair[], isBad: (p: QueryPair) => boolean) => all.find(isBad))(pairs, bad);
+  const offending = rule('offendingPair', (all: QueryPair[], isBad: (p: QueryPair) => boolean) => all.find(isBad))(pairs, bad);
   if (!offending) return;
-  const field = rule(sw, 'unsupportedFilterField', (p: QueryPair) => p.key)(offending, pairs);
-  throw new ApiError('unsupported_filter', sanitizeField(field, sw.variants));
+  const field = rule('unsupportedFilterField', (p: QueryPair) => p.key)(offending, pairs);
+  throw new ApiError('unsupported_filter', rule('sanitizeField', sanitizeField)(field));
 }
-
-export interface ListQuery { limit: number; offset: number; sortOrder: 'asc' | 'desc'; startAt: string | null; endAt: string | null }
 
 const CANONICAL = /^(0|[1-9][0-9]*)$/;
 
@@ -59,8 +58,8 @@ function canonicalInt(text: string, max: number): number | null {
 const DATE_TIME = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?(Z|[+-]([0-9]{2}):([0-9]{2}))$/;
 
 /** Returns epoch microseconds (exact, as bigint) or null when the text is not a valid timezone-aware date-time. */
-export function parseDateTime(text: string, sw: Switches = NO_SWITCHES): bigint | null {
-  const m = rule(sw, 'matchDateTime', (t: string) => DATE_TIME.exec(t))(rule(sw, 'dateTimeText', (t: string) => t)(text));
+export function parseDateTime(text: string, rule: Rule = correctRule): bigint | null {
+  const m = rule('matchDateTime', (t: string) => DATE_TIME.exec(t))(rule('dateTimeText', (t: string) => t)(text));
   if (!m) return null;
   const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
   const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
@@ -73,7 +72,7 @@ export function parseDateTime(text: string, sw: Switches = NO_SWITCHES): bigint 
     if (oh > 23 || om > 59) return null;
     offsetMinutes = (m[8][0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
-  offsetMinutes = rule(sw, 'dateOffsetMinutes', offsetMinutes);
+  offsetMinutes = rule('dateOffsetMinutes', offsetMinutes);
   const micros = BigInt(((m[7] ?? '.').slice(1) + '000000').slice(0, 6));
   // Not Date.UTC: it reads years 0..99 as 1900..1999.
   const utc = new Date(0);
@@ -87,10 +86,10 @@ export function parseDateTime(text: string, sw: Switches = NO_SWITCHES): bigint 
  * Step 5 (list route only). Parameters are validated in a fixed order — limit, offset, sort_order, start_at,
  * end_at, then the start/end relation — so one request with several bad values always gives the same answer.
  */
-export function validateListQuery(pairs: QueryPair[], sw: Switches = NO_SWITCHES): ListQuery {
+export function validateListQuery(pairs: QueryPair[], rule: Rule = correctRule): ListQuery {
   const seen = new Map<string, QueryPair[]>();
   for (const p of pairs) seen.set(p.key, [...(seen.get(p.key) ?? []), p]);
-  const duplicate = rule(sw, 'duplicateQueryKey', (key: string): QueryPair => {
+  const duplicate = rule('duplicateQueryKey', (key: string): QueryPair => {
     throw new ApiError(reasonFor(key), key, 'the parameter appears more than once');
   });
   const one = (key: string): QueryPair | undefined => {
@@ -98,11 +97,11 @@ export function validateListQuery(pairs: QueryPair[], sw: Switches = NO_SWITCHES
     if (!all) return undefined;
     return all.length > 1 ? duplicate(key, all) : all[0];
   };
-  const out: ListQuery = rule(sw, 'listDefaults', { limit: 50, offset: 0, sortOrder: 'desc', startAt: null, endAt: null });
-  const toInt = rule(sw, 'canonicalInt', canonicalInt);
-  const inRange = rule(sw, 'inRange', (n: number, min: number) => n >= min);
-  const field = rule(sw, 'invalidValueField', (key: string): string | null => key);
-  const rejectDate = rule(sw, 'rejectInvalidDate', (f: string | null, message: string): void => {
+  const out: ListQuery = rule('listDefaults', { limit: 50, offset: 0, sortOrder: 'desc', startAt: null, endAt: null });
+  const toInt = rule('canonicalInt', canonicalInt);
+  const inRange = rule('inRange', (n: number, min: number) => n >= min);
+  const field = rule('invalidValueField', (key: string): string | null => key);
+  const rejectDate = rule('rejectInvalidDate', (f: string | null, message: string): void => {
     throw new ApiError('invalid_query', f, message);
   });
 
@@ -111,7 +110,7 @@ export function validateListQuery(pairs: QueryPair[], sw: Switches = NO_SWITCHES
   const checkLimit = (): void => {
     const limit = one('limit');
     if (limit) {
-      const max = rule(sw, 'limitMax', 100);
+      const max = rule('limitMax', 100);
       const n = limit.valueOk ? toInt(limit.value, max, 'limit') : null;
       if (n === null || !inRange(n, 1, max)) throw new ApiError('invalid_limit', field('limit'));
       out.limit = n;
@@ -120,7 +119,7 @@ export function validateListQuery(pairs: QueryPair[], sw: Switches = NO_SWITCHES
   const checkOffset = (): void => {
     const offset = one('offset');
     if (offset) {
-      const max = rule(sw, 'offsetMax', 10000);
+      const max = rule('offsetMax', 10000);
       const n = offset.valueOk ? toInt(offset.value, max, 'offset') : null;
       if (n === null || !inRange(n, 0, max)) throw new ApiError('invalid_offset', field('offset'));
       out.offset = n;
@@ -129,14 +128,14 @@ export function validateListQuery(pairs: QueryPair[], sw: Switches = NO_SWITCHES
   const checkSort = (): void => {
     const sort = one('sort_order');
     if (sort) {
-      if (!sort.valueOk || (sort.value !== 'asc' && sort.value !== 'desc')) throw new ApiError(rule(sw, 'invalidSortReason', 'invalid_sort'), field('sort_order'));
+      if (!sort.valueOk || (sort.value !== 'asc' && sort.value !== 'desc')) throw new ApiError(rule('invalidSortReason', 'invalid_sort'), field('sort_order'));
       out.sortOrder = sort.value;
     }
   };
   const checkStart = (): void => {
     const start = one('start_at');
     if (start) {
-      startMicros = start.valueOk ? parseDateTime(start.value, sw) : null;
+      startMicros = start.valueOk ? parseDateTime(start.value, rule) : null;
       if (startMicros === null) rejectDate(field('start_at'), 'start_at must be a timezone-aware ISO 8601 date-time');
       else out.startAt = toPgTimestamp(startMicros);
     }
@@ -144,15 +143,15 @@ export function validateListQuery(pairs: QueryPair[], sw: Switches = NO_SWITCHES
   const checkEnd = (): void => {
     const end = one('end_at');
     if (end) {
-      endMicros = end.valueOk ? parseDateTime(end.value, sw) : null;
+      endMicros = end.valueOk ? parseDateTime(end.value, rule) : null;
       if (endMicros === null) rejectDate(field('end_at'), 'end_at must be a timezone-aware ISO 8601 date-time');
       else out.endAt = toPgTimestamp(endMicros);
     }
   };
-  for (const check of rule(sw, 'listCheckOrder', [checkLimit, checkOffset, checkSort, checkStart, checkEnd])) check();
+  for (const check of rule('listCheckOrder', [checkLimit, checkOffset, checkSort, checkStart, checkEnd])) check();
   // §4.1 leaves the reason open. Our choice: 422 invalid_query with field "start_at".
-  if (startMicros !== null && endMicros !== null && !rule(sw, 'startBeforeEnd', (a: bigint, b: bigint) => a < b)(startMicros, endMicros)) {
-    throw new ApiError('invalid_query', rule(sw, 'startEndField', 'start_at'), 'start_at must be earlier than end_at');
+  if (startMicros !== null && endMicros !== null && !rule('startBeforeEnd', (a: bigint, b: bigint) => a < b)(startMicros, endMicros)) {
+    throw new ApiError('invalid_query', rule('startEndField', 'start_at'), 'start_at must be earlier than end_at');
   }
   return out;
 }
@@ -167,7 +166,7 @@ function reasonFor(key: string): 'invalid_limit' | 'invalid_offset' | 'invalid_s
 /**
  * The instant as exact UTC text for PostgreSQL. The client's text is not passed through: PostgreSQL refuses
  * offsets beyond ±15:59 (RFC 3339 allows up to ±23:59), which ended in a 500. A timezone-less value only gets
- * here under a mutant and was read as UTC. Years outside 1..9999 after the shift use PostgreSQL's forms.
+ * here under a replaced rule and was read as UTC. Years outside 1..9999 after the shift use PostgreSQL's forms.
  */
 function toPgTimestamp(micros: bigint): string {
   const ms = micros >= 0n ? micros / 1000n : -((-micros + 999n) / 1000n);

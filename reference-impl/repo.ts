@@ -1,27 +1,10 @@
-// All SQL of the request path. Ordering, limits, bounds and total are computed by PostgreSQL.
+// All SQL of the request path. Ordering, limits, bounds and total are computed by PostgreSQL. The list statement is
+// built from its pieces (records.ts ListSql), which the caller asks for at the named point listSql.
 import crypto from 'node:crypto';
 import type pg from 'pg';
-import type { ListQuery } from './query.ts';
-import type { MutantName } from './mutants.ts';
+import { LIST_SQL, type DocumentRow, type DocumentSummaryRow, type EncounterRow, type KeyRow, type ListQuery, type ListSql, type RecordingRow, type TranscriptRow } from './records.ts';
 
-export interface KeyRow {
-  key_id: string; key_digest: Buffer; organization_id: string | null; scopes: string[]; is_test: boolean;
-  revoked: boolean; disabled: boolean; expired: boolean;
-  allowlisted: boolean | null; encounter_routes_enabled: boolean | null; document_routes_enabled: boolean | null;
-}
-export interface EncounterRow {
-  encounter_id: string; organization_id: string; created_at: Date; updated_at: Date; date_of_service: Date | null;
-  encounter_type: string | null; status: string | null; is_demo: boolean;
-  patient_id: string | null; first_name: string | null; last_name: string | null; date_of_birth: string | null;
-}
-export interface DocumentRow {
-  document_id: string; encounter_id: string; organization_id: string; schema_type: string; title: string | null; status: string | null;
-  workflow_variant: string | null; audio_duration_seconds: number | null; content_text: string | null; created_at: Date; updated_at: Date;
-}
-/** The columns of a document summary (list items and encounter detail). */
-export type DocumentSummaryRow = Pick<DocumentRow, 'document_id' | 'schema_type' | 'title' | 'status' | 'workflow_variant' | 'audio_duration_seconds'>;
-export interface TranscriptRow { provider: string; audio_duration_seconds: number | null; finalized: boolean; turns: { speaker: string; text: string; start: number; end: number }[] }
-export interface RecordingRow { has_audio: boolean; storage_key: string | null }
+export type { DocumentRow, DocumentSummaryRow, EncounterRow, KeyRow, RecordingRow, TranscriptRow } from './records.ts';
 
 const ENCOUNTER_COLUMNS = `e.encounter_id, e.organization_id, e.created_at, e.updated_at, e.date_of_service, e.encounter_type, e.status, e.is_demo,
   e.patient_id, p.first_name, p.last_name, to_char(p.date_of_birth, 'YYYY-MM-DD') AS date_of_birth`;
@@ -37,7 +20,7 @@ const DOCUMENT_COLUMNS = ['document_id', 'encounter_id', 'organization_id', 'sch
 
 /**
  * A named prepared statement (parsed and planned once per connection). The name is derived from the text, so each
- * mutant variant of a query is its own statement and a name never meets two texts.
+ * other text of a query (other list pieces) is its own statement and a name never meets two texts.
  */
 const statements = new Map<string, string>();
 function named(text: string, values: unknown[]): pg.QueryConfig {
@@ -70,41 +53,23 @@ export class Repo {
   }
 
   /** One page, its total and the documents of its encounters, in ONE statement. An empty page (offset past the end) still has the total. */
-  async listEncounters(organizationId: string, q: ListQuery, mutant: MutantName | null, variants: ReadonlySet<string> = new Set()): Promise<{ total: number; rows: (EncounterRow & { documents: DocumentSummaryRow[] })[] }> {
-    let dir = q.sortOrder === 'asc' ? 'ASC' : 'DESC';
-    if (mutant === 'sort-order-inverted') dir = dir === 'ASC' ? 'DESC' : 'ASC';
-    // Variants tie-breaker-always-ascending and tie-breaker-against-sort-order: the tie-breaker's direction is open (LIST-TIE-BREAKER-DIRECTION).
-    const tieDir = variants.has('tie-breaker-always-ascending') ? 'ASC' : variants.has('tie-breaker-against-sort-order') ? (dir === 'ASC' ? 'DESC' : 'ASC') : dir;
-    // random() gives no deterministic order among ties (and is re-drawn by the outer query).
-    // md5(encounter_id) is deterministic but is not the encounter_id order.
-    const tieOn = (t: string) => (mutant === 'tiebreak-nondeterministic' ? 'random()' : mutant === 'tiebreak-not-encounter-id' ? `md5(${t}encounter_id) ${tieDir}` : `${t}encounter_id ${tieDir}`);
-    const orderBy = `created_at ${dir}, ${tieOn('')}`;
-    const outerOrderBy = `e.created_at ${dir}, ${tieOn('e.')}`;
-    // Off by one: every page after the first starts one row early, repeating the last row of the page before.
-    const offset = mutant === 'page-duplicates' && q.offset > 0 ? q.offset - 1 : q.offset;
-    const where = [
-      mutant === 'cross-org-listed' ? '$1::text IS NOT NULL' : 'organization_id = $1',
-      // Variant demo-encounters-listed: the list includes the caller's demo/training encounters (LIST-DEMO-TRAINING is open).
-      variants.has('demo-encounters-listed') ? 'TRUE' : 'NOT is_demo',
-      // Mutant date-window-desc-ignores-start: with both bounds in descending order the lower bound is dropped.
-      mutant === 'date-window-desc-ignores-start' && dir === 'DESC' && q.endAt !== null ? '($2::timestamptz IS NULL OR TRUE)'
-        : `($2::timestamptz IS NULL OR created_at ${mutant === 'start-at-exclusive' ? '>' : '>='} $2)`,
-      // Mutant date-window-asc-end-inclusive: with both bounds in ascending order the upper bound is inclusive.
-      `($3::timestamptz IS NULL OR created_at ${mutant === 'end-at-inclusive' || (mutant === 'date-window-asc-end-inclusive' && dir === 'ASC' && q.startAt !== null) ? '<=' : '<'} $3)`,
-    ].join(' AND ');
+  async listEncounters(organizationId: string, q: ListQuery, sql: ListSql = LIST_SQL): Promise<{ total: number; rows: (EncounterRow & { documents: DocumentSummaryRow[] })[] }> {
+    const dir = sql.direction(q.sortOrder);
+    const tieDir = sql.tieDirection(dir);
+    const orderBy = `created_at ${dir}, ${sql.tieBreaker('', tieDir)}`;
+    const outerOrderBy = `e.created_at ${dir}, ${sql.tieBreaker('e.', tieDir)}`;
+    const where = [sql.organization, sql.listable, sql.startBound(dir, q), sql.endBound(dir, q)].join(' AND ');
     const text = `SELECT t.total, ${ENCOUNTER_COLUMNS}, ds.documents
-         FROM (SELECT count(*)::int AS total FROM encounters WHERE ${mutant === 'date-window-total-unfiltered' ? where.replace(/created_at (>=|>|<=|<) \$([23])/g, '$$$2 IS NOT NULL') : where}) t
+         FROM (SELECT count(*)::int AS total FROM encounters WHERE ${sql.totalWhere(where)}) t
          LEFT JOIN LATERAL (SELECT * FROM encounters WHERE ${where} ORDER BY ${orderBy} LIMIT $4 OFFSET $5) e ON TRUE
          LEFT JOIN patients p ON p.patient_id = e.patient_id
          ${DOCUMENTS_JSON}
         ORDER BY ${outerOrderBy}`;
-    const values = [organizationId, q.startAt, q.endAt, mutant === 'page-size-off-by-one' ? q.limit + 1 : q.limit, offset];
-    const r = await this.pool.query<EncounterRow & { total: number; documents: DocumentSummaryRow[] }>(
-      named(text, values), // random() (tiebreak-nondeterministic) is volatile: a prepared plan still draws anew
-    );
+    const values = [organizationId, q.startAt, q.endAt, sql.limit(q.limit), sql.offset(q.offset)];
+    // A volatile tie-breaker (random()) is drawn anew on every execution of the prepared plan.
+    const r = await this.pool.query<EncounterRow & { total: number; documents: DocumentSummaryRow[] }>(named(text, values));
     const total = r.rows[0]?.total ?? 0;
-    // Mutant date-window-empty-falls-back: an empty window answers the unfiltered list.
-    if (mutant === 'date-window-empty-falls-back' && total === 0 && (q.startAt !== null || q.endAt !== null)) return this.listEncounters(organizationId, { ...q, startAt: null, endAt: null }, null);
+    if (sql.emptyWindowUnfiltered && total === 0 && (q.startAt !== null || q.endAt !== null)) return this.listEncounters(organizationId, { ...q, startAt: null, endAt: null });
     return { total, rows: r.rows.filter((row) => row.encounter_id !== null) };
   }
 

@@ -1,12 +1,12 @@
 // Webhook sandbox control under /__sandbox/, outside /external/v1 and outside the contract: activate a
-// subscription for the sandbox organization (the switchboard mutant of this request sticks to it), deactivate it,
+// subscription for the sandbox organization (the hook key of this request sticks to it), deactivate it,
 // finalize a transcript so that a recording.transcript_ready event is produced on demand, and read the worker's
 // schedule of one event. Needs the switchboard token; without one the routes do not exist.
 import type http from 'node:http';
 import type pg from 'pg';
-import type { MutantName } from './mutants.ts';
+import type { Rule } from './context.ts';
+import { tokenMatches } from './faults.ts';
 import { sendJson } from './send.ts';
-import { tokenMatches } from './switchboard.ts';
 import { activateSubscription, deactivateSubscription, eventDeliveries, finalizeTranscript, parseSubscriptionInput, WebhookInputError } from './webhooks.ts';
 
 export interface SandboxOptions {
@@ -16,9 +16,11 @@ export interface SandboxOptions {
   sandboxOrganizationId?: string;
   /** Wakes the webhook delivery worker after an event is written. */
   onWebhookEvent?: () => void;
+  /** The rules of a subscription's hook key (the server's hook). */
+  ruleOf?: (key: string | null) => Rule;
 }
 
-export async function serveSandbox(o: SandboxOptions, req: http.IncomingMessage, method: string, path: string, mutant: MutantName | null, res: http.ServerResponse): Promise<void> {
+export async function serveSandbox(o: SandboxOptions, req: http.IncomingMessage, method: string, path: string, hookKey: string | null, res: http.ServerResponse): Promise<void> {
   const token = o.switchboardToken;
   const orgId = o.sandboxOrganizationId;
   // Without a token the routes do not exist: the same 404 as any path outside the API, so a production-like
@@ -30,14 +32,14 @@ export async function serveSandbox(o: SandboxOptions, req: http.IncomingMessage,
     const sub = /^\/__sandbox\/webhooks\/subscriptions\/([A-Za-z0-9_]+)$/.exec(path);
     if (path === '/__sandbox/webhooks/subscriptions' && method === 'POST') {
       const input = parseSubscriptionInput(await readJson(req));
-      return sendJson(res, 201, await activateSubscription(o.pool, orgId, input, mutant));
+      return sendJson(res, 201, await activateSubscription(o.pool, orgId, input, hookKey));
     }
     if (sub && method === 'DELETE') {
       const found = await deactivateSubscription(o.pool, sub[1]);
       return found ? void res.writeHead(204).end() : sendJson(res, 404, { error: 'not_found', message: 'no such subscription' });
     }
     if (path === '/__sandbox/transcripts/finalize' && method === 'POST') {
-      const out = await finalizeTranscript(o.pool, orgId, await readJson(req));
+      const out = await finalizeTranscript(o.pool, orgId, await readJson(req), o.ruleOf);
       o.onWebhookEvent?.();
       return sendJson(res, 202, out);
     }

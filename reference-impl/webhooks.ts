@@ -3,12 +3,14 @@
 // signs each attempt (§6.2: `v1=` HMAC-SHA256 over `{timestamp}.{raw body}`) and retries per §6.4 with
 // the SAME event id and delivery id. Subscriptions are disabled by default (runtime status
 // planned_not_generally_available); the sandbox control routes activate one at a time.
-// Its own signing code: the reference never imports the harness.
+// Its own signing code: the reference never imports the harness. The sender's choices (the event body, the bytes
+// sent, the timestamp, the headers, redirects, success and the retry decision) are named points (context.ts), asked
+// of the hook the subscription was made under (its key is stored with the subscription).
 import crypto from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import type pg from 'pg';
-import type { MutantName } from './mutants.ts';
+import { correctRule, type DeliveryInfo, type DeliveryResult, type Rule } from './context.ts';
 
 export const WEBHOOK_API_VERSION = '2026-05-01';
 export const WEBHOOK_EVENT_TYPE = 'recording.transcript_ready';
@@ -49,13 +51,13 @@ export function parseSubscriptionInput(body: unknown): Required<SubscriptionInpu
   };
 }
 
-/** Creates an ACTIVE subscription (sandbox activation); the mutant of the activating request sticks to it. */
-export async function activateSubscription(pool: pg.Pool, organizationId: string, input: Required<SubscriptionInput>, mutant: MutantName | null) {
+/** Creates an ACTIVE subscription (sandbox activation); the hook key of the activating request sticks to it. */
+export async function activateSubscription(pool: pg.Pool, organizationId: string, input: Required<SubscriptionInput>, hookKey: string | null) {
   const id = `whsub_${crypto.randomBytes(8).toString('hex')}`;
   await pool.query(
-    `INSERT INTO webhook_subscriptions (subscription_id, organization_id, receiver_url, signing_secret, active, max_attempts, backoff_ms, timeout_ms, mutant)
+    `INSERT INTO webhook_subscriptions (subscription_id, organization_id, receiver_url, signing_secret, active, max_attempts, backoff_ms, timeout_ms, hook_key)
      VALUES ($1, $2, $3, $4, true, $5, $6, $7, $8)`,
-    [id, organizationId, input.receiver_url, input.signing_secret, input.max_attempts, input.backoff_ms, input.timeout_ms, mutant],
+    [id, organizationId, input.receiver_url, input.signing_secret, input.max_attempts, input.backoff_ms, input.timeout_ms, hookKey],
   );
   // The secret is never echoed.
   return { subscription_id: id, organization_id: organizationId, receiver_url: input.receiver_url, active: true, runtime_status: WEBHOOK_RUNTIME_STATUS, max_attempts: input.max_attempts, backoff_ms: input.backoff_ms, timeout_ms: input.timeout_ms };
@@ -71,7 +73,7 @@ export async function deactivateSubscription(pool: pg.Pool, subscriptionId: stri
  * Finalizes the transcript of an ambient transcript document of the organization and, in the same
  * transaction, writes one outbox row per active subscription (or only the named one).
  */
-export async function finalizeTranscript(pool: pg.Pool, organizationId: string, body: unknown): Promise<{ event_id: string; deliveries: number }> {
+export async function finalizeTranscript(pool: pg.Pool, organizationId: string, body: unknown, ruleOf: (key: string | null) => Rule = () => correctRule): Promise<{ event_id: string; deliveries: number }> {
   const b = (body ?? {}) as Record<string, unknown>;
   if (typeof b.encounter_id !== 'string' || typeof b.document_id !== 'string') throw new WebhookInputError(400, 'encounter_id and document_id are required strings');
   if (b.subscription_id !== undefined && typeof b.subscription_id !== 'string') throw new WebhookInputError(400, 'subscription_id must be a string');
@@ -95,13 +97,17 @@ export async function finalizeTranscript(pool: pg.Pool, organizationId: string, 
       organization_id: organizationId,
       resources: { encounter_id: b.encounter_id, document_id: b.document_id },
     };
+    // The subscriptions delivered to: the active ones (a subscription's hook may deliver to it inactive too).
+    const subs = await client.query<{ subscription_id: string; active: boolean; hook_key: string | null }>(
+      'SELECT subscription_id, active, hook_key FROM webhook_subscriptions WHERE organization_id = $1 AND ($2::text IS NULL OR subscription_id = $2)',
+      [organizationId, b.subscription_id ?? null],
+    );
+    const to = subs.rows.filter((x) => x.active || ruleOf(x.hook_key)('deliverToInactive', false)).map((x) => x.subscription_id);
     const r = await client.query(
       `INSERT INTO webhook_outbox (delivery_id, event_id, subscription_id, payload)
        SELECT 'dlv_' || replace(gen_random_uuid()::text, '-', ''), $1, s.subscription_id, $2::jsonb
-         FROM webhook_subscriptions s
-        WHERE s.organization_id = $3 AND (s.active OR s.mutant = $5) AND ($4::text IS NULL OR s.subscription_id = $4)`,
-      // Mutant webhook-subscription-active-by-default: the active flag of the subscription it sticks to is not consulted.
-      [eventId, JSON.stringify(payload), organizationId, b.subscription_id ?? null, 'webhook-subscription-active-by-default' satisfies MutantName],
+         FROM webhook_subscriptions s WHERE s.subscription_id = ANY($3::text[])`,
+      [eventId, JSON.stringify(payload), to],
     );
     await client.query('COMMIT');
     return { event_id: eventId, deliveries: r.rowCount ?? 0 };
@@ -128,19 +134,15 @@ export async function eventDeliveries(pool: pg.Pool, organizationId: string, eve
 
 interface DueRow {
   delivery_id: string; event_id: string; payload: Record<string, any>; attempts: number;
-  receiver_url: string; signing_secret: string; max_attempts: number; backoff_ms: number; timeout_ms: number; mutant: MutantName | null;
+  receiver_url: string; signing_secret: string; max_attempts: number; backoff_ms: number; timeout_ms: number; hook_key: string | null;
 }
 
-type Result = { kind: 'status'; status: number; location?: string } | { kind: 'transport'; error: string };
+type Result = DeliveryResult;
 
 /** The body bytes, in the contract's field order (jsonb does not keep key order). */
-function serialise(p: Record<string, any>, attempt: number, mutant: MutantName | null): Record<string, unknown> {
-  const swapped = mutant === 'webhook-resources-swapped';
-  const resources: Record<string, unknown> = { encounter_id: swapped ? p.resources.document_id : p.resources.encounter_id, document_id: swapped ? p.resources.encounter_id : p.resources.document_id };
-  if (mutant === 'webhook-payload-audio-url') resources.audio_url = `https://audio.example.invalid/${encodeURIComponent(p.resources.document_id)}.mp3`;
-  const event: Record<string, unknown> = { id: p.id, type: p.type, api_version: p.api_version, occurred_at: p.occurred_at, organization_id: p.organization_id, resources };
-  if (mutant === 'webhook-extra-payload-field') event.delivery_attempt = attempt;
-  return event;
+function serialise(p: Record<string, any>): Record<string, unknown> {
+  const resources: Record<string, unknown> = { encounter_id: p.resources.encounter_id, document_id: p.resources.document_id };
+  return { id: p.id, type: p.type, api_version: p.api_version, occurred_at: p.occurred_at, organization_id: p.organization_id, resources };
 }
 
 function post(url: string, headers: Record<string, string>, body: Buffer, timeoutMs: number): Promise<Result> {
@@ -171,19 +173,12 @@ function post(url: string, headers: Record<string, string>, body: Buffer, timeou
 const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
 
 /** §6.4: retryable (connection errors, timeouts, 408, 409, 425, 429, 5xx) or not (1xx, 3xx, other 4xx). */
-export function isRetryable(r: Result, mutant: MutantName | null): boolean {
-  if (mutant === 'webhook-never-retries') return false;
-  if (mutant === 'webhook-refused-not-retried' && r.kind === 'transport' && r.error === 'ECONNREFUSED') return false;
-  if (mutant === 'webhook-reset-not-retried' && r.kind === 'transport' && r.error === 'ECONNRESET') return false;
+export function isRetryable(r: Result): boolean {
   if (r.kind === 'transport') return true;
-  if (mutant === 'webhook-retries-terminal-400' && r.status === 400) return true;
-  if (mutant === 'webhook-retries-all-4xx' && r.status >= 400 && r.status < 500) return true;
-  if (mutant === 'webhook-202-not-success' && r.status === 202) return true;
-  if (mutant === 'webhook-retries-410-422' && (r.status === 410 || r.status === 422)) return true;
-  if (mutant === 'webhook-conflict-too-early-terminal' && (r.status === 409 || r.status === 425)) return false;
-  if (mutant === 'webhook-only-503-retried' && r.status >= 500 && r.status !== 503) return false;
   return r.status >= 500 || RETRYABLE_STATUS.has(r.status);
 }
+
+const isSuccess = (r: Result): boolean => r.kind === 'status' && r.status >= 200 && r.status < 300;
 
 export class DeliveryWorker {
   readonly pool: pg.Pool;
@@ -193,9 +188,12 @@ export class DeliveryWorker {
   private again = false;
   private readonly inFlight = new Set<Promise<void>>();
 
-  constructor(pool: pg.Pool, pollMs = 100) {
+  readonly ruleOf: (key: string | null) => Rule;
+
+  constructor(pool: pg.Pool, pollMs = 100, ruleOf: (key: string | null) => Rule = () => correctRule) {
     this.pool = pool;
     this.pollMs = pollMs;
+    this.ruleOf = ruleOf;
   }
 
   start(): void {
@@ -234,7 +232,7 @@ export class DeliveryWorker {
        claimed AS (
          UPDATE webhook_outbox o SET status = 'delivering', attempts = o.attempts + 1, updated_at = now()
            FROM due WHERE o.delivery_id = due.delivery_id RETURNING o.*)
-       SELECT c.delivery_id, c.event_id, c.payload, c.attempts, s.receiver_url, s.signing_secret, s.max_attempts, s.backoff_ms, s.timeout_ms, s.mutant
+       SELECT c.delivery_id, c.event_id, c.payload, c.attempts, s.receiver_url, s.signing_secret, s.max_attempts, s.backoff_ms, s.timeout_ms, s.hook_key
          FROM claimed c JOIN webhook_subscriptions s ON s.subscription_id = c.subscription_id`,
     );
     for (const row of r.rows) {
@@ -245,35 +243,33 @@ export class DeliveryWorker {
   }
 
   private async deliver(row: DueRow): Promise<void> {
-    const mutant = row.mutant;
-    const event = serialise(row.payload, row.attempts, mutant);
+    const rule = this.ruleOf(row.hook_key);
+    const event = rule('webhookEvent', serialise)(row.payload, row.attempts);
     const compact = Buffer.from(JSON.stringify(event), 'utf8');
-    // Mutant: the bytes sent are a re-serialisation (spaced) of the bytes signed.
-    const body = mutant === 'webhook-signature-over-reserialised-body' ? Buffer.from(JSON.stringify(event, null, 1), 'utf8') : compact;
-    const timestamp = String(Math.floor(Date.now() / 1000) - (mutant === 'webhook-timestamp-stale' ? 600 : 0));
+    // The bytes sent are the bytes signed.
+    const body = rule('webhookBody', (_e: Record<string, unknown>, bytes: Buffer) => bytes)(event, compact);
+    const timestamp = String(rule('webhookTimestamp', (now: number) => now)(Math.floor(Date.now() / 1000)));
     const digest = crypto.createHmac('sha256', row.signing_secret).update(`${timestamp}.`, 'utf8').update(compact).digest('hex');
-    const headers: Record<string, string> = {
-      'content-type': mutant === 'webhook-content-type-text-plain' ? 'text/plain; charset=utf-8' : 'application/json',
-      'service-event-id': mutant === 'webhook-event-id-header-mismatch' ? `${row.event_id}_x` : row.event_id,
-      'service-delivery-id': mutant === 'webhook-new-delivery-id-on-retry' && row.attempts > 1 ? `${row.delivery_id}_r${row.attempts}` : row.delivery_id,
-      // Mutant webhook-retry-timestamp-not-signed: a retry's timestamp header is not the one it was signed with.
-      'service-timestamp': mutant === 'webhook-retry-timestamp-not-signed' && row.attempts > 1 ? String(Number(timestamp) + 1) : timestamp,
+    const correctHeaders: Record<string, string> = {
+      'content-type': 'application/json',
+      'service-event-id': row.event_id,
+      'service-delivery-id': row.delivery_id,
+      'service-timestamp': timestamp,
       'service-signature': `v1=${digest}`,
-      'service-webhook-version': mutant === 'webhook-version-header-mismatch' ? '2026-06-01' : String(row.payload.api_version),
+      'service-webhook-version': String(row.payload.api_version),
       'user-agent': 'cek-reference-webhooks/1',
     };
-    if (mutant === 'webhook-missing-delivery-id-header') delete headers['service-delivery-id'];
-    // Mutant: the delivery carries an API key as if the receiver authenticated it by key (a fixed dummy, never a real key).
-    if (mutant === 'webhook-sends-api-key') headers.authorization = 'Bearer cek_dummy_webhook_token_not_a_key';
+    const info: DeliveryInfo = { event_id: row.event_id, delivery_id: row.delivery_id, attempts: row.attempts, api_version: String(row.payload.api_version), timestamp };
+    const headers = rule('deliveryHeaders', (h: Record<string, string>) => h)(correctHeaders, info);
     let result = await post(row.receiver_url, headers, body, row.timeout_ms);
-    // Mutant webhook-follows-redirects: a 3xx is followed to its Location instead of ending the delivery.
-    if (mutant === 'webhook-follows-redirects' && result.kind === 'status' && result.status >= 300 && result.status < 400 && result.location) {
+    // Redirects are never followed (§6.4: a 3xx ends the delivery).
+    if (result.kind === 'status' && result.location && rule('followRedirect', () => false)(result)) {
       result = await post(new URL(result.location, row.receiver_url).href, headers, body, row.timeout_ms);
     }
     const summary = result.kind === 'status' ? `status ${result.status}` : result.error;
-    if (result.kind === 'status' && result.status >= 200 && result.status < 300 && !(mutant === 'webhook-202-not-success' && result.status === 202)) {
+    if (rule('deliverySucceeded', isSuccess)(result)) {
       await this.pool.query(`UPDATE webhook_outbox SET status = 'delivered', last_result = $2, updated_at = now() WHERE delivery_id = $1`, [row.delivery_id, summary]);
-    } else if (isRetryable(result, mutant) && row.attempts < row.max_attempts) {
+    } else if (rule('retryable', isRetryable)(result) && row.attempts < row.max_attempts) {
       // Exponential backoff from the subscription's base (schedule not shown by the spec; a sandbox choice).
       const delay = Math.min(row.backoff_ms * 2 ** (row.attempts - 1), 300_000);
       await this.pool.query(

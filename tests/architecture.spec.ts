@@ -2,19 +2,26 @@
 // implementation apart. cli → harness, reports, fixtures (and the example receiver it starts); reports →
 // harness, fixtures; suites and properties → harness, fixtures; harness → platform, fixtures; reference-impl
 // and reference-receiver → fixtures only (the oracle never imports an implementation, nor the reverse);
-// platform/ (machine support: the embedded PostgreSQL loader) imports nothing of the project.
-// The rule is a pure function over (file, source) pairs, proven on planted wrong imports first.
+// reference-switchboard (mutants and variants) → reference-impl, fixtures, and nothing imports it but cli/ and
+// tests/; platform/ (machine support: the embedded PostgreSQL loader) imports nothing of the project.
+// Inside a top folder no import circle (STYLE §13.6: shared types move to a lower module), and no file of
+// reference-impl/ names a mutant or a variant (the reference runs the rules it is handed; the switchboard wraps
+// it from outside). Each rule is a pure function over (file, source) pairs, proven on planted cases first.
 import { test, expect } from '@playwright/test';
 import path from 'node:path';
+import { MUTANTS } from '../reference-switchboard/mutants.ts';
+import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { projectFiles } from './helpers/project-files.ts';
 
 const ALLOWED: Record<string, readonly string[]> = {
-  cli: ['cli', 'harness', 'reports', 'fixtures', 'reference-receiver'],
+  cli: ['cli', 'harness', 'reports', 'fixtures', 'reference-receiver', 'reference-switchboard'],
   reports: ['reports', 'harness', 'fixtures'],
   suites: ['suites', 'harness', 'fixtures'],
   properties: ['properties', 'harness', 'fixtures'],
   harness: ['harness', 'platform', 'fixtures'],
   'reference-impl': ['reference-impl', 'platform', 'fixtures'],
+  // Mutants and variants: the reference wrapped from outside. Only cli/ and tests/ may import it (no other row lists it).
+  'reference-switchboard': ['reference-switchboard', 'reference-impl', 'platform', 'fixtures'],
   // Machine support neither side judges with (where the embedded PostgreSQL binaries run from): it imports nothing of the project.
   platform: ['platform'],
   'reference-receiver': ['reference-receiver', 'fixtures'],
@@ -28,21 +35,77 @@ const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"`;]*?from\s+['"]([^'"]+)['"]|i
 /** Top-level folder of a project-relative path. */
 const top = (rel: string) => rel.split('/')[0];
 
+/** The project files a file imports (relative imports, type-only ones included), project-relative. */
+function importsOf(file: string, source: string): string[] {
+  const out: string[] = [];
+  for (const m of source.matchAll(IMPORT)) {
+    const spec = m[1] ?? m[2];
+    if (!spec.startsWith('.')) continue; // packages and node: builtins
+    out.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)));
+  }
+  return out;
+}
+
 /** Every import of a project folder that its row of ALLOWED does not list, as `file → target`. */
 export function violations(files: { file: string; source: string }[]): string[] {
   const out: string[] = [];
   for (const { file, source } of files) {
     const allowed = ALLOWED[top(file)];
     if (!allowed) continue;
-    for (const m of source.matchAll(IMPORT)) {
-      const spec = m[1] ?? m[2];
-      if (!spec.startsWith('.')) continue; // packages and node: builtins
-      const target = path.posix.normalize(path.posix.join(path.posix.dirname(file), spec));
-      if (!allowed.includes(top(target))) out.push(`${file} → ${target}`);
-    }
+    for (const target of importsOf(file, source)) if (!allowed.includes(top(target))) out.push(`${file} → ${target}`);
   }
   return out.sort();
 }
+
+/**
+ * The import circles inside each top folder: every strongly connected set of files (Tarjan) of more than one file,
+ * or one file importing itself, imports between top folders left out (their directions are the rule above). Each
+ * circle as its files, sorted, joined with ' ↔ '.
+ */
+export function importCircles(files: { file: string; source: string }[]): string[] {
+  const graph = new Map<string, string[]>();
+  for (const { file, source } of files) graph.set(file, importsOf(file, source).filter((t) => top(t) === top(file)));
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[] = [];
+  const visit = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const members: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      members.push(w);
+    } while (w !== v);
+    if (members.length > 1 || graph.get(v)!.includes(v)) circles.push(members.sort().join(' ↔ '));
+  };
+  for (const v of [...graph.keys()].sort()) if (!index.has(v)) visit(v);
+  return circles.sort();
+}
+
+/** The files that name one of `names` in a string literal or a comment (as a whole word of kebab-case), as `file: name`. */
+export function namesIn(files: { file: string; source: string }[], names: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const { file, source } of files) {
+    for (const name of names) if (new RegExp(`(?<![A-Za-z0-9_-])${name.replace(/[-]/g, '\\-')}(?![A-Za-z0-9_-])`).test(source)) out.push(`${file}: ${name}`);
+  }
+  return out.sort();
+}
+
+const SWITCH_NAMES = [...Object.keys(MUTANTS), ...Object.keys(VARIANTS)];
 
 test('the rule catches planted wrong imports in every direction and lets the right ones through', () => {
   const planted = [
@@ -53,13 +116,20 @@ test('the rule catches planted wrong imports in every direction and lets the rig
     { file: 'reports/html.ts', source: "import type { Profile } from '../cli/profile.ts';\nimport { OUTCOMES } from '../harness/record.ts';" },
     { file: 'cli/run.ts', source: "import { toHtml } from '../reports/html.ts';\nimport { Target } from '../harness/target.ts';" },
     { file: 'reference-receiver/receiver.ts', source: "import { verify } from '../harness/webhook/signature.ts';" },
+    { file: 'reference-switchboard/overrides.ts', source: "import type { Points } from '../reference-impl/context.ts';\nimport { x } from '../harness/record.ts';" },
+    { file: 'reference-impl/server.ts', source: "import { switchboardHook } from '../reference-switchboard/switchboard.ts';" },
+    { file: 'suites/errors.spec.ts', source: "import { MUTANTS } from '../reference-switchboard/mutants.ts';" },
+    { file: 'cli/reference-process.ts', source: "import type { MutantName } from '../reference-switchboard/mutants.ts';" },
   ];
   expect(violations(planted)).toEqual([
     'harness/a.ts → cli/run.ts',
     'harness/target.ts → reports/model.ts',
     'reference-impl/server.ts → harness/redact.ts',
+    'reference-impl/server.ts → reference-switchboard/switchboard.ts',
     'reference-receiver/receiver.ts → harness/webhook/signature.ts',
+    'reference-switchboard/overrides.ts → harness/record.ts',
     'reports/html.ts → cli/profile.ts',
+    'suites/errors.spec.ts → reference-switchboard/mutants.ts',
     'suites/list.spec.ts → reference-impl/server.ts',
   ]);
 });
@@ -68,4 +138,42 @@ test('every import of the project follows the directions of the house', () => {
   const files = projectFiles(Object.keys(ALLOWED));
   expect(files.length).toBeGreaterThan(50);
   expect(violations(files)).toEqual([]);
+});
+
+test('the circle rule finds a planted import circle inside a folder, and leaves chains and circles across folders alone', () => {
+  const planted = [
+    { file: 'reference-impl/a.ts', source: "import type { B } from './b.ts';" },
+    { file: 'reference-impl/b.ts', source: "import { c } from './nested/c.ts';" },
+    { file: 'reference-impl/nested/c.ts', source: "export { a } from '../a.ts';" },
+    { file: 'reference-impl/d.ts', source: "const self = await import('./d.ts');" },
+    { file: 'reference-impl/e.ts', source: "import { a } from './a.ts';\nimport { x } from '../fixtures/x.ts';" },
+    { file: 'fixtures/x.ts', source: "import { e } from '../reference-impl/e.ts';" },
+    { file: 'harness/one.ts', source: "import { two } from './two.ts';" },
+    { file: 'harness/two.ts', source: "export const two = 2;" },
+  ];
+  expect(importCircles(planted)).toEqual([
+    'reference-impl/a.ts ↔ reference-impl/b.ts ↔ reference-impl/nested/c.ts',
+    'reference-impl/d.ts',
+  ]);
+});
+
+test('no top folder of the project has an import circle inside it', () => {
+  const files = projectFiles([...Object.keys(ALLOWED), 'reference-switchboard', 'tests', 'bench']);
+  expect(importCircles(files)).toEqual([]);
+});
+
+test('the name rule finds a planted mutant or variant name and leaves longer words and other names alone', () => {
+  const planted = [
+    { file: 'reference-impl/repo.ts', source: "if (mutant === 'sort-order-inverted') dir = 'ASC';" },
+    { file: 'reference-impl/send.ts', source: '// variant json-pretty-printed: indented' },
+    { file: 'reference-impl/bodies.ts', source: "const t = 'x-sort-order-inverted-y'; const workflow_variant = null;" },
+  ];
+  expect(namesIn(planted, SWITCH_NAMES)).toEqual(['reference-impl/repo.ts: sort-order-inverted', 'reference-impl/send.ts: json-pretty-printed']);
+});
+
+test('no file of reference-impl/ names a mutant or a variant (the switchboard holds them all)', () => {
+  expect(SWITCH_NAMES.length).toBeGreaterThan(150);
+  const files = projectFiles(['reference-impl'], /\.(ts|mts|mjs|js|sql|json|md)$|^Dockerfile$/);
+  expect(files.length).toBeGreaterThan(20);
+  expect(namesIn(files, SWITCH_NAMES)).toEqual([]);
 });

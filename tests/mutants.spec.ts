@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
-import { MUTANTS } from '../reference-impl/mutants.ts';
+import { MUTANTS } from '../reference-switchboard/mutants.ts';
 import { OUT_DIR as outDir, runMetaChild, runPlaywrightChild as runChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 
 const matrix: Matrix = await loadMatrix();

@@ -10,8 +10,8 @@ import {
   parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
 } from '../harness/openapi-meaning.ts';
 import { CONTRACT_PATH } from '../harness/contract.ts';
-import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-impl/served-contract.ts';
-import { VARIANTS } from '../reference-impl/variants.ts';
+import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-switchboard/served-contract.ts';
+import { VARIANTS } from '../reference-switchboard/variants.ts';
 
 const CONTRACT = JSON.parse(fs.readFileSync(CONTRACT_PATH, 'utf8')) as Json;
 const LIST = '/external/v1/encounters';

@@ -345,7 +345,7 @@ test.describe('sandbox', () => {
   });
 
   test('every REST variant changes the raw answer to its probe and keeps it JSON', async ({ sb }) => {
-    const { VARIANTS } = await import('../reference-impl/variants.ts');
+    const { VARIANTS } = await import('../reference-switchboard/variants.ts');
     const table = VARIANTS as Record<string, { area: string }>;
     const B = new URL(sb.ref.baseUrl);
     const L = '/external/v1/encounters';
@@ -412,7 +412,7 @@ test.describe('sandbox', () => {
   });
 
   test('every mutant changes the answer to its probe', async ({ sb }) => {
-    const mutants = Object.keys((await import('../reference-impl/mutants.ts')).MUTANTS);
+    const mutants = Object.keys((await import('../reference-switchboard/mutants.ts')).MUTANTS);
     const B = sb.ref.baseUrl;
     const full = sb.profile.credentials.full.key as string;
     const L = '/external/v1/encounters';

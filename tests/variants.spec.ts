@@ -6,7 +6,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
-import { VARIANTS } from '../reference-impl/variants.ts';
+import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
 import { setting } from '../harness/config.ts';
 import { OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';

@@ -1,6 +1,6 @@
 // `--db container`: a throwaway PostgreSQL in a container via @testcontainers/postgresql (needs Docker or Podman).
-import { ProviderError } from './provider.ts';
-import type { DbProvider } from './provider.ts';
+import { ProviderError } from './types.ts';
+import type { DbProvider } from './types.ts';
 
 /** testcontainers' error when no runtime is found; the wording has changed before, so it lives in one place. */
 export const NO_RUNTIME = 'Could not find a working container runtime strategy';

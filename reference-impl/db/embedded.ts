@@ -5,8 +5,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { assertDataDirReachable, ClusterStartError, guardedStart, loadEmbeddedPostgres } from '../../platform/embedded-postgres.ts';
-import { ProviderError } from './provider.ts';
-import type { DbProvider, ProviderOptions } from './provider.ts';
+import { ProviderError } from './types.ts';
+import type { DbProvider, ProviderOptions } from './types.ts';
 
 const USER = 'postgres';
 // Local sandbox cluster bound to localhost; the password only has to survive restarts on the same --data-dir.

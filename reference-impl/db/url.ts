@@ -1,6 +1,6 @@
 // `--db url`: an existing PostgreSQL server named by DATABASE_URL. Nothing to start or stop.
-import { ProviderError } from './provider.ts';
-import type { DbProvider } from './provider.ts';
+import { ProviderError } from './types.ts';
+import type { DbProvider } from './types.ts';
 
 export function fromUrl(env: NodeJS.ProcessEnv): DbProvider {
   const url = env.DATABASE_URL;

@@ -4,14 +4,14 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { nodeBinary, REFERENCE_MAIN, type ReferenceProcess } from '../../cli/reference-process.ts';
+import { nodeBinary, referenceMain, type ReferenceProcess } from '../../cli/reference-process.ts';
 
 export const ROOT = path.join(import.meta.dirname, '..', '..');
 
 /** Runs main.ts to completion (for startup failures) and returns exit code and output. */
 export function runToExit(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(nodeBinary(), [REFERENCE_MAIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(nodeBinary(), [referenceMain(args), ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     proc.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });

@@ -3,7 +3,7 @@
 // variant in it (so a check stricter than the spec is reported, never lost).
 import { test, expect } from '@playwright/test';
 import { failsOf, makeBundles, serviceVariants, summarize } from './bundles.ts';
-import { VARIANTS } from '../../reference-impl/variants.ts';
+import { VARIANTS } from '../../reference-switchboard/variants.ts';
 
 const TABLE = {
   a: { area: 'http', clause: 'c', justification: 'j' },

@@ -2,7 +2,7 @@
 // bundle exclude each other, in either direction): every variant lands in exactly one bundle, and few bundles
 // keep the variant meta-suite fast. CONFORMANCE_VARIANTS_SINGLE=1 asks for one bundle per variant instead
 // (slow; for finding which variant of a bundle a failing check reacts to).
-import { VARIANTS, type Variant } from '../../reference-impl/variants.ts';
+import { VARIANTS, type Variant } from '../../reference-switchboard/variants.ts';
 
 export type Bundles = Record<string, string[]>;
 

@@ -1,23 +1,25 @@
-// Mutants and variants as named overrides beside the correct rules. A rule module asks for the rule at a named
-// point, `rule(sw, 'revokedReason', 'revoked_key')`, and gets the correct one unless the request switched on a
-// mutant (mutants.ts) or variant (variants.ts) that replaces it. Each override is a function of the correct
-// rule (or value) returning its replacement, so it may wrap the correct rule or set it aside. The tables below
-// are the only place that knows what a mutant or variant does (grep a name to find it); the names and their
-// descriptions stay in mutants.ts and variants.ts.
+// Mutants and variants as named overrides beside the correct rules. The reference asks for the rule at a named
+// point, `ctx.rule('revokedReason', 'revoked_key')` (reference-impl/context.ts Points), and gets the correct one
+// unless the request switched on a mutant (mutants.ts) or variant (variants.ts) that replaces it. Each override is
+// a function of the correct rule (or value), and of what the request switched on, returning its replacement, so it
+// may wrap the correct rule or set it aside. The tables below are the only place that knows what a mutant or
+// variant does (grep a name to find it); the names and their descriptions stay in mutants.ts and variants.ts.
 //
 // Composition: the variants switched on apply in the order of VARIANT_OVERRIDES, each wrapping what came before
 // (so of two variants answering the same point, the one further down wins); the mutant applies last, outermost.
 import http from 'node:http';
 import type stream from 'node:stream';
-import { AUDIO_URL_TTL_SECONDS } from './audio.ts';
-import { iso, type DetailBody, type ListBody, type TranscriptBody, type Turn } from './bodies.ts';
-import { ApiError, type ReasonCode } from './errors.ts';
-import type { FaultName, MutantName } from './mutants.ts';
-import { ALL_SCOPES, decodeSegment, requireDigestKey, requireKeysEnabled, type Ctx, type Found, type Judgment, type Operation, type Reply, type RouteGroup, type Scope, type Services, type Stage } from './pipeline.ts';
-import { LIST_KEYS, type ListQuery, type QueryPair } from './query.ts';
-import type { DocumentRow, DocumentSummaryRow, EncounterRow, KeyRow } from './repo.ts';
-import { sendJson, type Variants } from './send.ts';
+import { AUDIO_URL_TTL_SECONDS } from '../reference-impl/audio.ts';
+import { iso } from '../reference-impl/bodies.ts';
+import { correctRule, type Ctx, type DeliveryResult, type Found, type Points, type RawHead, type Rule, type Services, type Stage } from '../reference-impl/context.ts';
+import { ApiError } from '../reference-impl/errors.ts';
+import type { FaultName } from '../reference-impl/faults.ts';
+import { ALL_SCOPES, decodeSegment, requireDigestKey, requireKeysEnabled } from '../reference-impl/pipeline.ts';
+import { LIST_KEYS } from '../reference-impl/query.ts';
+import type { MutantName } from './mutants.ts';
+import { applyOpenapiVariants, OPENAPI_VARIANTS } from './served-contract.ts';
 import type { VariantName } from './variants.ts';
+import { writerFor, WRITER_VARIANTS } from './writers.ts';
 
 /** What a request switched on (none in production). */
 export interface Switches { mutant: MutantName | null; variants: ReadonlySet<VariantName> }
@@ -26,103 +28,23 @@ export const NO_SWITCHES: Switches = { mutant: null, variants: new Set() };
 type Json = Record<string, any>;
 type Body = Record<string, unknown>;
 
-/** The named points, each with the type of the rule (or value) found there. */
-export interface Points {
-  // ---- query.ts
-  decodeQueryPart: (raw: string) => { text: string; ok: boolean };
-  rejectUnsupportedKeys: (pairs: QueryPair[], allowed: readonly string[], sw: Switches) => void;
-  unsupportedKey: (key: string, allowed: readonly string[]) => boolean;
-  offendingPair: (pairs: QueryPair[], bad: (p: QueryPair) => boolean) => QueryPair | undefined;
-  unsupportedFilterField: (offending: QueryPair, pairs: QueryPair[]) => string;
-  validateListQuery: (pairs: QueryPair[], sw: Switches) => ListQuery;
-  duplicateQueryKey: (key: string, all: QueryPair[]) => QueryPair;
-  listDefaults: ListQuery;
-  limitMax: number;
-  offsetMax: number;
-  canonicalInt: (text: string, max: number, which: 'limit' | 'offset') => number | null;
-  inRange: (n: number, min: number, max: number) => boolean;
-  invalidValueField: (key: string) => string | null;
-  invalidSortReason: ReasonCode;
-  rejectInvalidDate: (field: string | null, message: string) => void;
-  dateTimeText: (text: string) => string;
-  matchDateTime: (text: string) => RegExpExecArray | null;
-  dateOffsetMinutes: number;
-  listCheckOrder: readonly (() => void)[];
-  startBeforeEnd: (start: bigint, end: bigint) => boolean;
-  startEndField: string;
-  // ---- pipeline.ts
-  pipeline: readonly Stage[];
-  keysEnabledCheck: (ctx: Ctx) => void;
-  digestKeyCheck: (ctx: Ctx) => void;
-  presentedToken: (ctx: Ctx) => string | null;
-  missingBearerReason: (ctx: Ctx) => ReasonCode;
-  testKeysRefused: (ctx: Ctx) => boolean;
-  revokedReason: ReasonCode;
-  expiredReason: ReasonCode;
-  methodAllowed: (method: string) => boolean;
-  orgScopeOnly: boolean;
-  notAllowlistedReason: ReasonCode;
-  routeGroupEnabled: (key: KeyRow, group: RouteGroup) => boolean | null;
-  requiredScopes: (op: Operation) => readonly Scope[];
-  missingScopeError: (missing: readonly Scope[]) => ApiError;
-  unknownEncounterReason: ReasonCode;
-  lookupJudgments: readonly Judgment[];
-  crossOrgReason: ReasonCode;
-  demoReason: ReasonCode;
-  documentBelongs: (document: DocumentRow, encounter: EncounterRow) => boolean;
-  documentNotFoundReason: (document: DocumentRow | undefined, encounter: EncounterRow) => ReasonCode;
-  reply: (ctx: Ctx, s: Services) => Promise<Reply>;
-  successBody: (body: unknown) => unknown;
-  successContentType: string | undefined;
-  // ---- bodies.ts
-  timestampOffsetMinutes: number;
-  timestampFraction: (ms: string) => string;
-  encounterSummary: (summary: Body, docs: DocumentSummaryRow[]) => Body;
-  listBody: (body: ListBody, rows: readonly EncounterRow[]) => ListBody;
-  detailDocuments: (encounter: EncounterRow & { documents?: DocumentSummaryRow[] }, ctx: Ctx, s: Services) => Promise<DocumentSummaryRow[]>;
-  detailBody: (body: DetailBody, docs: readonly DocumentSummaryRow[]) => DetailBody;
-  clinicalContentFormat: string;
-  clinicalStatus: string | null;
-  unsupportedDocument: (d: DocumentRow, common: { document_id: string; encounter_id: string }) => Body;
-  documentBody: (document: Body, d: DocumentRow) => Body;
-  notAmbientError: () => Error;
-  transcriptServed: (t: { finalized: boolean }) => boolean;
-  transcriptMissingError: () => Error;
-  sortTurns: (turns: Turn[], d: DocumentRow) => void;
-  transcriptBody: (body: TranscriptBody) => TranscriptBody;
-  noAudioReason: ReasonCode;
-  audioStorageUnavailableReason: ReasonCode;
-  audioMissingReason: ReasonCode;
-  audioUrlSkew: number;
-  audioUrlShift: number;
-  audioUrl: (url: string) => string;
-  // ---- server.ts and its routes
-  /** A front end before the service: true when it answered the request itself. */
-  frontEnd: (method: string, path: string, res: http.ServerResponse, variants: Variants) => boolean;
-  errorBody: (status: number, body: Body) => Body;
-  writeError: typeof sendJson;
-  storageClock: () => number;
-  contractEdit: ((doc: Json) => void) | null;
-  /** A request line node:http refused: true when it was answered anyway. */
-  repairRequestLine: (head: RawHead, socket: stream.Duplex, server: http.Server) => boolean;
-}
+type Override = { [P in keyof Points]?: (correct: Points[P], sw: Switches) => Points[P] };
 
-/** A request head node:http could not parse, split into its request line and its headers. */
-export interface RawHead { requestLine: string; headers: Record<string, string> }
-
-type Override = { [P in keyof Points]?: (correct: Points[P]) => Points[P] };
-
-/** The rule at `point` for this request: the correct one, or what its mutant or variants put in its place. */
-export function rule<P extends keyof Points>(sw: Switches, point: P, correct: Points[P]): Points[P] {
-  let chosen = correct;
-  if (sw.variants.size > 0) {
-    for (const [name, override] of VARIANT_LIST) {
-      const replace = override[point];
-      if (replace && sw.variants.has(name)) chosen = replace(chosen);
+/** The rule hook of a request with these switches: the correct rule, or what its mutant or variants put in its place. */
+export function ruleFor(sw: Switches): Rule {
+  if (sw.mutant === null && sw.variants.size === 0) return correctRule;
+  const mutant = sw.mutant === null ? undefined : MUTANT_OVERRIDES[sw.mutant];
+  return <P extends keyof Points>(point: P, correct: Points[P]): Points[P] => {
+    let chosen = correct;
+    if (sw.variants.size > 0) {
+      for (const [name, override] of VARIANT_LIST) {
+        const replace = override[point];
+        if (replace && sw.variants.has(name)) chosen = replace(chosen, sw);
+      }
     }
-  }
-  const replace = sw.mutant === null ? undefined : MUTANT_OVERRIDES[sw.mutant]?.[point];
-  return replace ? replace(chosen) : chosen;
+    const replace = mutant?.[point];
+    return replace ? replace(chosen, sw) : chosen;
+  };
 }
 
 // ---------------------------------------------------------------- helpers of the tables
@@ -183,8 +105,23 @@ function outsideRouteSegment(raw: string): boolean {
   return /%2f|%5c|%00/i.test(raw) || /^\.\.?(;.*)?$/.test(decodeSegment(raw));
 }
 
+/** A sender mutant: the correct delivery headers, then changed in place. */
+const header = (change: (h: Record<string, string>, d: Parameters<Points['deliveryHeaders']>[1]) => void): Override['deliveryHeaders'] =>
+  (correct) => (h, d) => {
+    const out = { ...correct(h, d) };
+    change(out, d);
+    return out;
+  };
+/** A sender mutant: the retry decision for the answers `when` holds for. */
+const retryWhen = (when: (r: DeliveryResult) => boolean, retry: boolean): Override['retryable'] => (correct) => (r) => (when(r) ? retry : correct(r));
+
 const categoryOn = (status: number, category: string): Override['errorBody'] => (correct) => (s, b) => (s === status ? { ...correct(s, b), error: category } : correct(s, b));
-const contract = (edit: (doc: Json) => void): Override['contractEdit'] => () => edit;
+/** A contract mutant: the served document is an edited copy (then rewritten by the openapi variants switched on). */
+const contract = (edit: (doc: Json) => void): Override['servedContract'] => (correct) => (doc) => {
+  const copy = structuredClone(doc);
+  edit(copy);
+  return correct(copy);
+};
 const AUDIO_PATH = '/external/v1/encounters/{encounter_id}/documents/{document_id}/audio';
 
 // ---------------------------------------------------------------- the mutants (one deliberate defect each)
@@ -248,30 +185,30 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   // step 4: unsupported keys
   'query-not-percent-decoded': { decodeQueryPart: () => (raw) => ({ text: raw, ok: true }) },
   'query-keys-case-insensitive': {
-    rejectUnsupportedKeys: (correct) => (pairs, allowed, sw) => {
+    rejectUnsupportedKeys: (correct) => (pairs, allowed, rule) => {
       for (const p of pairs) p.key = p.key.toLowerCase();
-      correct(pairs, allowed, sw);
+      correct(pairs, allowed, rule);
     },
   },
   // Only the example keys of §4.1 are refused, other unknown keys are ignored.
   'unsupported-keys-denylist': { unsupportedKey: (correct) => (key, allowed) => correct(key, allowed) && ['owners', 'record_kind', 'date_of_service', 'patient_id'].includes(key) },
   'field-unsupported-filter-wrong': { unsupportedFilterField: () => (offending, pairs) => (pairs[pairs.length - 1] !== offending ? pairs[pairs.length - 1].key : 'query') },
   'multiple-query-errors-combined': {
-    rejectUnsupportedKeys: (correct) => (pairs, allowed, sw) => {
+    rejectUnsupportedKeys: (correct) => (pairs, allowed, rule) => {
       if (pairs.filter((p) => !p.keyOk || !allowed.includes(p.key)).length > 1) throw new ApiError('invalid_query', null, 'several query keys are not supported');
-      correct(pairs, allowed, sw);
+      correct(pairs, allowed, rule);
     },
-    validateListQuery: (correct) => (pairs, sw) => {
+    validateListQuery: (correct) => (pairs, rule) => {
       const failing = LIST_KEYS.filter((k) => {
         try {
-          correct(pairs.filter((p) => p.key === k), NO_SWITCHES);
+          correct(pairs.filter((p) => p.key === k), correctRule);
           return false;
         } catch {
           return true;
         }
       });
       if (failing.length > 1) throw new ApiError('invalid_query', null, `several query parameters are invalid: ${failing.join(', ')}`);
-      return correct(pairs, sw);
+      return correct(pairs, rule);
     },
   },
   // step 5: query values
@@ -346,7 +283,7 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
     detailDocuments: (correct) => async (e, ctx, s) => {
       const own = await correct(e, ctx, s);
       if (e.patient_id === null) return own;
-      const page = await s.repo.listEncounters(e.organization_id, { limit: 100, offset: 0, sortOrder: 'desc', startAt: null, endAt: null }, null);
+      const page = await s.repo.listEncounters(e.organization_id, { limit: 100, offset: 0, sortOrder: 'desc', startAt: null, endAt: null });
       return [...own, ...page.rows.filter((r) => r.patient_id === e.patient_id && r.encounter_id !== e.encounter_id).flatMap((r) => r.documents)];
     },
   },
@@ -397,25 +334,25 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
     },
   },
   // the served contract (GET /openapi/v1/openapi.json)
-  'openapi-not-closed': { contractEdit: contract((doc) => delete doc.components?.schemas?.PublicEncounterSummary?.additionalProperties) },
-  'openapi-version-wrong': { contractEdit: contract((doc) => { doc.openapi = '3.0.3'; }) },
-  'openapi-info-version-wrong': { contractEdit: contract((doc) => { doc.info.version = '1.0.0'; }) },
+  'openapi-not-closed': { servedContract: contract((doc) => delete doc.components?.schemas?.PublicEncounterSummary?.additionalProperties) },
+  'openapi-version-wrong': { servedContract: contract((doc) => { doc.openapi = '3.0.3'; }) },
+  'openapi-info-version-wrong': { servedContract: contract((doc) => { doc.info.version = '1.0.0'; }) },
   // A dangling reference: the document no longer resolves.
-  'openapi-invalid': { contractEdit: contract((doc) => { doc.components.schemas.PublicEncounterDetailResponse.properties.encounter = { $ref: '#/components/schemas/PublicEncounter' }; }) },
-  'openapi-path-missing': { contractEdit: contract((doc) => delete doc.paths[AUDIO_PATH]) },
-  'openapi-operation-renamed': { contractEdit: contract((doc) => { doc.paths['/external/v1/encounters/{encounter_id}'].get.operationId = 'getEncounter'; }) },
+  'openapi-invalid': { servedContract: contract((doc) => { doc.components.schemas.PublicEncounterDetailResponse.properties.encounter = { $ref: '#/components/schemas/PublicEncounter' }; }) },
+  'openapi-path-missing': { servedContract: contract((doc) => delete doc.paths[AUDIO_PATH]) },
+  'openapi-operation-renamed': { servedContract: contract((doc) => { doc.paths['/external/v1/encounters/{encounter_id}'].get.operationId = 'getEncounter'; }) },
   'openapi-status-added': {
-    contractEdit: contract((doc) => {
+    servedContract: contract((doc) => {
       doc.paths['/external/v1/encounters'].get.responses['500'] = { description: 'Internal error.', content: { 'application/json': { schema: { $ref: '#/components/schemas/PublicApiErrorResponse' } } } };
     }),
   },
-  'openapi-reason-enum-drift': { contractEdit: contract((doc) => doc.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited')) },
-  'openapi-security-drift': { contractEdit: contract((doc) => { doc.components.securitySchemes.publicApiKeyBearer.scheme = 'basic'; }) },
-  'openapi-nullability-dropped': { contractEdit: contract((doc) => { doc.components.schemas.PublicEncounterSummary.properties.status = { type: 'string' }; }) },
-  'openapi-extra-query-parameter': { contractEdit: contract((doc) => doc.paths['/external/v1/encounters'].get.parameters.push({ name: 'patient_id', in: 'query', required: false, schema: { type: 'string' } })) },
-  'openapi-anonymous-audio': { contractEdit: contract((doc) => { doc.paths[AUDIO_PATH].get.security = []; }) },
+  'openapi-reason-enum-drift': { servedContract: contract((doc) => doc.components.schemas.PublicApiErrorResponse.properties.reason_code.enum.push('rate_limited')) },
+  'openapi-security-drift': { servedContract: contract((doc) => { doc.components.securitySchemes.publicApiKeyBearer.scheme = 'basic'; }) },
+  'openapi-nullability-dropped': { servedContract: contract((doc) => { doc.components.schemas.PublicEncounterSummary.properties.status = { type: 'string' }; }) },
+  'openapi-extra-query-parameter': { servedContract: contract((doc) => doc.paths['/external/v1/encounters'].get.parameters.push({ name: 'patient_id', in: 'query', required: false, schema: { type: 'string' } })) },
+  'openapi-anonymous-audio': { servedContract: contract((doc) => { doc.paths[AUDIO_PATH].get.security = []; }) },
   'openapi-drift-limit-max': {
-    contractEdit: contract((doc) => {
+    servedContract: contract((doc) => {
       for (const p of doc.paths?.['/external/v1/encounters']?.get?.parameters ?? []) {
         if (p?.name === 'limit' && p.schema) p.schema.maximum = 200;
       }
@@ -424,7 +361,67 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   // A lenient front end reads the request target up to the LAST space of the request line, drops the spaces
   // inside it and forwards the request to this server.
   'raw-space-target-lenient': { repairRequestLine: () => repairRequestLine },
-  // Mutants of repo.ts (SQL) and webhooks.ts (the sender) are consulted there by name.
+  // the list statement (repo.ts listEncounters, point listSql)
+  'sort-order-inverted': { listSql: (c) => ({ ...c, direction: (o) => (c.direction(o) === 'ASC' ? 'DESC' : 'ASC') }) },
+  // random() gives no deterministic order among ties (and is re-drawn by the outer query).
+  'tiebreak-nondeterministic': { listSql: (c) => ({ ...c, tieBreaker: () => 'random()' }) },
+  // md5(encounter_id) is deterministic but is not the encounter_id order.
+  'tiebreak-not-encounter-id': { listSql: (c) => ({ ...c, tieBreaker: (prefix, dir) => `md5(${prefix}encounter_id) ${dir}` }) },
+  // Off by one: every page after the first starts one row early, repeating the last row of the page before.
+  'page-duplicates': { listSql: (c) => ({ ...c, offset: (o) => (o > 0 ? c.offset(o) - 1 : c.offset(o)) }) },
+  'page-size-off-by-one': { listSql: (c) => ({ ...c, limit: (l) => c.limit(l) + 1 }) },
+  'cross-org-listed': { listSql: (c) => ({ ...c, organization: '$1::text IS NOT NULL' }) },
+  'start-at-exclusive': { listSql: (c) => ({ ...c, startBound: () => '($2::timestamptz IS NULL OR created_at > $2)' }) },
+  'end-at-inclusive': { listSql: (c) => ({ ...c, endBound: () => '($3::timestamptz IS NULL OR created_at <= $3)' }) },
+  // With both bounds in descending order the lower bound is dropped.
+  'date-window-desc-ignores-start': { listSql: (c) => ({ ...c, startBound: (dir, q) => (dir === 'DESC' && q.endAt !== null ? '($2::timestamptz IS NULL OR TRUE)' : c.startBound(dir, q)) }) },
+  // With both bounds in ascending order the upper bound is inclusive.
+  'date-window-asc-end-inclusive': { listSql: (c) => ({ ...c, endBound: (dir, q) => (dir === 'ASC' && q.startAt !== null ? '($3::timestamptz IS NULL OR created_at <= $3)' : c.endBound(dir, q)) }) },
+  'date-window-total-unfiltered': { listSql: (c) => ({ ...c, totalWhere: (where) => c.totalWhere(where).replace(/created_at (>=|>|<=|<) \$([23])/g, '$$$2 IS NOT NULL') }) },
+  // An empty window answers the unfiltered list.
+  'date-window-empty-falls-back': { listSql: (c) => ({ ...c, emptyWindowUnfiltered: true }) },
+  // the webhook sender (reference-impl/webhooks.ts), applied to the deliveries of a subscription made under the mutant
+  'webhook-subscription-active-by-default': { deliverToInactive: () => true },
+  'webhook-resources-swapped': {
+    webhookEvent: (c) => (p, attempt) => {
+      const event = c(p, attempt);
+      const r = event.resources as Body;
+      return { ...event, resources: { ...r, encounter_id: r.document_id, document_id: r.encounter_id } };
+    },
+  },
+  'webhook-payload-audio-url': {
+    webhookEvent: (c) => (p, attempt) => {
+      const event = c(p, attempt);
+      return { ...event, resources: { ...(event.resources as Body), audio_url: `https://audio.example.invalid/${encodeURIComponent(p.resources.document_id)}.mp3` } };
+    },
+  },
+  'webhook-extra-payload-field': { webhookEvent: (c) => (p, attempt) => ({ ...c(p, attempt), delivery_attempt: attempt }) },
+  // The bytes sent are a re-serialisation (spaced) of the bytes signed.
+  'webhook-signature-over-reserialised-body': { webhookBody: () => (event) => Buffer.from(JSON.stringify(event, null, 1), 'utf8') },
+  'webhook-timestamp-stale': { webhookTimestamp: (c) => (now) => c(now) - 600 },
+  'webhook-content-type-text-plain': { deliveryHeaders: header((h) => { h['content-type'] = 'text/plain; charset=utf-8'; }) },
+  'webhook-event-id-header-mismatch': { deliveryHeaders: header((h, d) => { h['service-event-id'] = `${d.event_id}_x`; }) },
+  'webhook-new-delivery-id-on-retry': { deliveryHeaders: header((h, d) => { if (d.attempts > 1) h['service-delivery-id'] = `${d.delivery_id}_r${d.attempts}`; }) },
+  // A retry's timestamp header is not the one it was signed with.
+  'webhook-retry-timestamp-not-signed': { deliveryHeaders: header((h, d) => { if (d.attempts > 1) h['service-timestamp'] = String(Number(d.timestamp) + 1); }) },
+  'webhook-version-header-mismatch': { deliveryHeaders: header((h) => { h['service-webhook-version'] = '2026-06-01'; }) },
+  'webhook-missing-delivery-id-header': { deliveryHeaders: header((h) => { delete h['service-delivery-id']; }) },
+  // The delivery carries an API key as if the receiver authenticated it by key (a fixed dummy, never a real key).
+  'webhook-sends-api-key': { deliveryHeaders: header((h) => { h.authorization = 'Bearer cek_dummy_webhook_token_not_a_key'; }) },
+  // A 3xx is followed to its Location instead of ending the delivery.
+  'webhook-follows-redirects': { followRedirect: () => (r) => r.kind === 'status' && r.status >= 300 && r.status < 400 },
+  'webhook-202-not-success': {
+    deliverySucceeded: (c) => (r) => c(r) && !(r.kind === 'status' && r.status === 202),
+    retryable: retryWhen((r) => r.kind === 'status' && r.status === 202, true),
+  },
+  'webhook-never-retries': { retryable: () => () => false },
+  'webhook-refused-not-retried': { retryable: retryWhen((r) => r.kind === 'transport' && r.error === 'ECONNREFUSED', false) },
+  'webhook-reset-not-retried': { retryable: retryWhen((r) => r.kind === 'transport' && r.error === 'ECONNRESET', false) },
+  'webhook-retries-terminal-400': { retryable: retryWhen((r) => r.kind === 'status' && r.status === 400, true) },
+  'webhook-retries-all-4xx': { retryable: retryWhen((r) => r.kind === 'status' && r.status >= 400 && r.status < 500, true) },
+  'webhook-retries-410-422': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 410 || r.status === 422), true) },
+  'webhook-conflict-too-early-terminal': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 409 || r.status === 425), false) },
+  'webhook-only-503-retried': { retryable: retryWhen((r) => r.kind === 'status' && r.status >= 500 && r.status !== 503, false) },
 };
 
 /** Mutants api-key-query-param-accepted / api-key-anywhere-accepted: a key sent outside the Authorization header. */
@@ -460,17 +457,17 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   // A front end that routes only GET (and HEAD) answers any other method with its own 404 before the service sees
   // it (CONTRACT-NON-GET-METHODS leaves the answer open; nothing changes either way).
   'non-get-as-plain-404': {
-    frontEnd: (correct) => (method, path, res, variants) => {
-      if (method === 'GET' || method === 'HEAD') return correct(method, path, res, variants);
-      sendJson(res, 404, { error: 'not_found', message: `no ${method} route here` }, {}, variants);
+    frontEnd: (correct) => (method, path, res, write) => {
+      if (method === 'GET' || method === 'HEAD') return correct(method, path, res, write);
+      write(res, 404, { error: 'not_found', message: `no ${method} route here` }, {});
       return true;
     },
   },
   // A path with a dot segment, an encoded slash or backslash or a NUL names none of the five routes; a front proxy
   // (nginx) refuses it with its own HTML page before the service sees it. Below non-get-as-plain-404: asked first.
   'front-proxy-outside-routes': {
-    frontEnd: (correct) => (method, path, res, variants) => {
-      if (!path.split('/').some(outsideRouteSegment)) return correct(method, path, res, variants);
+    frontEnd: (correct) => (method, path, res, write) => {
+      if (!path.split('/').some(outsideRouteSegment)) return correct(method, path, res, write);
       const page = '<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
       res.writeHead(400, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page), connection: 'close' }).end(page);
       return true;
@@ -539,8 +536,20 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   'audio-url-short-lifetime': { audioUrlSkew: () => 60 - AUDIO_URL_TTL_SECONDS },
   // §7.1 shows no category for 404; another string is as good.
   'error-404-category-not-found': { errorBody: categoryOn(404, 'not_found') },
-  // Variants of the areas http and json choose the writer in send.ts; error-messages-other-text and
-  // field-sanitize-replace live in errors.ts, the openapi area in served-contract.ts, and the rest in repo.ts.
+  // The list statement: the tie-breaker's direction is open (LIST-TIE-BREAKER-DIRECTION); the two exclude each other.
+  'tie-breaker-always-ascending': { listSql: (c) => ({ ...c, tieDirection: () => 'ASC' }) },
+  'tie-breaker-against-sort-order': { listSql: (c) => ({ ...c, tieDirection: (dir) => (c.tieDirection(dir) === 'ASC' ? 'DESC' : 'ASC') }) },
+  // The list includes the caller's demo/training encounters (LIST-DEMO-TRAINING is open).
+  'demo-encounters-listed': { listSql: (c) => ({ ...c, listable: 'TRUE' }) },
+  // The free message text in another language (non-ASCII on purpose).
+  'error-messages-other-text': { errorMessage: () => (e) => `Anfrage abgelehnt – Grund „${e.reason}“ (Größe, Ümläute, 日本語)` },
+  // Another sanitization (ERR-FIELD-SANITIZATION is open): plain keys stay verbatim.
+  'field-sanitize-replace': { sanitizeField: () => (raw) => raw.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40) },
+  // The areas http and json: another writer of the same value (writers.ts), one for all of them switched on.
+  ...Object.fromEntries(WRITER_VARIANTS.map((name): [VariantName, Override] => [name, { writeJson: (_c, sw) => writerFor(sw.variants) }])),
+  // The area openapi: the served document rewritten without changing its meaning (served-contract.ts), in its order.
+  ...Object.fromEntries(OPENAPI_VARIANTS.map((name): [VariantName, Override] => [name, { servedContract: (c) => (doc) => applyOpenapiVariants(structuredClone(c(doc)) as Json, new Set([name])) }])),
+  'openapi-oai-media-type': { contractContentType: () => 'application/vnd.oai.openapi+json;version=3.1.0' },
 };
 
 const VARIANT_LIST = Object.entries(VARIANT_OVERRIDES) as [VariantName, Override][];

@@ -1,7 +1,7 @@
 // The fault switchboard's mutants: one deliberate non-conformance each. Off unless a request carries the
 // switchboard token and `x-switchboard-mutant: NAME` (or the process was started with --mutant NAME).
-// What each one does is a named override in overrides.ts, beside the correct rule it replaces; the SQL mutants of
-// repo.ts and the sender mutants of webhooks.ts are still consulted there by name. Grep the name to find it.
+// What each one does is a named override in overrides.ts, of a named point of the reference (the request path, the
+// list statement, the webhook sender). Grep the name to find it.
 
 export const MUTANTS = {
   'precedence-query-before-auth': { area: 'precedence', description: 'unsupported query keys are rejected before API-key authentication' },
@@ -165,11 +165,4 @@ export type MutantName = keyof typeof MUTANTS;
 
 export function isMutantName(name: string): name is MutantName {
   return Object.hasOwn(MUTANTS, name);
-}
-
-/** Environment switches that a switchboard request may turn on (profile `faults`). */
-export const FAULTS = ['api_keys_disabled', 'test_prefix_not_allowed', 'digest_key_unavailable', 'audio_storage_unavailable', 'audio_url_expires_soon'] as const;
-export type FaultName = (typeof FAULTS)[number];
-export function isFaultName(name: string): name is FaultName {
-  return (FAULTS as readonly string[]).includes(name);
 }

@@ -3,7 +3,7 @@
 // (tests/variants.spec.ts) runs every check with every variant on and requires zero `fail`. Off unless a
 // request carries the switchboard token and `x-switchboard-variant: NAME[,NAME...]`. Several variants may be
 // on at once: they are independent choices, and a conformant service may make all of them together.
-// Variants apply as named overrides beside the correct rule (grep the name to find where).
+// Variants apply as named overrides of the reference's named points (overrides.ts; grep the name to find where).
 
 export interface Variant {
   /** The part of the service the choice concerns. */
@@ -60,7 +60,7 @@ export const VARIANTS = {
 
   // ---------------------------------------------------------------- (other areas append their blocks below)
   'front-proxy-outside-routes': { area: 'http', clause: '§1 (five routes under /external/v1); RFC 3986 §5.2.4 (dot segments)', justification: 'A path with a dot segment, an encoded slash or backslash or a NUL names none of the five routes; a front proxy (nginx) may refuse it itself, here 400 text/html, before the service sees it.' },
-  // ---------------------------------------------------------------- OpenAPI: the served document written another way (reference-impl/served-contract.ts)
+  // ---------------------------------------------------------------- OpenAPI: the served document written another way (served-contract.ts)
   'openapi-no-webhook': { area: 'openapi', clause: '§1 (a machine-readable schema of contract v1), §6 (the webhook contract)', justification: 'Nothing requires the REST document to describe the webhook: webhooks and its two schemas are left out.' },
   'openapi-nullable-anyof': { area: 'openapi', clause: '§2 ("string or null"); JSON Schema 2020-12 §10.2.1.2 (anyOf)', justification: 'type: [X, "null"] written as anyOf [{type: X}, {type: "null"}] accepts exactly the same values.' },
   'openapi-closed-by-unevaluated': { area: 'openapi', clause: '§2 (no additional properties); JSON Schema 2020-12 §11.3 (unevaluatedProperties)', justification: 'unevaluatedProperties: false instead of additionalProperties: false rejects the same undeclared fields.' },

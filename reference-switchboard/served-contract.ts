@@ -1,7 +1,8 @@
 // The OpenAPI variants of the reference's served document (GET /openapi/v1/openapi.json): each rewrites the
 // contract in a way the specification allows, without changing what it means (names and justifications in
 // variants.ts, area 'openapi'). They compose: several may be on at once, and are applied in a fixed order.
-// Pure functions over a copy of fixtures/contract/openapi.json; nothing here imports the harness.
+// Pure functions over a copy of fixtures/contract/openapi.json, applied at the reference's named point
+// servedContract (overrides.ts); nothing here imports the harness.
 
 type Json = Record<string, any>;
 
