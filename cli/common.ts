@@ -20,8 +20,9 @@ export const DEFAULT_OUT = 'reports/out';
 export const DB_KINDS = ['embedded', 'container', 'url'] as const;
 export type DbKind = (typeof DB_KINDS)[number];
 
-/** A usage or setup error: exit 2 with one line. */
-export class SetupError extends Error {}
+import { SetupError } from './errors.ts';
+
+export { SetupError };
 
 /** Audio URLs of a client run expire this soon, so a client that caches one is seen using it late. */
 export const CLIENT_AUDIO_TTL_SECONDS = 3;

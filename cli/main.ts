@@ -1,9 +1,8 @@
 // The `conformance` command: one module per command (run.ts, serve.ts, merge.ts, webhook.ts, profile.ts) and
 // this dispatcher. Exit codes: 0 conformant, 1 not conformant (or incomplete), 2 usage or setup error — always
 // ONE line `conformance: <reason>` on stderr, never a stack trace.
-import { ProfileError } from '../harness/profile.ts';
-import { WaiverError } from '../reports/context.ts';
-import { HELP, oneLine, SetupError } from './common.ts';
+import { HELP } from './common.ts';
+import { errorExit, SetupError } from './errors.ts';
 import { run } from './run.ts';
 import { serve } from './serve.ts';
 import { merge } from './merge.ts';
@@ -28,9 +27,9 @@ async function main(argv: string[]): Promise<number> {
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (e) {
-  const known = e instanceof SetupError || e instanceof ProfileError || e instanceof WaiverError;
-  process.stderr.write(`conformance: ${oneLine(known ? (e as Error).message : `internal error: ${(e as Error)?.message ?? String(e)}`)}\n`);
-  process.exitCode = 2;
+  const { line, exit } = errorExit(e);
+  process.stderr.write(`${line}\n`);
+  process.exitCode = exit;
 }
 // Nothing we started may keep the process alive past the decision (sockets, timers of a stopped child).
 process.exit(process.exitCode);

@@ -24,7 +24,9 @@ export const RUN_LABEL = 'org.clinical-encounter-conformance.run';
 /** testcontainers' message when it finds no engine (the wording has changed before, so it lives in one place). */
 const NO_RUNTIME = 'Could not find a working container runtime strategy';
 
-export class ContainerSetupError extends Error {}
+import { ContainerSetupError } from './errors.ts';
+
+export { ContainerSetupError };
 
 export interface ContainerReferenceOptions {
   profilePath: string;

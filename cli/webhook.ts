@@ -21,7 +21,8 @@ import { loadRunContext } from '../reports/context.ts';
 import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../reports/model.ts';
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../reports/write.ts';
-import { RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../harness/webhook/receiver-suite.ts';
+import { errorExit, SetupError, UsageError } from './errors.ts';
+import { isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../harness/webhook/receiver-suite.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
 import { redact, registerSecret } from '../harness/redact.ts';
@@ -66,11 +67,8 @@ sender:   listens on port N and judges the deliveries the service sends, signed 
 Exit codes: 0 CONFORMANT (receiver) or all checks passed (sender); 1 a check failed, or INCOMPLETE;
             2 usage or setup error (e.g. an unreachable receiver, or one that never answers).`;
 
-class UsageError extends Error {}
-/** A setup problem (e.g. the receiver cannot be reached): exit 2 with one line, like `run`. */
-class SetupError extends Error {}
 
-const RETRYABLE = (s: ScriptStep) => typeof s !== 'number' || s >= 500 || s === 408 || s === 409 || s === 425 || s === 429;
+const RETRYABLE = (s: ScriptStep) => isRetryableStatus(typeof s === 'number' ? s : undefined);
 const SUCCESS = (s: ScriptStep) => typeof s === 'number' && s >= 200 && s < 300;
 
 function defaultIo(): WebhookIo {
@@ -548,11 +546,9 @@ export async function webhookCommand(argv: string[], io: WebhookIo = defaultIo()
     if (sub === 'sender') return await senderCommand(rest, io);
     throw new UsageError(`unknown webhook command ${JSON.stringify(sub)} (receiver or sender)`);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof SetupError || (e as NodeJS.ErrnoException)?.code?.startsWith?.('ERR_PARSE_ARGS')) {
-      io.stderr(redact(`conformance: ${(e as Error).message.split('\n')[0]}`));
-      return 2;
-    }
-    io.stderr(redact(`conformance: webhook ${sub} failed: ${(e as Error)?.message ?? String(e)}`.replace(/\s+/g, ' ')));
-    return 2;
+    // The CLI's one table of errors (cli/errors.ts), read for this command's own output channel.
+    const { code, line, exit } = errorExit(e);
+    io.stderr(code === 'internal' ? line.replace(/^conformance: internal error: /, `conformance: webhook ${sub} failed: `) : line);
+    return exit;
   }
 }

@@ -31,15 +31,9 @@ export function describe(ex: Exchange): string {
   return `${ex.request.method} ${ex.request.target} → ${r.status} ${r.body.slice(0, 300)}`;
 }
 
-/**
- * Whether a Content-Type value names JSON: application/json or a +json structured-syntax type (RFC 6839 §3.1),
- * in any case, with any parameters (RFC 9110 §8.3.1: type and subtype are case-insensitive; a charset
- * parameter has no effect for JSON, RFC 8259 §11).
- */
-export function isJsonMediaType(contentType: string): boolean {
-  const essence = contentType.split(';')[0].trim().toLowerCase();
-  return essence === 'application/json' || /^application\/[a-z0-9!#$&^_.-]+\+json$/.test(essence);
-}
+import { isJsonMediaType } from './media-type.ts';
+
+export { isJsonMediaType };
 
 /** Requires a response that arrived, is labelled with a JSON media type and parses as JSON. */
 export function expectJson(ex: Exchange): unknown {

@@ -29,11 +29,9 @@ const MAX_DIFFS = 200;
 
 // ---------------------------------------------------------------- media types
 
-/** RFC 8259 §11 / RFC 6839 §3.1: application/json and any application/*+json, parameters allowed. */
-export function isJsonMediaType(value: string | undefined): boolean {
-  const essence = (value ?? '').split(';')[0]!.trim().toLowerCase();
-  return /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json$/.test(essence);
-}
+import { isJsonMediaType } from './media-type.ts';
+
+export { isJsonMediaType };
 
 // ---------------------------------------------------------------- operations by route
 

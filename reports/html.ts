@@ -9,7 +9,7 @@
 // their small markdown (inline code, emphasis, table rows), never shown raw. A print stylesheet keeps the
 // verdict's colours and puts verdict, scope and failures on the first pages. Every interpolated string is
 // HTML-escaped. Pure: report in, string out (no fs, no network).
-import type { ConformanceReport, ReportCheck, ReportRequirement } from './model.ts';
+import { checkAnchors, type ConformanceReport, type ReportCheck, type ReportRequirement } from './model.ts';
 
 export function htmlEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -396,20 +396,6 @@ function checkEntry(c: LCheck, anchor: string, baseUrl: string | null): string {
     + `<p>${e(c.title)}</p>${c.detail ? `<p><strong>${failing ? 'Detail' : 'Reason'}:</strong> ${e(c.detail)}</p>` : ''}`
     + `<p>Requirements: ${reqs} · ${e(c.project)} · <code>${e(c.file)}</code>${c.seed ? ` · seed ${e(c.seed)}` : ''}</p>${waiver}`
     + `<details${c.outcome === 'fail' ? ' open' : ''}><summary>Evidence: ${n} exchange${n === 1 ? '' : 's'}${failing ? ' and replay' : ''}</summary>${evidence}</details></section>`;
-}
-
-/**
- * The anchor of each check record, in report order: `check-<id>`; a second record of the same id (two
- * projects, two shards) gets `check-<id>-2`. JUnit and the terminal link to these.
- */
-export function checkAnchors(checks: readonly { id: string }[]): string[] {
-  const used = new Set<string>();
-  return checks.map((c) => {
-    let a = `check-${c.id}`;
-    for (let k = 2; used.has(a); k++) a = `check-${c.id}-${k}`;
-    used.add(a);
-    return a;
-  });
 }
 
 function pct(n: number, d: number): string {

@@ -7,8 +7,7 @@
 // because neither Jenkins nor GitLab shows testcase properties. Problems (expired waivers, tests failing
 // outside any check) become failing testcases too, so the JUnit view never reads greener than the exit
 // code. The output is valid against the JUnit schema Jenkins reads (tests/fixtures/junit.xsd). Pure.
-import type { ConformanceReport, ReportCheck } from './model.ts';
-import { checkAnchors } from './html.ts';
+import { checkAnchors, type ConformanceReport, type ReportCheck } from './model.ts';
 
 /** The HTML report's file name beside junit.xml (reports/write.ts REPORT_FILES.html; a test keeps them equal). */
 export const HTML_REPORT_FILE = 'conformance.html';

@@ -500,6 +500,20 @@ export function exitCodeFor(report: Pick<ConformanceReport, 'summary' | 'waivers
   return 0;
 }
 
+/**
+ * The anchor of each check record, in report order: `check-<id>`; a second record of the same id (two
+ * projects, two shards) gets `check-<id>-2`. JUnit and the terminal link to these.
+ */
+export function checkAnchors(checks: readonly { id: string }[]): string[] {
+  const used = new Set<string>();
+  return checks.map((c) => {
+    let a = `check-${c.id}`;
+    for (let k = 2; used.has(a); k++) a = `check-${c.id}-${k}`;
+    used.add(a);
+    return a;
+  });
+}
+
 /** The closing verdict line, naming the subject: `conformance: INCOMPLETE — service: verified 200 of 268 must requirements in scope; ...`. */
 export function verdictLine(report: Pick<ConformanceReport, 'verdict' | 'verdictReason'> & { run?: { subject?: Subject } }): string {
   return `conformance: ${VERDICT_LABEL[report.verdict]} — ${report.run?.subject ?? 'service'}: ${report.verdictReason}`;

@@ -260,6 +260,12 @@ test.describe('expectErrorOrOpen', () => {
   });
 });
 
+test('one isJsonMediaType: the checks and the contract reading share it; a subtype may hold `+` before +json (RFC 6838 §4.2)', async () => {
+  const meaning = await import('../harness/openapi-meaning.ts');
+  expect(meaning.isJsonMediaType).toBe(isJsonMediaType);
+  expect(isJsonMediaType('application/vnd.a+b+json')).toBe(true);
+});
+
 test('isJsonMediaType reads the essence of the media type', () => {
   expect(['application/json', 'application/json ; charset=utf-8', 'application/problem+json', 'Application/Vnd.A.B+Json'].every(isJsonMediaType)).toBe(true);
   expect(['', 'text/json', 'application/jsonx', 'application/json+xml', 'json', 'application/x-ndjson'].some(isJsonMediaType)).toBe(false);

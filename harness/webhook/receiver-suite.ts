@@ -168,11 +168,17 @@ export function describeAnswer(a: Answer): string {
   return `failed at the transport level (${a.error}: ${a.message ?? ''})`;
 }
 
-const RETRYABLE_4XX = new Set([408, 409, 425, 429]);
+/** §6.4, the one table of the harness: the 4xx statuses after which a delivery may be retried (besides 5xx). */
+export const RETRYABLE_4XX: ReadonlySet<number> = new Set([408, 409, 425, 429]);
+
+/** §6.4: may the service retry after this status (no status: a connection error or timeout)? */
+export function isRetryableStatus(status: number | undefined): boolean {
+  return status === undefined || status >= 500 || RETRYABLE_4XX.has(status);
+}
 
 /** §6.4: would the service retry after this answer? */
 export function isRetryableAnswer(a: Answer): boolean {
-  return a.status === undefined || a.status >= 500 || RETRYABLE_4XX.has(a.status);
+  return isRetryableStatus(a.status);
 }
 
 const is2xx = (a: Answer) => a.status !== undefined && a.status >= 200 && a.status < 300;
