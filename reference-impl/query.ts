@@ -107,24 +107,18 @@ export function validateListQuery(pairs: QueryPair[], rule: Rule = correctRule):
 
   let startMicros: bigint | null = null;
   let endMicros: bigint | null = null;
-  const checkLimit = (): void => {
-    const limit = one('limit');
-    if (limit) {
-      const max = rule('limitMax', 100);
-      const n = limit.valueOk ? toInt(limit.value, max, 'limit') : null;
-      if (n === null || !inRange(n, 1, max)) throw new ApiError('invalid_limit', field('limit'));
-      out.limit = n;
+  // limit and offset: one rule, canonical decimal text within [min, max] (§4.1, §8), each with its reason.
+  const checkInteger = (key: 'limit' | 'offset', min: number, maxOf: () => number, reason: 'invalid_limit' | 'invalid_offset') => (): void => {
+    const param = one(key);
+    if (param) {
+      const max = maxOf();
+      const n = param.valueOk ? toInt(param.value, max, key) : null;
+      if (n === null || !inRange(n, min, max)) throw new ApiError(reason, field(key));
+      out[key] = n;
     }
   };
-  const checkOffset = (): void => {
-    const offset = one('offset');
-    if (offset) {
-      const max = rule('offsetMax', 10000);
-      const n = offset.valueOk ? toInt(offset.value, max, 'offset') : null;
-      if (n === null || !inRange(n, 0, max)) throw new ApiError('invalid_offset', field('offset'));
-      out.offset = n;
-    }
-  };
+  const checkLimit = checkInteger('limit', 1, () => rule('limitMax', 100), 'invalid_limit');
+  const checkOffset = checkInteger('offset', 0, () => rule('offsetMax', 10000), 'invalid_offset');
   const checkSort = (): void => {
     const sort = one('sort_order');
     if (sort) {
