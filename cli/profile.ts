@@ -12,7 +12,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
-import { loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
+import { KEY_ROLE_ANSWER, loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
 import { sendRaw, TransportError, type RawResponse } from '../harness/http.ts';
 import { redact } from '../harness/redact.ts';
 
@@ -107,25 +107,25 @@ interface Expectation {
 export const CREDENTIAL_EXPECTATIONS: Record<CredentialRole, Expectation> = {
   full: { route: 'list', status: 200 },
   test_key: { route: 'list', status: 200 },
-  malformed_token: { route: 'list', status: 401, reason: 'malformed_token' },
-  invalid_key: { route: 'list', status: 401, reason: 'invalid_key' },
-  disabled_key: { route: 'list', status: 401, reason: 'disabled_key' },
-  revoked_key: { route: 'list', status: 401, reason: 'revoked_key' },
-  expired_key: { route: 'list', status: 401, reason: 'expired_key' },
-  missing_scope_encounters_read: { route: 'list', status: 403, reason: 'missing_scope' },
-  missing_scope_patients_read: { route: 'list', status: 403, reason: 'missing_scope' },
-  missing_scope_documents_read: { route: 'list', status: 403, reason: 'missing_scope' },
+  malformed_token: { route: 'list', ...KEY_ROLE_ANSWER.malformed_token },
+  invalid_key: { route: 'list', ...KEY_ROLE_ANSWER.invalid_key },
+  disabled_key: { route: 'list', ...KEY_ROLE_ANSWER.disabled_key },
+  revoked_key: { route: 'list', ...KEY_ROLE_ANSWER.revoked_key },
+  expired_key: { route: 'list', ...KEY_ROLE_ANSWER.expired_key },
+  missing_scope_encounters_read: { route: 'list', ...KEY_ROLE_ANSWER.missing_scope_encounters_read },
+  missing_scope_patients_read: { route: 'list', ...KEY_ROLE_ANSWER.missing_scope_patients_read },
+  missing_scope_documents_read: { route: 'list', ...KEY_ROLE_ANSWER.missing_scope_documents_read },
   // The list needs encounters, patients and documents: only the audio route asks for recordings:read.
-  missing_scope_recordings_read: { route: 'audio', status: 403, reason: 'missing_scope', resource: 'ambient_transcript_with_audio' },
-  not_org_scoped: { route: 'list', status: 403, reason: 'org_scope_only_required' },
-  org_not_allowlisted: { route: 'list', status: 403, reason: 'organization_not_allowlisted' },
-  encounter_routes_disabled: { route: 'list', status: 403, reason: 'route_not_allowed' },
-  document_routes_disabled: { route: 'document', status: 403, reason: 'route_not_allowed', resource: 'clinical_document' },
-  no_scopes_not_org_scoped: { route: 'list', status: 403, reason: 'org_scope_only_required' },
-  no_scopes_org_not_allowlisted: { route: 'list', status: 403, reason: 'organization_not_allowlisted' },
+  missing_scope_recordings_read: { route: 'audio', ...KEY_ROLE_ANSWER.missing_scope_recordings_read, resource: 'ambient_transcript_with_audio' },
+  not_org_scoped: { route: 'list', ...KEY_ROLE_ANSWER.not_org_scoped },
+  org_not_allowlisted: { route: 'list', ...KEY_ROLE_ANSWER.org_not_allowlisted },
+  encounter_routes_disabled: { route: 'list', ...KEY_ROLE_ANSWER.encounter_routes_disabled },
+  document_routes_disabled: { route: 'document', ...KEY_ROLE_ANSWER.document_routes_disabled, resource: 'clinical_document' },
+  no_scopes_not_org_scoped: { route: 'list', ...KEY_ROLE_ANSWER.no_scopes_not_org_scoped },
+  no_scopes_org_not_allowlisted: { route: 'list', ...KEY_ROLE_ANSWER.no_scopes_org_not_allowlisted },
   // Its organization is enabled for document routes, and it holds no scope: there it must lack a scope.
-  no_scopes_encounter_routes_disabled: { route: 'document', status: 403, reason: 'missing_scope', resource: 'clinical_document' },
-  no_scopes_document_routes_disabled: { route: 'list', status: 403, reason: 'missing_scope' },
+  no_scopes_encounter_routes_disabled: { route: 'document', ...KEY_ROLE_ANSWER.no_scopes_encounter_routes_disabled, resource: 'clinical_document' },
+  no_scopes_document_routes_disabled: { route: 'list', ...KEY_ROLE_ANSWER.no_scopes_document_routes_disabled },
 };
 
 /** One request per resource role, with the full key (or the role's own organization's key). */

@@ -19,6 +19,34 @@ export type DocumentRole =
   | 'encounter_routes_disabled_document' | 'ambient_transcript_unfinalized';
 export type FaultName = 'api_keys_disabled' | 'test_prefix_not_allowed' | 'digest_key_unavailable' | 'audio_storage_unavailable' | 'audio_url_expires_soon';
 
+/**
+ * What each refusing credential role's key is answered with on its distinctive request (§5, §7.1, §7.2): the
+ * one table of role → expected answer. `conformance profile check` (cli/profile.ts), the stage faults of the
+ * order-of-evaluation checks (harness/stage-faults.ts) and the authentication suite derive theirs from it.
+ */
+export const KEY_ROLE_ANSWER = {
+  malformed_token: { status: 401, reason: 'malformed_token' },
+  invalid_key: { status: 401, reason: 'invalid_key' },
+  disabled_key: { status: 401, reason: 'disabled_key' },
+  revoked_key: { status: 401, reason: 'revoked_key' },
+  expired_key: { status: 401, reason: 'expired_key' },
+  missing_scope_encounters_read: { status: 403, reason: 'missing_scope' },
+  missing_scope_patients_read: { status: 403, reason: 'missing_scope' },
+  missing_scope_documents_read: { status: 403, reason: 'missing_scope' },
+  missing_scope_recordings_read: { status: 403, reason: 'missing_scope' },
+  not_org_scoped: { status: 403, reason: 'org_scope_only_required' },
+  org_not_allowlisted: { status: 403, reason: 'organization_not_allowlisted' },
+  encounter_routes_disabled: { status: 403, reason: 'route_not_allowed' },
+  document_routes_disabled: { status: 403, reason: 'route_not_allowed' },
+  no_scopes_not_org_scoped: { status: 403, reason: 'org_scope_only_required' },
+  no_scopes_org_not_allowlisted: { status: 403, reason: 'organization_not_allowlisted' },
+  no_scopes_encounter_routes_disabled: { status: 403, reason: 'missing_scope' },
+  no_scopes_document_routes_disabled: { status: 403, reason: 'missing_scope' },
+} as const satisfies Partial<Record<CredentialRole, { status: 401 | 403; reason: string }>>;
+
+/** The roles whose key fails authentication itself (401), in the table's order. */
+export const KEY_401_ROLES = (Object.keys(KEY_ROLE_ANSWER) as (keyof typeof KEY_ROLE_ANSWER)[]).filter((r) => KEY_ROLE_ANSWER[r].status === 401);
+
 type Credential = { key: string } | { keyEnv: string };
 
 export interface Profile {

@@ -3,7 +3,7 @@
 // properties/evaluation-order.spec.ts (random combinations). A combination holds at most one fault per
 // stage; `requestFor` turns it into one request, `earliest` names the answer the contract demands (the
 // reason of the earliest faulty stage). Nothing here sends a request or knows the reference.
-import type { CredentialRole, DocumentRole, FaultName } from './profile.ts';
+import { KEY_401_ROLES, KEY_ROLE_ANSWER, type CredentialRole, type DocumentRole, type FaultName } from './profile.ts';
 import type { RouteRef } from './routes.ts';
 import { SCOPE_ROLE } from './routes.ts';
 import type { As, CheckApi } from './target.ts';
@@ -49,11 +49,7 @@ const authFault = (name: string, reason: string, as: CredentialRole | 'none', en
 /** Faults of a bad caller (fix the credential). */
 export const AUTH_CREDENTIAL_FAULTS: StageFault[] = [
   authFault('no-authorization', 'missing_bearer', 'none'),
-  authFault('malformed-token', 'malformed_token', 'malformed_token'),
-  authFault('invalid-key', 'invalid_key', 'invalid_key'),
-  authFault('disabled-key', 'disabled_key', 'disabled_key'),
-  authFault('revoked-key', 'revoked_key', 'revoked_key'),
-  authFault('expired-key', 'expired_key', 'expired_key'),
+  ...KEY_401_ROLES.map((role) => authFault(role.replaceAll('_', '-'), KEY_ROLE_ANSWER[role].reason, role)),
   authFault('test-prefix-not-allowed', 'test_prefix_not_allowed', 'test_key', 'test_prefix_not_allowed'),
 ];
 
@@ -71,8 +67,8 @@ export const authFaultNamed = (name: string): StageFault => {
 
 // ---------------------------------------------------------------- stage 2
 
-export const NOT_ORG_SCOPED: StageFault = { stage: 2, name: 'not-org-scoped', reason: 'org_scope_only_required', field: null, requirement: 'COND-NOT-ORG-SCOPED', as: 'not_org_scoped' };
-export const ORG_NOT_ALLOWLISTED: StageFault = { stage: 2, name: 'org-not-allowlisted', reason: 'organization_not_allowlisted', field: null, requirement: 'COND-ROUTE-OR-ORG-NOT-APPROVED', as: 'org_not_allowlisted' };
+export const NOT_ORG_SCOPED: StageFault = { stage: 2, name: 'not-org-scoped', reason: KEY_ROLE_ANSWER.not_org_scoped.reason, field: null, requirement: 'COND-NOT-ORG-SCOPED', as: 'not_org_scoped' };
+export const ORG_NOT_ALLOWLISTED: StageFault = { stage: 2, name: 'org-not-allowlisted', reason: KEY_ROLE_ANSWER.org_not_allowlisted.reason, field: null, requirement: 'COND-ROUTE-OR-ORG-NOT-APPROVED', as: 'org_not_allowlisted' };
 
 /** The key of an organization whose route group (the route's own) is not enabled. */
 export function routeDisabledFault(route: RouteRef): StageFault {

@@ -3,7 +3,7 @@
 import { test } from '../harness/fixtures.ts';
 import { expectError } from '../harness/assertions.ts';
 import { ROUTES } from '../harness/routes.ts';
-import type { FaultName } from '../harness/profile.ts';
+import { KEY_401_ROLES, KEY_ROLE_ANSWER, type FaultName } from '../harness/profile.ts';
 import type { As } from '../harness/target.ts';
 
 interface AuthCase {
@@ -24,11 +24,11 @@ const CASES: AuthCase[] = [
   { reason: 'missing_bearer', requirements: ['AUTH-401-MISSING-BEARER', 'AUTH-401-NON-BEARER-SCHEME', 'COND-AUTH-FAILS'], as: { header: 'Basic dXNlcjpwYXNz' }, variant: 'basic-scheme', alsoOpen: 'malformed_token' },
   { reason: 'api_keys_disabled', requirements: ['AUTH-401-API-KEYS-DISABLED', 'COND-AUTH-FAILS'], as: 'full', faults: ['api_keys_disabled'] },
   { reason: 'test_prefix_not_allowed', requirements: ['AUTH-401-TEST-PREFIX-NOT-ALLOWED', 'COND-AUTH-FAILS'], as: 'test_key', faults: ['test_prefix_not_allowed'] },
-  { reason: 'malformed_token', requirements: ['AUTH-401-MALFORMED-TOKEN', 'COND-AUTH-FAILS'], as: 'malformed_token' },
-  { reason: 'invalid_key', requirements: ['AUTH-401-INVALID-KEY', 'COND-AUTH-FAILS'], as: 'invalid_key' },
-  { reason: 'disabled_key', requirements: ['AUTH-401-DISABLED-KEY', 'COND-AUTH-FAILS'], as: 'disabled_key' },
-  { reason: 'revoked_key', requirements: ['AUTH-401-REVOKED-KEY', 'COND-AUTH-FAILS'], as: 'revoked_key' },
-  { reason: 'expired_key', requirements: ['AUTH-401-EXPIRED-KEY', 'COND-AUTH-FAILS'], as: 'expired_key' },
+  // The failing-key roles and their 401 reasons: the one table of role → answer (harness/profile.ts).
+  ...KEY_401_ROLES.map((role): AuthCase => {
+    const reason = KEY_ROLE_ANSWER[role].reason;
+    return { reason, requirements: [`AUTH-401-${reason.toUpperCase().replaceAll('_', '-')}`, 'COND-AUTH-FAILS'], as: role };
+  }),
   { reason: 'digest_key_unavailable', requirements: ['AUTH-503-DIGEST-KEY-UNAVAILABLE', 'COND-DIGEST-KEY-UNAVAILABLE'], as: 'full', faults: ['digest_key_unavailable'] },
 ];
 
