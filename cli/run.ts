@@ -9,6 +9,7 @@ import path from 'node:path';
 import { credentialKey, loadProfile, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
 import { COVERAGE_PATH } from '../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
+import { isJsonMediaType } from '../harness/media-type.ts';
 import { startReference } from './reference-process.ts';
 import { CALLBACK_HOST, startContainerReference } from './reference-container.ts';
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
@@ -89,8 +90,7 @@ async function probe(baseUrl: string, headers: Record<string, string> | undefine
 }
 
 function looksJson(res: RawResponse): boolean {
-  const type = res.headers['content-type'];
-  return (type !== undefined && /^application\/([a-z0-9.+-]+\+)?json\s*(;|$)/i.test(type)) || isJsonObject(res.body);
+  return isJsonMediaType(res.headers['content-type']) || isJsonObject(res.body);
 }
 
 /** The API answers its list route with the `full` key in JSON, or serves its OpenAPI document (§1). */

@@ -11,7 +11,7 @@ import { NotVerified, type CheckScope, type Exchange } from './checks.ts';
 import { MAX_ATTEMPTS, throttleWaitMs, workerPace } from './throttle.ts';
 
 /** An exchange, with the throttled answers (429, a gateway's 503 with Retry-After) that came before it. */
-export type SentExchange = Exchange & { raw?: RawResponse; throttled?: { ex: Exchange; waitedMs: number }[] };
+export type SentExchange = Exchange & { raw?: RawResponse; throttled?: { ex: Exchange; waitedMs: number }[]; stillThrottled?: boolean };
 
 export type As = CredentialRole | 'none' | { raw: string } | { header: string };
 
@@ -82,7 +82,7 @@ export class Target {
       const r = ex.response;
       const wait = r ? throttleWaitMs(r.status, r.headers, r.body, attempt) : undefined;
       if (wait === undefined || attempt >= MAX_ATTEMPTS) {
-        if (throttled.length) (ex as SentExchange).throttled = throttled;
+        if (throttled.length) Object.assign(ex, { throttled, stillThrottled: wait !== undefined });
         return ex;
       }
       // The target asked to slow down: this worker waits as asked, and the exchange is sent again.
@@ -198,12 +198,14 @@ export class CheckApi {
       throw e;
     }
     const throttled = ex.throttled ?? [];
+    const stillThrottled = ex.stillThrottled === true;
     delete ex.throttled;
+    delete ex.stillThrottled;
     for (const t of throttled) this.scope.record(t.ex);
     this.scope.record(ex);
-    if (throttled.length && ex.response && throttleWaitMs(ex.response.status, ex.response.headers, ex.response.body, throttled.length + 1) !== undefined) {
+    if (stillThrottled) {
       // Only throttling was seen: nothing about the service can be judged from it.
-      throw new NotVerified(`the target kept throttling (${throttled.length + 1} answers ${ex.response.status}, ${Math.round(throttled.reduce((n, t) => n + t.waitedMs, 0) / 1000)} s waited as asked): a gateway in front of the service asked the harness to slow down; rerun with --max-rps`);
+      throw new NotVerified(`the target kept throttling (${throttled.length + 1} answers ${ex.response?.status}, ${Math.round(throttled.reduce((n, t) => n + t.waitedMs, 0) / 1000)} s waited as asked): a gateway in front of the service asked the harness to slow down; rerun with --max-rps`);
     }
     if (throttled.length) this.scope.note(`throttled ${throttled.length}× (${throttled.map((t) => `${t.ex.response?.status} wait ${t.waitedMs} ms`).join(', ')}) before the answer judged`);
     return ex;

@@ -11,12 +11,13 @@ import { redact } from '../harness/redact.ts';
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
 
-export function failureDigest(test: TestCase, result: TestResult | undefined): string {
+/** `FAILED <file>:<line> › <title>: <why>`, redacted: the runner's error, or `why` when given (a failing check). */
+export function failureDigest(test: TestCase, result: TestResult | undefined, why?: string): string {
   const where = `${path.relative(process.cwd(), test.location.file)}:${test.location.line}`;
   const title = test.titlePath().filter(Boolean).slice(-2).join(' › ');
   const error = (result?.errors ?? []).map((e) => (e.message ?? e.value ?? '').replace(ANSI, '')).join(' | ');
   const lines = error.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 4).join(' / ');
-  return redact(`FAILED ${where} › ${title}: ${lines.slice(0, 700) || `status ${result?.status ?? 'unknown'}`}`);
+  return redact(`FAILED ${where} › ${title}: ${why ?? (lines.slice(0, 700) || `status ${result?.status ?? 'unknown'}`)}`);
 }
 
 export default class SummaryReporter implements Reporter {
@@ -36,7 +37,7 @@ export default class SummaryReporter implements Reporter {
       const failingCheck = last.annotations.find((a) => a.type === 'check:fail');
       if (failingCheck && o !== 'unexpected') {
         failed++;
-        digest.push(redact(`FAILED ${path.relative(process.cwd(), test.location.file)}:${test.location.line} › ${test.titlePath().filter(Boolean).slice(-2).join(' › ')}: check failed: ${(failingCheck.description ?? '').slice(0, 600)}`));
+        digest.push(failureDigest(test, last, `check failed: ${(failingCheck.description ?? '').slice(0, 600)}`));
       } else if (o === 'skipped') skipped++;
       else if (o === 'expected' || o === 'flaky') passed++;
       else {

@@ -6,7 +6,7 @@
 // compression, retrying a 503 after a pause) pass.
 import type { Outcome } from '../record.ts';
 import { STATUS_BY_REASON } from '../assertions.ts';
-import { bearerOf, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from './traffic.ts';
+import { bearerOf, decode, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from './traffic.ts';
 
 export interface ClientJudgement {
   outcome: Outcome;
@@ -43,6 +43,11 @@ const pass = (detail: string, evidence: ClientExchange[] = []): ClientJudgement 
 const fail = (detail: string, evidence: ClientExchange[]): ClientJudgement => ({ outcome: 'fail', detail, evidence: some(evidence) });
 const notVerified = (detail: string): ClientJudgement => ({ outcome: 'not_verified', detail, evidence: [] });
 const sameRequest = (a: ClientExchange, b: ClientExchange) => a.phase === b.phase && a.method === b.method && a.target === b.target && a.headers.authorization === b.headers.authorization;
+/** The values of `keys` the client sent on the list route, each with its exchange. */
+const listValues = (t: ClientTraffic, keys: readonly string[]) => api(t).flatMap((e) => {
+  const p = parseTarget(e.target);
+  return p.route?.name === 'list' ? p.query.filter((q) => keys.includes(q.key)).map((q) => ({ e, q })) : [];
+});
 const reasonOf = (e: ClientExchange): string | undefined => {
   if (e.injected) return e.injected;
   try {
@@ -55,13 +60,7 @@ const reasonOf = (e: ClientExchange): string | undefined => {
 
 /** Where a secret shows up in a request other than the Authorization header (query, cookie, any other header). */
 function keyOutsideAuthorization(e: ClientExchange, keys: Map<string, string>): string | undefined {
-  const decoded = (() => {
-    try {
-      return decodeURIComponent(e.target);
-    } catch {
-      return e.target;
-    }
-  })();
+  const decoded = decode(e.target) ?? e.target;
   for (const key of keys.keys()) {
     if (e.target.includes(key) || decoded.includes(key)) return 'the request target';
     for (const [name, value] of Object.entries(e.headers)) if (name !== 'authorization' && value.includes(key)) return `the ${name} header`;
@@ -134,7 +133,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     title: '`limit` and `offset` are canonical decimal text within 1..100 and 0..10000',
     requirements: ['LIST-LIMIT-RANGE', 'LIST-OFFSET-RANGE', 'LIST-CANONICAL-INTEGERS'],
     judge(t) {
-      const sent = api(t).flatMap((e) => parseTarget(e.target).route?.name === 'list' ? parseTarget(e.target).query.filter((q) => q.key === 'limit' || q.key === 'offset').map((q) => ({ e, q })) : []);
+      const sent = listValues(t, ['limit', 'offset']);
       if (sent.length === 0) return notVerified('the client sent no `limit` or `offset` (nothing to judge)');
       const bad = sent.filter(({ q }) => {
         if (q.value === null || !CANONICAL.test(q.value)) return true;
@@ -150,7 +149,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     title: '`sort_order` is exactly `asc` or `desc`',
     requirements: ['LIST-SORT-ORDER-ENUM'],
     judge(t) {
-      const sent = api(t).flatMap((e) => parseTarget(e.target).route?.name === 'list' ? parseTarget(e.target).query.filter((q) => q.key === 'sort_order').map((q) => ({ e, q })) : []);
+      const sent = listValues(t, ['sort_order']);
       if (sent.length === 0) return notVerified('the client sent no `sort_order` (nothing to judge)');
       const bad = sent.filter(({ q }) => q.value !== 'asc' && q.value !== 'desc');
       if (bad.length) return fail(`sort_order=${JSON.stringify(bad[0].q.value)} is not \`asc\` or \`desc\` (§4.1)`, bad.map((x) => x.e));
@@ -256,14 +255,10 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     judge(t) {
       const issued = issuedAudioUrls(t.exchanges);
       if (issued.length === 0) return notVerified('the client got no audio URL');
-      const sigs = issued.map((u) => new URL(u.url).searchParams.get('sig') ?? u.target);
       const bad = api(t).filter((e) => {
         const text = `${e.target} ${Object.values(e.headers).join(' ')}`;
-        let decoded = text;
-        try {
-          decoded = decodeURIComponent(text);
-        } catch { /* keep raw */ }
-        return issued.some((u, i) => decoded.includes(u.target) || decoded.includes(sigs[i]));
+        const decoded = decode(text) ?? text;
+        return issued.some((u) => decoded.includes(u.target) || decoded.includes(u.sig));
       });
       if (bad.length) return fail('the client sent an audio URL back to the API: it is a temporary access artifact, never a durable identifier (§2.6)', bad);
       return pass(`${issued.length} audio URLs handed out, none sent back to the API`);
@@ -277,7 +272,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       const issued = issuedAudioUrls(t.exchanges);
       if (issued.length === 0) return notVerified('the client got no audio URL');
       const output = `${t.stdout}\n${t.stderr}`;
-      const shown = issued.find((u) => output.includes(u.target) || output.includes(new URL(u.url).searchParams.get('sig') ?? u.url));
+      const shown = issued.find((u) => output.includes(u.target) || output.includes(u.sig));
       if (shown) return fail('an audio URL appears in the command\'s output: it must not be put in client-visible logs (§2.6)', [shown.issuedBy]);
       return pass(`${issued.length} audio URLs handed out, none in the output`);
     },

@@ -55,7 +55,8 @@ export class RecordingProxy {
     // The client stops using its key at a stop reason: only one can be seen per run, and it comes last.
     for (const r of stops.slice(1)) this.notInjected[r] = `the client stops at ${stops[0]} (declared stop); one stop reason is judged per run`;
     this.phases = [injectable.filter((r) => scenario[r] !== 'stop'), stops.slice(0, 1)].filter((p) => p.length > 0);
-    this.#pending = [...injectable.filter((r) => scenario[r] !== 'stop'), ...stops.slice(0, 1)];
+    // --watch has one run: every phase's reasons, the stop last.
+    this.#pending = this.phases.flat();
     this.#server = http.createServer((req, res) => void this.#handle(req, res));
     this.#server.on('connection', (s) => {
       this.#sockets.add(s);

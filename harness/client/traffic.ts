@@ -57,7 +57,8 @@ export interface ParsedTarget {
   query: { key: string; value: string | null }[];
 }
 
-const decode = (s: string): string | null => {
+/** Percent-decodes, or null when the text is not valid percent-encoding. */
+export const decode = (s: string): string | null => {
   try {
     return decodeURIComponent(s);
   } catch {
@@ -115,6 +116,8 @@ export interface IssuedAudioUrl {
   url: string;
   /** Path and query of the URL: what a fetch of it sends as its request target. */
   target: string;
+  /** Its signature (the `sig` query value), or the target when it has none: what identifies it in text. */
+  sig: string;
   expiresAtMs: number;
   issuedBy: ClientExchange;
 }
@@ -137,7 +140,7 @@ export function issuedAudioUrls(exchanges: readonly ClientExchange[]): IssuedAud
     } catch {
       continue;
     }
-    out.push({ url: data.audio_url, target, expiresAtMs: Date.parse(data.expires_at), issuedBy: ex });
+    out.push({ url: data.audio_url, target, sig: new URL(data.audio_url).searchParams.get('sig') ?? target, expiresAtMs: Date.parse(data.expires_at), issuedBy: ex });
   }
   return out;
 }
