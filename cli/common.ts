@@ -49,15 +49,17 @@ Options:
   --profile FILE      target profile (fixtures/profiles/profile.schema.json); runs against its baseUrl
   --out DIR           report folder (default reports/out)
   --seed N            seed for property-based runs (replays a recorded run)
-  --grep PATTERN      run only checks whose id (= test title) matches PATTERN
+  --grep PATTERN      run only the checks whose "<file> <check id>" matches PATTERN
   --requirement ID    run only the checks that verify requirement ID (from fixtures/requirements/coverage.json)
   --waivers FILE      reviewed waiver file (fixtures/report/waivers.schema.json)
   --db KIND           database of the reference: embedded (default), container, url (DATABASE_URL)
   --reference KIND    how the reference runs: process (default, a child process on the --db database) or
                       container (reference-impl/Dockerfile beside a PostgreSQL container on one network;
                       images from CONFORMANCE_REFERENCE_IMAGE and CONFORMANCE_DB_IMAGE, see README)
-  --shard I/N         run shard I of N; reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
+  --shard I/N         run shard I of N (checks split by a hash of their id); reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
   --workers N         parallel Playwright workers
+  --in-flight N       checks running at once in each worker (default 8; a distant target costs latency ×
+                      requests ÷ (workers × N))
   --max-rps N         at most N requests per second to the target, shared over the workers (a 429, or a
                       gateway's 503 with Retry-After, is always waited out as asked and the exchange retried)
   --mutants           also measure the mutation and variant scores (every check against every mutant and every

@@ -137,7 +137,7 @@ export async function run(argv: string[]): Promise<number> {
   const { values: o } = parse('run', argv, {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
-    shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' },
+    shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' }, 'in-flight': { type: 'string' },
     'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
   });
   if (o.help) {
@@ -146,6 +146,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   if (o.seed !== undefined && !/^-?[0-9]{1,10}$/.test(o.seed)) throw new SetupError(`--seed must be an integer (got ${o.seed})`);
   if (o.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(o.workers)) throw new SetupError(`--workers must be a positive integer (got ${o.workers})`);
+  if (o['in-flight'] !== undefined && !/^[1-9][0-9]{0,2}$/.test(o['in-flight'])) throw new SetupError(`--in-flight must be a positive integer (got ${o['in-flight']})`);
   let shard: { i: number; n: number } | undefined;
   if (o.shard !== undefined) {
     const m = /^([0-9]+)\/([0-9]+)$/.exec(o.shard);
@@ -261,8 +262,6 @@ export async function run(argv: string[]): Promise<number> {
       clearReports(outDir);
     }
     const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance'];
-    if (grep !== undefined) args.push(`--grep=${grep}`);
-    if (shard) args.push(`--shard=${shard.i}/${shard.n}`);
     if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
     // The sandbox is ours and local: one worker more than the runner's default of 2, because the webhook suites
     // spend most of their time waiting out observation windows (a third of a sandbox run's test time), and
@@ -281,6 +280,10 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'sandbox', switchboardToken !== undefined ? '1' : undefined);
     const filter = { ...(o.grep !== undefined ? { grep: o.grep } : {}), ...(o.requirement !== undefined ? { requirement: o.requirement } : {}) };
     put(env, 'filter', Object.keys(filter).length > 0 ? JSON.stringify(filter) : undefined);
+    // Cases, not the runner's tests, are filtered and sharded: a test runs a batch of cases (harness/fixtures.ts).
+    put(env, 'grep', grep);
+    put(env, 'shard', shard ? `${shard.i}/${shard.n}` : undefined);
+    put(env, 'inFlight', o['in-flight']);
     put(env, 'strict', o.strict ? '1' : undefined);
     put(env, 'verbose', o.verbose ? '1' : undefined);
     put(env, 'progress', 'terse');

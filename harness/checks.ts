@@ -4,7 +4,7 @@
 // `evidence:<id>`. The reporter only collects these; it never decides an outcome.
 import type { TestInfo } from '@playwright/test';
 import { redact } from './redact.ts';
-import { BREAKER_ANNOTATION, encodeCheckAnnotation, evidenceOf, type CheckRecord, type Exchange } from './record.ts';
+import { encodeCheckAnnotation, evidenceOf, type CheckRecord, type Exchange } from './record.ts';
 
 export { OUTCOMES, evidenceOf, type Outcome, type CheckRecord, type Exchange } from './record.ts';
 
@@ -73,10 +73,6 @@ export function defineCheck(def: CheckDef): CheckDef {
   return def;
 }
 
-function annotate(testInfo: TestInfo, rec: CheckRecord, tag: { mutant?: string; variant?: string }): void {
-  testInfo.annotations.push(encodeCheckAnnotation({ ...rec, ...tag }));
-}
-
 /** The outcome of running a check body, before anything is recorded anywhere. */
 export interface Evaluation {
   rec: CheckRecord;
@@ -122,34 +118,58 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
   }
 }
 
+/** A check's record as a unit of work of a batch: the case title it ran under and its own time. */
+export interface RecordTag {
+  mutant?: string;
+  variant?: string;
+  /** The title of the case that ran it (the check id, for most). */
+  case?: string;
+}
+
+/** What recording a check left for the test that hosts it to do. */
+export interface Recorded {
+  rec: CheckRecord;
+  /** A harness defect or a hostile target's doing (not a decided failure): the host must surface it. */
+  problem?: Error;
+  /** The run's breaker ended this check (harness/target.ts TargetStoppedAnswering). */
+  breaker: boolean;
+}
+
 /**
- * Runs one check and records its outcome. A CheckFailure (or any other error, which is a harness defect
- * or a hostile target) records `fail` and is re-thrown so the test fails; NotVerified records
- * `not_verified` and skips the test; `observe` makes the outcome informational.
+ * Runs one check and records its outcome in the test that hosts it, without throwing or skipping: a test
+ * may host many checks at once (harness/fixtures.ts runs a suite's cases in batches), so one check's end
+ * must not end the others. The record carries the check's own duration; evidence goes in as an attachment
+ * (pushed, not `attach`ed: `attach` opens a step, and a step captures a stack trace, about a millisecond each).
  */
-export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: { mutant?: string; variant?: string } = {}): Promise<CheckRecord> {
+export async function recordCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: RecordTag = {}): Promise<Recorded> {
+  const t0 = performance.now();
   const { rec, exchanges, error } = await evaluateCheck(def, body);
-  const rethrow = error === undefined ? undefined : error instanceof CheckFailure ? new Error(redact(`${def.id}: ${error.message}`)) : error;
-  annotate(testInfo, rec, tag);
+  const durationMs = Math.round((performance.now() - t0) * 10) / 10;
   const meta = tag.mutant !== undefined || tag.variant !== undefined;
+  const breaker = error !== undefined && (error as Error).name === 'TargetStoppedAnswering';
+  testInfo.annotations.push(encodeCheckAnnotation({ ...rec, ...tag, durationMs, ...(breaker ? { breaker: true } : {}) }));
   if (exchanges.length > 0 && !meta) {
-    await testInfo.attach(`evidence:${def.id}`, { body: evidenceOf(exchanges), contentType: 'application/json' });
+    testInfo.attachments.push({ name: `evidence:${def.id}`, body: Buffer.from(evidenceOf(exchanges)), contentType: 'application/json' });
   }
-  if (meta) return rec; // the meta-suites read outcomes; a mutant's expected failure is not a test failure
-  // A check the run's breaker ended (harness/target.ts TargetStoppedAnswering) is recorded `fail` above;
-  // the test is skipped, not failed: Playwright restarts a worker after every failed test, which would
-  // cost seconds for each of hundreds of checks of a target that stopped answering.
-  if (rethrow && (error as Error).name === 'TargetStoppedAnswering') {
-    testInfo.annotations.push({ type: BREAKER_ANNOTATION });
-    testInfo.skip(true, `fail: ${rec.detail}`);
-  }
-  // A decided failure (a CheckFailure) is the check's outcome, recorded above; the test ends without
-  // throwing, so a failing check costs what a passing one costs (a thrown error makes Playwright tear the
-  // worker down and start another). The reports judge from the recorded outcomes, and the summary line of
-  // `npm test` counts a test with a failing check as failed (reports/summary-reporter.ts). Any other error
-  // is a harness defect or a hostile target's doing: it is thrown, so it surfaces as a failed test too.
-  if (rethrow && error instanceof CheckFailure) return rec;
-  if (rethrow) throw rethrow;
-  if (rec.outcome === 'not_verified') testInfo.skip(true, `not_verified: ${rec.detail}`);
+  // A decided failure (CheckFailure) is the check's outcome; a breaker-ended check is one too (the target
+  // stopped answering). Anything else is a harness defect or a hostile target's doing: recorded `fail`
+  // with its stack as the detail, and handed back so the host surfaces it as a failed test.
+  const problem = error === undefined || meta || breaker || error instanceof CheckFailure
+    ? undefined
+    : error instanceof Error ? error : new Error(String(error));
+  return { rec, breaker, ...(problem ? { problem } : {}) };
+}
+
+/**
+ * Runs one check as the whole of its test (the properties): records it like recordCheck, then a
+ * harness error fails the test, and a not_verified check skips it. A decided failure ends the test
+ * without throwing, so a failing check costs what a passing one costs (a thrown error makes Playwright
+ * tear the worker down and start another); the reports judge from the recorded outcomes, and the
+ * summary line of `npm test` counts a test with a failing check as failed (reports/summary-reporter.ts).
+ */
+export async function runCheck(testInfo: TestInfo, def: CheckDef, body: (scope: CheckScope) => Promise<void>, tag: RecordTag = {}): Promise<CheckRecord> {
+  const { rec, problem } = await recordCheck(testInfo, def, body, tag);
+  if (problem) throw problem;
+  if (rec.outcome === 'not_verified' && tag.mutant === undefined && tag.variant === undefined) testInfo.skip(true, `not_verified: ${rec.detail}`);
   return rec;
 }

@@ -1,6 +1,13 @@
 // Playwright fixtures for the conformance suites: the target (worker-scoped, from the profile named
 // by CONFORMANCE_PROFILE) and `check`, which runs one named check against it and records its outcome.
 //
+// A suite declares its cases with the `test` that `suite(import.meta.filename)` returns; the cases of a file
+// run as a few Playwright tests (batches of up to BATCH cases), many at once inside each (CONFORMANCE_IN_FLIGHT,
+// default 8): a check spends most of its time waiting for the target, and a Playwright test costs about 10 ms
+// of stack captures for its fixture steps alone. Every check keeps its own record: id, outcome, evidence,
+// duration, the case title, and so its own JUnit test case. The --grep filter and the CLI's --shard choose
+// cases (not batches) here, by the case's title path and a hash of its title.
+//
 // Mutant mode (used only by the meta-suite against the reference sandbox): when
 // CONFORMANCE_MUTANTS_MATRIX names a matrix file, `check` runs the check once per mutant whose
 // patterns name it, each time with the switchboard headers that switch that mutant on, and records
@@ -9,13 +16,15 @@
 // Variant mode (the dual, used only by tests/variants.spec.ts): when CONFORMANCE_VARIANTS_SET names a JSON file
 // of variant bundles ({ "<bundle>": ["variant", ...] }), `check` runs every check once per bundle with the
 // switchboard headers that switch the bundle's variants on, and records each outcome tagged with the bundle.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
-import { test as base } from '@playwright/test';
+import path from 'node:path';
+import { test as base, type TestInfo } from '@playwright/test';
 import { setting, settingName } from './config.ts';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
-import { matchesPattern, runCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
-import { registerSecret } from './redact.ts';
+import { matchesPattern, recordCheck, type CheckDef, type CheckRecord, type CheckScope, type Recorded } from './checks.ts';
+import { redact, registerSecret } from './redact.ts';
 import type { Capture } from './webhook/sender-suite.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
@@ -37,10 +46,23 @@ interface WorkerFixtures {
   capture: Capture;
 }
 
-// Every suite and property uses this one `test`, so all share one worker pool per project; the webhook
-// fixtures are imported lazily, when a test asks for them. (A separate `test.extend` per file would
+/** The check function a case calls: runs `body` against the target (once per mutant or bundle in a meta-suite). */
+export type CheckFn = (def: CheckDef, body: CheckBody) => Promise<CheckRecord>;
+
+/** Where a batch's checks report: each record, in the order they ended. */
+export type Sink = (r: Recorded) => void;
+
+/** Makes the `check` of one case of a batch: records land in `testInfo`, tagged with the case title. */
+export type Checker = (testInfo: TestInfo, caseTitle: string, sink: Sink) => CheckFn;
+
+interface BatchFixtures {
+  checker: Checker;
+}
+
+// One `base.extend` for every suite and property, so all share one worker pool per project; the webhook
+// fixtures are imported lazily, when a batch asks for them. (A separate `test.extend` per file would
 // give each file its own worker processes.)
-export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Promise<CheckRecord> }, WorkerFixtures>({
+const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
   capture: [
     async ({}, use) => {
       const { Capture } = await import('./webhook/sender-suite.ts');
@@ -77,39 +99,127 @@ export const test = base.extend<{ check: (def: CheckDef, body: CheckBody) => Pro
     },
     { scope: 'worker' },
   ],
-  check: async ({ target, mutantMatrix, variantBundles }, use, testInfo) => {
-    if (variantBundles) {
-      const token = setting('switchboardToken');
-      if (!token) throw new Error(`variant mode needs ${settingName('switchboardToken')}`);
-      registerSecret(token);
-      await use(async (def, body) => {
-        let last: CheckRecord | undefined;
-        for (const [variant, names] of Object.entries(variantBundles)) {
-          const headers = { ...target.profile.requestHeaders, 'x-switchboard-token': token, 'x-switchboard-variant': names.join(',') };
-          const varied = new Target({ ...target.profile, requestHeaders: headers });
-          last = await runCheck(testInfo, def, (scope) => body(new CheckApi(varied, scope), scope), { variant });
-        }
-        return last ?? { ...def, outcome: 'not_verified', detail: 'no variant bundle given' };
-      });
-      return;
-    }
-    if (!mutantMatrix) {
-      await use((def, body) => runCheck(testInfo, def, (scope) => body(new CheckApi(target, scope), scope)));
-      return;
-    }
+  checker: async ({ target, mutantMatrix, variantBundles }, use) => {
+    // Meta-suites: every check once per variant bundle, or once per mutant that names it, each with the
+    // switchboard headers that switch it on; otherwise once, against the profile's target.
     const token = setting('switchboardToken');
-    if (!token) throw new Error(`mutant mode needs ${settingName('switchboardToken')}`);
-    registerSecret(token);
-    await use(async (def, body) => {
+    const runs = (def: CheckDef): { tag: { mutant?: string; variant?: string }; target: Target }[] => {
+      const switched = (headers: Record<string, string>) => new Target({ ...target.profile, requestHeaders: { ...target.profile.requestHeaders, 'x-switchboard-token': token!, ...headers } });
+      if (variantBundles) return Object.entries(variantBundles).map(([variant, names]) => ({ tag: { variant }, target: switched({ 'x-switchboard-variant': names.join(',') }) }));
+      if (mutantMatrix) return mutantsFor(def.id, mutantMatrix).map((mutant) => ({ tag: { mutant }, target: switched({ 'x-switchboard-mutant': mutant }) }));
+      return [{ tag: {}, target }];
+    };
+    if (variantBundles || mutantMatrix) {
+      if (!token) throw new Error(`${variantBundles ? 'variant' : 'mutant'} mode needs ${settingName('switchboardToken')}`);
+      registerSecret(token);
+    }
+    await use((testInfo, caseTitle, sink) => async (def, body) => {
       let last: CheckRecord | undefined;
-      for (const mutant of mutantsFor(def.id, mutantMatrix)) {
-        const headers = { ...target.profile.requestHeaders, 'x-switchboard-token': token, 'x-switchboard-mutant': mutant };
-        const mutated = new Target({ ...target.profile, requestHeaders: headers });
-        last = await runCheck(testInfo, def, (scope) => body(new CheckApi(mutated, scope), scope), { mutant });
+      for (const r of runs(def)) {
+        const recorded = await recordCheck(testInfo, def, (scope) => body(new CheckApi(r.target, scope), scope), { ...r.tag, case: caseTitle });
+        sink(recorded);
+        last = recorded.rec;
       }
-      return last ?? { ...def, outcome: 'not_verified', detail: 'no mutant names this check' };
+      return last ?? { ...def, outcome: 'not_verified', detail: variantBundles ? 'no variant bundle given' : 'no mutant names this check' };
     });
   },
 });
+
+/** What a case body receives. `capture` only in a suite declared with `{ capture: true }`. */
+export interface CaseFixtures {
+  check: CheckFn;
+  capture: Capture;
+}
+export type CaseBody = (fx: CaseFixtures, testInfo: TestInfo) => Promise<void> | void;
+
+export interface SuiteOptions {
+  /** The cases need the webhook listener of the sender suite. */
+  capture?: boolean;
+  /** Each case is a Playwright test of its own (the properties: CPU-bound, one long check each). */
+  solo?: boolean;
+  /** Cases per batch (default BATCH); the sender suite puts all its waits in one. */
+  batch?: number;
+  /** Cases in flight at once in a batch (default: CONFORMANCE_IN_FLIGHT, else 8). */
+  inFlight?: number;
+}
+
+/** Cases per Playwright test: enough to keep a worker busy while the other runs the properties. */
+export const BATCH = 40;
+export const DEFAULT_IN_FLIGHT = 8;
+
+export interface Case {
+  title: string;
+  body: CaseBody;
+}
+
+/** The --grep filter (a regular expression over "<file> <case title>") and the shard "i/n", from the CLI. */
+export function selection(env: NodeJS.ProcessEnv = process.env): (file: string, title: string) => boolean {
+  const grep = setting('grep', env);
+  const re = grep === undefined ? undefined : new RegExp(grep);
+  const m = /^([0-9]+)\/([0-9]+)$/.exec(setting('shard', env) ?? '');
+  const shard = m ? { i: Number(m[1]), n: Number(m[2]) } : undefined;
+  return (file, title) => {
+    if (re && !re.test(`${file} ${title}`)) return false;
+    // A hash of the title, not the order of declaration: every process (the runner's and each worker's)
+    // must put a case in the same shard, whichever files it loaded first.
+    return !shard || createHash('sha256').update(title).digest().readUInt32BE(0) % shard.n === shard.i - 1;
+  };
+}
+
+/** Runs `fn` on every item with at most `n` running at once. */
+export async function inPool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, lane));
+}
+
+/** Runs a batch's cases and surfaces what no record can hold: a harness error fails the test after all ran. */
+export async function runBatch(cases: Case[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, inFlight: number, solo: boolean): Promise<void> {
+  const problems: string[] = [];
+  const recorded: Recorded[] = [];
+  await inPool(cases, inFlight, async (c) => {
+    const check = checker(testInfo, c.title, (r) => {
+      recorded.push(r);
+      if (r.problem) problems.push(`${r.rec.id}: ${r.problem.stack ?? r.problem.message}`);
+    });
+    try {
+      await c.body({ check, get capture() { if (!capture) throw new Error('this suite was not declared with { capture: true }'); return capture; } }, testInfo);
+    } catch (e) {
+      // The case failed outside any check (its own code, or Playwright's expect in a property).
+      problems.push(`${c.title}: ${(e as Error)?.stack ?? String(e)}`);
+    }
+  });
+  if (problems.length > 0) throw new Error(redact(problems.length === 1 ? problems[0] : `${problems.length} cases failed outside their checks:\n${problems.join('\n')}`));
+  // A property is its test: not verified, it is skipped (a batch is never skipped: its other checks ran).
+  if (solo && recorded.length > 0 && recorded.every((r) => r.rec.outcome === 'not_verified')) testInfo.skip(true, `not_verified: ${recorded[0].rec.detail}`);
+}
+
+/**
+ * The `test` of one suite file: `const test = suite(import.meta.filename)`, then `test(title, body)` per
+ * case. Cases join the file's current batch; the batch's Playwright test runs them when the file is loaded.
+ */
+export function suite(file: string, opts: SuiteOptions = {}): (title: string, body: CaseBody) => void {
+  const rel = path.relative(process.cwd(), file);
+  const chosen = selection();
+  const size = opts.solo ? 1 : opts.batch ?? BATCH;
+  const inFlight = opts.inFlight ?? Number(setting('inFlight') ?? DEFAULT_IN_FLIGHT);
+  const name = path.basename(file).replace(/\.spec\.[jt]s$/, '');
+  let open: Case[] | undefined;
+  let batches = 0;
+  return (title, body) => {
+    if (!chosen(rel, title)) return;
+    if (!open || open.length >= size) {
+      const cases: Case[] = [];
+      open = cases;
+      batches++;
+      const label = opts.solo ? title : `${name} [${batches}]`;
+      if (opts.capture) fixtures(label, async ({ checker, capture }, testInfo) => runBatch(cases, checker, capture, testInfo, inFlight, !!opts.solo));
+      else fixtures(label, async ({ checker }, testInfo) => runBatch(cases, checker, undefined, testInfo, inFlight, !!opts.solo));
+    }
+    open.push({ title, body });
+  };
+}
 
 export { expect } from '@playwright/test';

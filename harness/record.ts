@@ -17,9 +17,6 @@ export function isOutcome(v: unknown): v is Outcome {
   return typeof v === 'string' && (OUTCOMES as readonly string[]).includes(v);
 }
 
-/** The annotation type marking a check the run's breaker ended (the target stopped answering). */
-export const BREAKER_ANNOTATION = 'check-ended-by-breaker';
-
 /** One HTTP exchange as evidence. `request.body`: a request body worth showing (webhook deliveries). */
 export interface Exchange {
   /** `credentialRole`: the profile role whose key was sent (never the key), so a replay line can name its variable. */
@@ -38,18 +35,24 @@ export interface CheckRecord {
   detail?: string;
 }
 
-/** The annotation payload: the record plus the switchboard entry that was on (meta-suites only). */
+/**
+ * The annotation payload: the record plus the switchboard entry that was on (meta-suites only), the title of
+ * the case that ran it, its own duration (a test hosts many checks), and whether the run's breaker ended it.
+ */
 export interface AnnotatedRecord extends CheckRecord {
   mutant?: string;
   variant?: string;
+  case?: string;
+  durationMs?: number;
+  breaker?: boolean;
 }
 
 const ANNOTATION = /^check:([a-z_]+)$/;
 
 /** Encodes a record as a Playwright annotation `check:<outcome>` with a JSON description (redacted by value). */
 export function encodeCheckAnnotation(rec: AnnotatedRecord): { type: string; description: string } {
-  const { id, requirements, title, detail, mutant, variant } = rec;
-  return { type: `check:${rec.outcome}`, description: JSON.stringify(redactValue({ id, requirements, title, detail, mutant, variant })) };
+  const { id, requirements, title, detail, mutant, variant, durationMs, breaker } = rec;
+  return { type: `check:${rec.outcome}`, description: JSON.stringify(redactValue({ id, requirements, title, detail, mutant, variant, case: rec.case, durationMs, breaker })) };
 }
 
 export type DecodedAnnotation = { ok: true; record: AnnotatedRecord } | { ok: false; error: string } | null;

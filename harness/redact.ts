@@ -15,7 +15,14 @@ export function registerSecret(value: string | undefined | null): void {
   if (!value || value.length < 6 || secrets.has(value)) return;
   secrets.add(value);
   secretPattern = undefined;
+  redacted.clear();
 }
+
+// Redaction is a pure function of the text and the registered secrets, and a report passes the same strings
+// through it several times (outcomes, the report object, each format): the answers are kept until a secret
+// is added. Bounded: cleared whole when full.
+const redacted = new Map<string, string>();
+const REDACTED_CACHE_MAX = 50_000;
 
 // Every form of every secret in one alternation (longest first), rebuilt only when a secret is added:
 // one pass over the text instead of one split/join per form per secret.
@@ -68,7 +75,12 @@ const PATTERNS: [RegExp, string][] = [
 ];
 
 export function redact(text: string): string {
-  return redactAt(text, 0);
+  const known = redacted.get(text);
+  if (known !== undefined) return known;
+  const out = redactAt(text, 0);
+  if (redacted.size >= REDACTED_CACHE_MAX) redacted.clear();
+  redacted.set(text, out);
+  return out;
 }
 
 function redactAt(text: string, depth: number): string {

@@ -6,13 +6,15 @@
 // property; runs go unrecorded and the shrunk counterexample is replayed once as evidence.
 import fc from 'fast-check';
 import type { TestInfo } from '@playwright/test';
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
 import { expectError } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { ENCODINGS, expectPage, isCanonicalInRange, LIMIT_RANGE, LIST_PATH, OFFSET_RANGE, percentEncode, type Encoding } from '../harness/pagination.ts';
 import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';
+
+const test = suite(import.meta.filename, { solo: true });
 
 type Param = 'limit' | 'offset';
 const RANGE = { limit: LIMIT_RANGE, offset: OFFSET_RANGE } as const;
@@ -137,7 +139,7 @@ const send = (api: CheckApi, target: string, record: boolean) => (record ? api.g
 for (const param of ['limit', 'offset'] as const) {
   const rejected = `canonical-integers-${param}-non-canonical-rejected`;
   test(rejected, async ({ check }, testInfo) => {
-    test.setTimeout(180_000);
+    testInfo.setTimeout(180_000);
     await check({
       id: rejected,
       requirements: ['LIST-CANONICAL-INTEGERS', 'LIMIT-CANONICAL-INTEGERS', param === 'limit' ? 'COND-INVALID-LIMIT' : 'COND-INVALID-OFFSET', param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE', 'ERR-422-CATEGORY'],
@@ -155,7 +157,7 @@ for (const param of ['limit', 'offset'] as const) {
 
   const accepted = `canonical-integers-${param}-canonical-accepted`;
   test(accepted, async ({ check }, testInfo) => {
-    test.setTimeout(180_000);
+    testInfo.setTimeout(180_000);
     await check({
       id: accepted,
       requirements: ['LIST-CANONICAL-INTEGERS', param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE', param === 'limit' ? 'LIMIT-LIMIT' : 'LIMIT-OFFSET', param === 'limit' ? 'FIELD-LIST-LIMIT' : 'FIELD-LIST-OFFSET'],

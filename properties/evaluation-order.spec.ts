@@ -4,7 +4,7 @@
 // runs are sent unrecorded and only the shrunk counterexample is replayed as evidence. Fixed examples
 // cover every pair of stages first, so the property is never luckier than its seed.
 import fc from 'fast-check';
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
 import { expectError, expectSuccess } from '../harness/assertions.ts';
 import { NotVerified, type Exchange } from '../harness/checks.ts';
@@ -16,6 +16,8 @@ import {
   authFaultNamed, describeCombination, distinctiveScopeFault, earliest, expressible, lookupFaults, queryFaultNamed, requestFor, routeFaults,
   scopeFaults, stageApplies, unsupportedKeyFault, unsupportedKeyFaults, type Combination, type Stage, type StageFault,
 } from '../harness/stage-faults.ts';
+
+const test = suite(import.meta.filename, { solo: true });
 
 const ID = 'order-property-earliest-faulty-stage-wins';
 
@@ -111,7 +113,7 @@ async function judge(api: CheckApi, { route: r, c }: Case, record: boolean): Pro
 }
 
 test(ID, async ({ check }, testInfo) => {
-  test.setTimeout(180_000);
+  testInfo.setTimeout(180_000);
   const { seed, runs } = startProperty(testInfo, 100);
   await check({
     id: ID,

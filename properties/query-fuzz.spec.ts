@@ -14,7 +14,7 @@
 // backslash or NUL) name no route of the contract: a front proxy may answer them in its own way (nginx: 400
 // text/html), so only a server error (5xx) or an undocumented 2xx fails there.
 import fc from 'fast-check';
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
 import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
@@ -24,6 +24,8 @@ import type { CredentialRole, FaultName } from '../harness/profile.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import { anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { As, CheckApi, Target } from '../harness/target.ts';
+
+const test = suite(import.meta.filename, { solo: true });
 
 const ID = 'query-fuzz-documented-responses';
 
@@ -324,7 +326,7 @@ async function send(api: CheckApi, c: FuzzCase, record: boolean): Promise<Exchan
 }
 
 test(ID, async ({ check }, testInfo) => {
-  test.setTimeout(180_000);
+  testInfo.setTimeout(180_000);
   const { seed, runs } = startProperty(testInfo, 100);
   await check({
     id: ID,

@@ -1,8 +1,10 @@
 // fast-check properties of the webhook signature scheme (spec §6.2, §6.3, §8). Each property is its
 // own test and records its seed (replay with CONFORMANCE_SEED). Green is paired with red (STYLE §8):
 // deliberately broken verifiers/signers, built here around the real ones, must make a property fail.
+import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { test, expect } from '../harness/fixtures.ts';
+import { isDeepStrictEqual } from 'node:util';
+import { suite } from '../harness/fixtures.ts';
 import type { TestInfo } from '@playwright/test';
 import fc from 'fast-check';
 import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
@@ -11,7 +13,21 @@ import {
 } from '../harness/webhook/signature.ts';
 import type { HeaderBag, Secret, SignInput, VerifyInput, VerifyResult, WebhookEvent } from '../harness/webhook/signature.ts';
 
+const test = suite(import.meta.filename, { solo: true });
 const H = WEBHOOK_HEADERS;
+
+// Plain node:assert inside the properties, not Playwright's expect: each expect call is a step that captures a
+// stack trace (about a millisecond), and these properties make thousands of calls.
+/** Equal as JSON values (what toEqual compared: fields left undefined count as absent, prototypes do not count). */
+function sameJson(actual: unknown, expected: unknown): void {
+  assert.deepEqual(JSON.parse(JSON.stringify(actual)), JSON.parse(JSON.stringify(expected)));
+}
+/** Every field of `expected` is deep-equal in `actual` (toMatchObject on a flat result). */
+function hasFields(actual: object, expected: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(expected)) {
+    if (!isDeepStrictEqual((actual as Record<string, unknown>)[k], v)) assert.fail(`${k}: expected ${JSON.stringify(v)}, got ${JSON.stringify(actual)}`);
+  }
+}
 type Verifier = (input: VerifyInput) => VerifyResult;
 
 function greenProperty<Ts>(testInfo: TestInfo, prop: fc.IProperty<Ts>): void {
@@ -23,7 +39,7 @@ function greenProperty<Ts>(testInfo: TestInfo, prop: fc.IProperty<Ts>): void {
 function redProperty<Ts>(testInfo: TestInfo, prop: fc.IProperty<Ts>): void {
   const { seed, runs } = startProperty(testInfo, 200);
   const out = fc.check(prop, { seed, numRuns: runs });
-  expect(out.failed, 'the property did not catch the broken variant').toBe(true);
+  assert.equal(out.failed, true, 'the property did not catch the broken variant');
   testInfo.annotations.push({ type: 'counterexample', description: `found after ${out.numRuns} runs, shrunk ${out.numShrinks} times` });
 }
 
@@ -106,7 +122,7 @@ test('sign-then-verify holds for any body bytes, secret and timestamp', ({}, tes
   greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secondsArb, fc.integer({ min: 0, max: 999 }), (rawBody, secret, seconds, ms) => {
     const headers = headersFor(secret, String(seconds), rawBody);
     const result = verifySignatureOnly({ headers, rawBody, secret, nowMs: seconds * 1000 + ms });
-    expect(result).toMatchObject({ ok: true, timestamp: String(seconds) });
+    hasFields(result, { ok: true, timestamp: String(seconds) });
   }));
 });
 
@@ -114,7 +130,7 @@ test('sign-then-verify holds for any valid event, whatever the header-name casin
   greenProperty(testInfo, fc.property(eventArb, secretArb, secondsArb, casingArb, (event, secret, seconds, casing) => {
     const d = buildDelivery(event, secret, seconds);
     const result = verify({ headers: recase(d.headers, casing), rawBody: d.body, secret, nowMs: seconds * 1000 });
-    expect(result).toEqual({ ok: true, event, deliveryId: d.headers[H.deliveryId], timestamp: String(seconds) });
+    sameJson(result, { ok: true, event, deliveryId: d.headers[H.deliveryId], timestamp: String(seconds) });
   }));
 });
 
@@ -122,7 +138,7 @@ test('a signature made with another secret is rejected', ({}, testInfo) => {
   greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secretArb, secondsArb, (rawBody, secret, other, seconds) => {
     fc.pre(!Buffer.from(secret).equals(Buffer.from(other)));
     const headers = headersFor(other, String(seconds), rawBody);
-    expect(verifySignatureOnly({ headers, rawBody, secret, nowMs: seconds * 1000 })).toMatchObject({ reason: 'signature_mismatch' });
+    hasFields(verifySignatureOnly({ headers, rawBody, secret, nowMs: seconds * 1000 }), { reason: 'signature_mismatch' });
   }));
 });
 
@@ -133,8 +149,8 @@ const signerAgreement = (signer: (input: SignInput) => string) =>
     const key = typeof secret === 'string' ? Buffer.from(secret, 'utf8') : secret;
     const expected = 'v1=' + crypto.createHmac('sha256', key).update(input).digest('hex');
     const actual = signer({ secret, timestamp, rawBody });
-    expect(actual).toMatch(/^v1=[0-9a-f]{64}$/);
-    expect(actual).toBe(expected);
+    assert.match(actual, /^v1=[0-9a-f]{64}$/);
+    assert.equal(actual, expected);
   });
 
 test('the signer agrees with an independent node:crypto HMAC', ({}, testInfo) => {
@@ -152,7 +168,7 @@ test('any one-byte change to the body is rejected', ({}, testInfo) => {
       const headers = headersFor(secret, String(seconds), rawBody);
       const changed = Buffer.from(rawBody);
       changed[index % changed.length] ^= mask;
-      expect(verifySignatureOnly({ headers, rawBody: changed, secret, nowMs: seconds * 1000 })).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+      hasFields(verifySignatureOnly({ headers, rawBody: changed, secret, nowMs: seconds * 1000 }), { ok: false, reason: 'signature_mismatch' });
     },
   ));
 });
@@ -161,7 +177,7 @@ test('any one-character change to the timestamp header is rejected', ({}, testIn
   greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secondsArb, fc.nat(), fc.integer({ min: 0, max: 127 }), (rawBody, secret, seconds, index, code) => {
     const headers = headersFor(secret, String(seconds), rawBody);
     const tampered = { ...headers, [H.timestamp]: changeOneChar(headers[H.timestamp], index, code) };
-    expect(verifySignatureOnly({ headers: tampered, rawBody, secret, nowMs: seconds * 1000 }).ok).toBe(false);
+    assert.equal(verifySignatureOnly({ headers: tampered, rawBody, secret, nowMs: seconds * 1000 }).ok, false);
   }));
 });
 
@@ -169,7 +185,7 @@ test('any one-character change to the signature header is rejected', ({}, testIn
   greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secondsArb, fc.nat(), fc.integer({ min: 0, max: 127 }), (rawBody, secret, seconds, index, code) => {
     const headers = headersFor(secret, String(seconds), rawBody);
     const tampered = { ...headers, [H.signature]: changeOneChar(headers[H.signature], index, code) };
-    expect(verifySignatureOnly({ headers: tampered, rawBody, secret, nowMs: seconds * 1000 }).ok).toBe(false);
+    assert.equal(verifySignatureOnly({ headers: tampered, rawBody, secret, nowMs: seconds * 1000 }).ok, false);
   }));
 });
 
@@ -193,8 +209,8 @@ test('a validly signed timestamp that is not canonical decimal seconds is reject
     // Signed over the odd text and the clock set to the instant it suggests: only the format check can reject.
     const d = buildDelivery(event, secret, seconds, { timestamp: text });
     const result = verify({ headers: d.headers, rawBody: d.body, secret, nowMs: seconds * 1000 });
-    expect(result.ok).toBe(false);
-    if (!result.ok) expect(['timestamp_malformed', 'timestamp_not_canonical']).toContain(result.reason);
+    assert.equal(result.ok, false);
+    if (!result.ok) assert.ok(['timestamp_malformed', 'timestamp_not_canonical'].includes(result.reason), result.reason);
   }));
 });
 
@@ -206,8 +222,8 @@ const clockProperty = (verifier: Verifier) => fc.property(
     // Receiver clock = T + skew seconds + ms; whole-second comparison (WEBHOOK-SIG-SUBSECOND-BOUNDARY).
     const d = buildDelivery(event, secret, signedAt);
     const result = verifier({ headers: d.headers, rawBody: d.body, secret, nowMs: (signedAt + skew) * 1000 + ms });
-    if (Math.abs(skew) <= 300) expect(result.ok).toBe(true);
-    else expect(result).toMatchObject({ ok: false, reason: 'timestamp_outside_tolerance' });
+    if (Math.abs(skew) <= 300) assert.equal(result.ok, true);
+    else hasFields(result, { ok: false, reason: 'timestamp_outside_tolerance' });
   },
 );
 
@@ -240,9 +256,9 @@ const reserialisationProperty = (verifier: Verifier) => fc.property(
   ([event, variant], secret, seconds) => {
     const d = buildDelivery(event, secret, seconds);
     fc.pre(variant !== d.body.toString('utf8')); // a shuffle can return the original order
-    expect(JSON.parse(variant)).toEqual(event);
+    sameJson(JSON.parse(variant), event);
     const result = verifier({ headers: d.headers, rawBody: Buffer.from(variant, 'utf8'), secret, nowMs: seconds * 1000 });
-    expect(result).toMatchObject({ ok: false, reason: 'signature_mismatch' });
+    hasFields(result, { ok: false, reason: 'signature_mismatch' });
   },
 );
 
@@ -276,8 +292,8 @@ const neverThrowsProperty = (verifier: Verifier) => fc.property(
   ),
   input => {
     const result = verifier(input as VerifyInput);
-    expect(typeof result.ok).toBe('boolean');
-    if (!result.ok) expect(VERIFY_REASONS).toContain(result.reason);
+    assert.equal(typeof result.ok, 'boolean');
+    if (!result.ok) assert.ok((VERIFY_REASONS as readonly string[]).includes(result.reason), result.reason);
   },
 );
 

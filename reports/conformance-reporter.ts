@@ -32,7 +32,9 @@ export default class ConformanceReporter implements Reporter {
   }
 
   onBegin(config: FullConfig, suite: Suite): void {
+    // The CLI shards by case (harness/fixtures.ts, CONFORMANCE_SHARD); a runner's own --shard splits tests.
     if (config.shard) this.shard = `${config.shard.current}/${config.shard.total}`;
+    else if (setting('shard')) this.shard = setting('shard')!;
     this.conformanceTests = suite.allTests().filter((t) => RUN_PROJECTS.has(t.parent.project()?.name ?? '')).length;
   }
 
@@ -42,7 +44,10 @@ export default class ConformanceReporter implements Reporter {
 
   onTestEnd(test: TestCase, result: TestResult): void {
     const project = test.parent.project()?.name ?? '';
-    const file = path.relative(process.cwd(), test.location.file);
+    // A batch test is declared in harness/fixtures.ts: its file is the file suite it belongs to.
+    let fileSuite: Suite | undefined = test.parent;
+    while (fileSuite && fileSuite.type !== 'file') fileSuite = fileSuite.parent;
+    const file = path.relative(process.cwd(), fileSuite?.location?.file ?? test.location.file);
     const seed = result.annotations.find((a) => a.type === 'seed')?.description;
     let failedCheck = false;
     for (const a of result.annotations) {
@@ -59,14 +64,15 @@ export default class ConformanceReporter implements Reporter {
       const att = result.attachments.find((x) => x.name === `evidence:${d.id}`);
       // A retried test replaces its earlier record; the last attempt is the verdict.
       // In the meta-suites one test records the check once per mutant or variant; each is its own record.
-      this.checks.set(`${project}:${d.id}:${test.id}:${d.mutant ?? ''}:${d.variant ?? ''}`, {
+      this.checks.set(`${project}:${d.id}:${test.id}:${d.case ?? ''}:${d.mutant ?? ''}:${d.variant ?? ''}`, {
         id: d.id, requirements: d.requirements, title: d.title, outcome: d.outcome, detail: d.detail,
-        project, file, test: test.title, evidence: decodeEvidence(att?.body), seed, durationMs: result.duration,
+        project, file, test: d.case ?? test.title, evidence: decodeEvidence(att?.body), seed, durationMs: d.durationMs ?? result.duration,
         ...(d.mutant ? { mutant: d.mutant } : {}), ...(d.variant ? { variant: d.variant } : {}),
       });
     }
     const bad = result.status === 'failed' || result.status === 'timedOut' || result.status === 'interrupted';
-    if (bad && !failedCheck && RUN_PROJECTS.has(project)) {
+    // A batch that timed out may have recorded some checks and not others: it is a problem either way.
+    if (bad && (!failedCheck || result.status === 'timedOut') && RUN_PROJECTS.has(project)) {
       const error = firstLine(result.errors[0]?.message ?? result.status);
       this.failures.set(test.id, { test, failure: { project, file, test: test.title, error: redact(error) } });
     } else {

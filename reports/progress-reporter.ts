@@ -5,13 +5,12 @@
 import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { setting } from '../harness/config.ts';
 import { redact } from '../harness/redact.ts';
-import { BREAKER_ANNOTATION } from '../harness/record.ts';
 
 export default class ProgressReporter implements Reporter {
   private total = 0;
   private done = 0;
   private lastPrint = 0;
-  /** Checks the run's breaker ended (a check:fail on a skipped test): the first is printed, the rest counted. */
+  /** Checks the run's breaker ended (records marked `breaker`): the first is printed, the rest counted. */
   private breakerEnded = 0;
 
   onBegin(config: FullConfig, suite: Suite): void {
@@ -27,16 +26,25 @@ export default class ProgressReporter implements Reporter {
     for (const line of chunk.toString().split('\n')) if (line.startsWith('[seed] ')) process.stderr.write(`${redact(line)}\n`);
   }
 
+  private began = false;
+
+  /** With --verbose, one line when the first test begins (the workers are up): a mark `npm run bench` times. */
+  onTestBegin(): void {
+    if (this.began || !this.verbose) return;
+    this.began = true;
+    process.stderr.write('conformance: first test began\n');
+  }
+
   onTestEnd(test: TestCase, result: TestResult): void {
     this.done++;
     let sawFailingCheck = false;
     for (const a of result.annotations) {
       if (a.type !== 'check:fail' || !a.description) continue;
       sawFailingCheck = true;
-      // A target that stopped answering fails every remaining check the same way: one line, not hundreds.
-      if (result.annotations.some((x) => x.type === BREAKER_ANNOTATION) && ++this.breakerEnded > 1) continue;
       try {
-        const d = JSON.parse(a.description) as { id: string; detail?: string };
+        const d = JSON.parse(a.description) as { id: string; detail?: string; breaker?: boolean };
+        // A target that stopped answering fails every remaining check the same way: one line, not hundreds.
+        if (d.breaker && ++this.breakerEnded > 1) continue;
         process.stderr.write(`  FAIL ${d.id}: ${(d.detail ?? '').split('\n')[0].slice(0, 300)}\n`);
       } catch {
         /* not ours */

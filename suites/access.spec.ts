@@ -2,11 +2,13 @@
 // field on every route that lists it; scopes a route does NOT list are not demanded; a route group that
 // is disabled leaves the other group reachable; 503 audio_storage_unavailable behind its fault switch.
 // (503 digest_key_unavailable on every route is in suites/authentication.spec.ts.)
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectError, expectSuccess, fail } from '../harness/assertions.ts';
 import { ROUTES, SCOPE_ROLE, type RouteRef } from '../harness/routes.ts';
 import { OWN_DOCUMENT } from '../harness/stage-faults.ts';
 import type { CheckApi } from '../harness/target.ts';
+
+const test = suite(import.meta.filename);
 
 const ALL_SCOPES = Object.keys(SCOPE_ROLE) as (keyof typeof SCOPE_ROLE)[];
 

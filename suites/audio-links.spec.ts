@@ -5,7 +5,7 @@
 // audio_url_expires_soon), storage refuses the URL once expires_at has passed (the one deliberate use after
 // expiry, on a URL handed out for that purpose). The URL is a secret: registered with the redaction layer the
 // moment it is read, never printed, and the storage request is recorded as evidence without its target or body.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
 import { NotVerified, type Exchange } from '../harness/checks.ts';
 import { sendRaw, TransportError } from '../harness/http.ts';
@@ -13,6 +13,8 @@ import { instantNs } from '../harness/list-walk.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { CheckApi } from '../harness/target.ts';
 import type { FaultName } from '../harness/profile.ts';
+
+const test = suite(import.meta.filename);
 
 const seg = encodeURIComponent;
 /** The longest lifetime the major object stores allow a presigned URL (AWS SigV4: 7 days). */

@@ -1,10 +1,12 @@
 // §5 Authentication: each 401 reason with its exact category and a null field, on every route;
 // 503 digest_key_unavailable where the profile offers the fault switch.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectError } from '../harness/assertions.ts';
 import { ROUTES } from '../harness/routes.ts';
 import { KEY_401_ROLES, KEY_ROLE_ANSWER, type FaultName } from '../harness/profile.ts';
 import type { As } from '../harness/target.ts';
+
+const test = suite(import.meta.filename);
 
 interface AuthCase {
   reason: string;

@@ -3,10 +3,12 @@
 // status is not shown: any is accepted, and its body is not judged since the contract documents none), and
 // a GET before and after them must agree (§1: repeated reads have no effect on the response; on the audio
 // route only audio_url and expires_at, minted per call, may differ).
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
+
+const test = suite(import.meta.filename);
 
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 

@@ -2,11 +2,13 @@
 // case-insensitive (RFC 7235 §2.1, brought in by "HTTP bearer scheme"). A valid key sent anywhere else with no
 // Authorization header supplies no bearer key (401 missing_bearer; authentication comes first, so the
 // extra query key never reaches step 4). The key only ever goes to the target; the redaction layer knows it.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectError, expectSuccess } from '../harness/assertions.ts';
 import { LIST_PATH } from '../harness/list-walk.ts';
 import type { CheckApi } from '../harness/target.ts';
 import { ELSEWHERE } from './credentials.cases.ts';
+
+const test = suite(import.meta.filename);
 
 const REQUIREMENTS = ['AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER', 'AUTH-BEARER-REQUIRED', 'AUTH-401-MISSING-BEARER', 'COND-AUTH-FAILS'];
 

@@ -6,12 +6,14 @@
 // exactly the encounters in [start, end), and a window that matches nothing gives total 0 and no items.
 // Offset pages are not snapshot-consistent (LIST-OFFSET-NO-SNAPSHOT): a total that moves during a walk is
 // recorded, not judged.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
 import { createdAt, listTarget, sample, walkList, type EncounterSummary, type ListBody, type Walk } from '../harness/list-walk.ts';
 import type { CheckApi } from '../harness/target.ts';
 import type { CheckScope } from '../harness/checks.ts';
+
+const test = suite(import.meta.filename);
 
 /** A small page, so that a window spans several pages and `total` is compared across them. */
 const PAGE = 10;

@@ -4,12 +4,14 @@
 // informational: §7.1 does not show it), unsupported_document_type, audio_not_available_for_document and
 // audio_storage_unavailable; and one explicit check per status that its category string is the §7.1 one.
 // Authentication (401) and access (403) rows per route live in authentication.spec.ts and access.spec.ts.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { describe, expectError, expectErrorOrOpen, expectJson, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import type { CheckApi } from '../harness/target.ts';
+
+const test = suite(import.meta.filename);
 
 const LIST = '/external/v1/encounters';
 const ITEM_ROUTES = ROUTES.filter((r) => r.name !== 'list');

@@ -3,7 +3,7 @@
 // the listed encounters, date-time validation, the start/end relation, total against the pages, each
 // encounter exactly once, and organization scoping of the items. Every page passes expectSuccess, so
 // each item is also checked against the closed PublicEncounterSummary.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { NotVerified, type CheckScope } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
@@ -12,6 +12,8 @@ import {
   type EncounterSummary, type Walk,
 } from '../harness/list-walk.ts';
 import { BAD_DATES, badDateId, DATE_PARAMS, RELATIONS, relationId } from './list.cases.ts';
+
+const test = suite(import.meta.filename);
 
 const ids = (items: EncounterSummary[]) => items.map((i) => i.encounter_id);
 

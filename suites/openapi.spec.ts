@@ -7,7 +7,7 @@
 // `$ref` layout, key order, annotations and the webhook's presence (the spec does not require it in the REST
 // document) never count.
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { describe, fail } from '../harness/assertions.ts';
 import { contractDocument, validateAgainst } from '../harness/contract.ts';
 import {
@@ -16,6 +16,8 @@ import {
 } from '../harness/openapi-meaning.ts';
 import type { CheckScope, Exchange } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
+
+const test = suite(import.meta.filename);
 
 const OPENAPI_PATH = '/openapi/v1/openapi.json';
 const MAX_LISTED = 40;
@@ -66,9 +68,23 @@ function contractDereferenced(): Promise<Json> {
   return contractDeref;
 }
 
+// Four checks judge the dereferenced served document, often at once (a batch runs its cases together): each
+// distinct document is dereferenced once per worker, and one judge keeps the schemas it compiled (by identity
+// of the shared tree). Keyed by the document's text, so a mutant's or variant's own document is its own entry.
+const servedDerefs = new Map<string, Promise<Json>>();
+let sharedJudge: SchemaJudge | undefined;
+const judge = (): SchemaJudge => (sharedJudge ??= new SchemaJudge());
+
 async function servedDereferenced(doc: Json): Promise<Json> {
+  const key = JSON.stringify(doc);
+  let deref = servedDerefs.get(key);
+  if (!deref) {
+    if (servedDerefs.size >= 16) servedDerefs.clear();
+    deref = dereference(doc);
+    servedDerefs.set(key, deref);
+  }
   try {
-    return await dereference(doc);
+    return await deref;
   } catch (e) {
     fail('The served document cannot be dereferenced', (e as Error).message);
   }
@@ -117,7 +133,7 @@ openapiCheck('openapi-operations-agree', ['OPENAPI-OPERATION-LIST', 'OPENAPI-OPE
 });
 
 openapiCheck('openapi-parameters-agree', ['LIST-QUERY-OPTIONAL', 'LIST-LIMIT-RANGE', 'LIST-LIMIT-DEFAULT', 'LIST-OFFSET-RANGE', 'LIST-OFFSET-DEFAULT', 'LIST-SORT-ORDER-ENUM', 'LIST-SORT-DEFAULT-DESC', 'LIMIT-LIMIT', 'LIMIT-OFFSET', 'ENC-PATH-PARAM', 'DOC-PATH-PARAMS'], 'every route\'s parameters accept and reject what the contract\'s do (bounds, enum, date-times, ids), stated defaults agree, and no other query key or required parameter is described', async (_api, _scope, doc) => {
-  report('The served parameters differ from the specification', parameterDiffs(new SchemaJudge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served parameters differ from the specification', parameterDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });
 
 openapiCheck('openapi-statuses-agree', ['LIST-ERRORS', 'ENC-ERRORS', 'DOC-ERRORS', 'TRANSCRIPT-ERRORS', 'AUDIO-ERRORS', 'CONTRACT-JSON-RESPONSES', 'ERR-BODY-ON-FAILURE'], 'every route documents exactly its §4 statuses (a range such as 4XX counts for the codes it covers; default is free), each with a JSON media type and no other', (_api, _scope, doc) => {
@@ -131,7 +147,7 @@ const SCHEMA_REQUIREMENTS = [
 ];
 
 openapiCheck('openapi-schemas-agree', SCHEMA_REQUIREMENTS, 'every response schema (and the webhook event, where the document describes it) accepts exactly the sample bodies the contract\'s accepts, whatever its names and $ref layout', async (_api, _scope, doc) => {
-  report('The served schemas accept or reject otherwise than the contract', schemaDiffs(new SchemaJudge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served schemas accept or reject otherwise than the contract', schemaDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });
 
 openapiCheck('openapi-security-agrees', ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER-REQUIRED'], 'the served document declares publicApiKeyBearer as HTTP bearer and every route requires it alone (bearerFormat and descriptions are free)', (_api, _scope, doc) => {
@@ -139,9 +155,9 @@ openapiCheck('openapi-security-agrees', ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER
 });
 
 openapiCheck('openapi-reason-enum-agrees', ['ERR-REASON-CODE-ENUM', 'ERR-FIELD-REASON-CODE'], 'in every error response, reason_code accepts the 27 codes of §7.1 and nothing else (the served schema\'s own literals are tried too)', async (_api, _scope, doc) => {
-  report('The served reason_code differs from the specification', reasonCodeDiffs(new SchemaJudge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served reason_code differs from the specification', reasonCodeDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });
 
 openapiCheck('openapi-schemas-closed', ['CONTRACT-CLOSED-RESPONSES', 'ERR-BODY-FIELDS'], 'every object of every response body (and of the webhook event, where described) rejects an undeclared property, however closedness is written', async (_api, _scope, doc) => {
-  report('The served document has open object schemas', closednessDiffs(new SchemaJudge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served document has open object schemas', closednessDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });

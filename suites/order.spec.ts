@@ -4,7 +4,7 @@
 // with the earlier stage's reason, on every route where both stages exist. Where the spec leaves the order
 // open (two bad query parameters, two unsupported keys) the answer must still be one of the documented
 // errors; which one is recorded as informational.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectError, fail, STATUS_BY_REASON, type ErrorBody } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
@@ -13,6 +13,8 @@ import {
   authFaultNamed, distinctiveScopeFault, expressible, queryFaultNamed, requestFor, routeFaults, stageApplies, unsupportedKeyFault,
   type Stage, type StageFault,
 } from '../harness/stage-faults.ts';
+
+const test = suite(import.meta.filename);
 
 interface PairCase { a: StageFault; b: StageFault }
 

@@ -6,12 +6,14 @@
 // 400 unsupported_document_type for a summary-only type). A detail without `documents` fails
 // (ENC-DETAIL-DOCUMENTS-PRESENT, §2.8: the detail includes its documents, an empty array when there are none);
 // a list item may leave `documents` out (§2.1).
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
 import { listTarget, sample, type EncounterSummary, type ListBody } from '../harness/list-walk.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 import type { CheckApi } from '../harness/target.ts';
+
+const test = suite(import.meta.filename);
 
 const seg = encodeURIComponent;
 const encounterPath = (e: string) => `/external/v1/encounters/${seg(e)}`;

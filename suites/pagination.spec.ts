@@ -8,7 +8,7 @@
 // ("+1"), `%201` (" 1") and `%D9%A1` (ARABIC-INDIC DIGIT ONE) are not. A raw `+` may be read as a space by
 // form decoding; "+1" and " 1" are both non-canonical, so either reading must be rejected.
 // The case tables and check ids live in ./pagination.cases.ts (the mutant matrix names the same cases).
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectError, expectJson, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { validateAgainst } from '../harness/contract.ts';
 import { expectPage, LIST_PATH as LIST, type ListPage as ListBody } from '../harness/pagination.ts';
@@ -16,6 +16,8 @@ import type { CheckApi } from '../harness/target.ts';
 import {
   BOUNDS, CANONICAL_REQ, duplicateKeyId, NON_CANONICAL, nonCanonicalId, PARAMS, percentEncodedDigitId, rawSpaceId, REASON, REQ,
 } from './pagination.cases.ts';
+
+const test = suite(import.meta.filename);
 
 const get = (api: CheckApi, query: string) => api.get(query === '' ? LIST : `${LIST}?${query}`);
 

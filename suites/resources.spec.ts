@@ -5,13 +5,15 @@
 // response. The audio URL is registered with the redaction layer the moment it is read and is never
 // put in a title, a detail or an observation.
 import { isDeepStrictEqual } from 'node:util';
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { CheckApi } from '../harness/target.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 import { instantNs, listTarget, sample, type EncounterSummary, type ListBody } from '../harness/list-walk.ts';
+
+const test = suite(import.meta.filename);
 
 const seg = encodeURIComponent;
 const encounterPath = (e: string) => `/external/v1/encounters/${seg(e)}`;

@@ -4,12 +4,14 @@
 // (one per route family and status) answers a JSON body valid against the closed PublicApiErrorResponse.
 // That a non-JSON body or another media type fails is shown by the mutants (wrong-content-type,
 // error-body-not-json), not fabricated here.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectError, expectErrorOrOpen, expectSuccess } from '../harness/assertions.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { OperationId } from '../harness/contract.ts';
 import type { CredentialRole, DocumentRole } from '../harness/profile.ts';
 import type { CheckApi } from '../harness/target.ts';
+
+const test = suite(import.meta.filename);
 
 const seg = encodeURIComponent;
 const enc = (e: string) => `/external/v1/encounters/${seg(e)}`;

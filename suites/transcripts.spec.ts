@@ -3,11 +3,13 @@
 // as a 200 with turns; which error is answered instead is open (404 transcript_not_found is the closest
 // reading; another documented error is recorded). Turns are in chronological order on every transcript the
 // check meets: the profile's ambient transcript documents and those embedded in the first listed encounters.
-import { test } from '../harness/fixtures.ts';
+import { suite } from '../harness/fixtures.ts';
 import { expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
 import { listTarget, sample, type ListBody } from '../harness/list-walk.ts';
 import type { DocumentRole } from '../harness/profile.ts';
+
+const test = suite(import.meta.filename);
 
 const seg = encodeURIComponent;
 const transcriptPath = (e: string, d: string) => `/external/v1/encounters/${seg(e)}/documents/${seg(d)}/transcript`;

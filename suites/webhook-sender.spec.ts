@@ -3,11 +3,13 @@
 // (a target whose webhook delivery is not generally available, §6) every check is not_verified.
 // One test per check; the title is the check id. Mutant runs reach the delivery worker through the
 // subscription: the switchboard headers of the activating request stick to it.
-import { test, SENDER_TIMEOUT_MS } from '../harness/fixtures.ts';
+import { suite, SENDER_TIMEOUT_MS } from '../harness/fixtures.ts';
 import { setting } from '../harness/config.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { CredentialRole } from '../harness/profile.ts';
 import { SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
+
+const test = suite(import.meta.filename, { capture: true, batch: 64, inFlight: 64 });
 
 /** Headers for the control routes: the profile's request headers, plus the switchboard token if they lack it. */
 function controlHeaders(profile: { requestHeaders?: Record<string, string>; faults?: Record<string, { headers: Record<string, string> } | undefined> }): Record<string, string> {

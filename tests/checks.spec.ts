@@ -20,17 +20,24 @@ interface Fake {
 
 function fakeTestInfo(): Fake {
   const annotations: { type: string; description?: string }[] = [];
-  const attachments: { name: string; body: string; contentType?: string }[] = [];
+  // Evidence is pushed onto testInfo.attachments (no attach() step); read back with the body as text.
+  const raw: { name: string; body?: string | Buffer; contentType?: string }[] = [];
   const info = {
     annotations,
-    attach: async (name: string, opts: { body?: string | Buffer; contentType?: string }) => {
-      attachments.push({ name, body: String(opts.body), contentType: opts.contentType });
+    attachments: raw,
+    attach: async () => {
+      throw new Error('attach() opens a step per call: evidence is pushed onto testInfo.attachments');
     },
     skip: (cond: boolean, reason: string) => {
       if (cond) throw new SkipMarker(reason);
     },
   };
-  return { testInfo: info as unknown as TestInfo, annotations, attachments };
+  return {
+    testInfo: info as unknown as TestInfo, annotations,
+    get attachments() {
+      return raw.map((a) => ({ name: a.name, body: String(a.body), contentType: a.contentType }));
+    },
+  };
 }
 
 /** Each test uses its own ids: the check registry is per worker process. */
@@ -61,7 +68,8 @@ test('a passing check records check:pass with a JSON description', async () => {
   expect(rec).toEqual({ ...def('checks-pass'), outcome: 'pass' });
   expect(f.annotations).toHaveLength(1);
   expect(f.annotations[0].type).toBe('check:pass');
-  expect(parsed(f.annotations[0])).toEqual({ id: 'checks-pass', requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title: 'Rule of checks-pass' });
+  // The check's own time rides in its record: a test may host many checks (harness/fixtures.ts batches).
+  expect(parsed(f.annotations[0])).toEqual({ id: 'checks-pass', requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title: 'Rule of checks-pass', durationMs: expect.any(Number) });
   expect(f.attachments).toEqual([]); // no exchange recorded, no evidence
 });
 
@@ -282,19 +290,19 @@ test('warn() makes the outcome warning (a should not met), outranking an observa
   expect(h.annotations[0].type).toBe('check:fail');
 });
 
-test('a check the breaker ended is recorded fail with the attempts as evidence, and its test is skipped (no worker restart)', async () => {
+test('a check the breaker ended is recorded fail with the attempts as evidence and marked `breaker`, without throwing or skipping (no worker restart)', async () => {
   const { TargetStoppedAnswering } = await import('../harness/target.ts');
   const attempts = [0, 1, 2].map((i) => ({ request: { method: 'GET', target: `/t${i}`, headers: {} }, error: { kind: 'timeout', message: 'no complete response within 10000 ms' }, at: '2026-01-01T00:00:00Z' }));
   const f = fakeTestInfo();
-  const e = await rejection(runCheck(f.testInfo, def('checks-breaker-ended'), async (scope) => {
+  const rec = await runCheck(f.testInfo, def('checks-breaker-ended'), async (scope) => {
     const stop = new TargetStoppedAnswering(attempts);
     for (const x of stop.exchanges()) scope.record(x);
     throw stop;
-  }));
-  expect(e).toBeInstanceOf(SkipMarker);
-  expect(e.message).toMatch(/^fail: target stopped answering: 3 consecutive requests got no answer/);
-  expect(f.annotations.map((a) => a.type)).toEqual(['check:fail', 'check-ended-by-breaker']);
-  expect(parsed(f.annotations[0]).detail).toMatch(/^target stopped answering: /);
+  });
+  expect(rec.outcome).toBe('fail');
+  expect(f.annotations.map((a) => a.type)).toEqual(['check:fail']);
+  expect(parsed(f.annotations[0]).detail).toMatch(/^target stopped answering: 3 consecutive requests got no answer/);
+  expect((parsed(f.annotations[0]) as { breaker?: boolean }).breaker).toBe(true);
   expect((JSON.parse(f.attachments[0].body) as Exchange[]).map((x) => x.error?.kind)).toEqual(['timeout', 'timeout', 'timeout']);
   // A decided failure is neither skipped nor thrown: recorded fail, the test ends (the summary counts it failed).
   const g = fakeTestInfo();

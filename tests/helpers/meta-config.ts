@@ -3,11 +3,14 @@
 // into CONFORMANCE_OUT. Each meta-suite names its project and narrows the selection its own way.
 import path from 'node:path';
 import { defineConfig, type PlaywrightTestConfig } from '@playwright/test';
-import { setting } from '../../harness/config.ts';
+import { setting, settingName } from '../../harness/config.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
 export function metaConfig(project: { name: string; grep?: RegExp }, extra: Pick<PlaywrightTestConfig, 'testIgnore' | 'timeout'> = {}) {
+  // The selection is of cases, not of the runner's tests (a test runs a batch of cases: harness/fixtures.ts):
+  // it travels as CONFORMANCE_GREP, which the workers this process starts inherit.
+  if (project.grep) process.env[settingName('grep')] = project.grep.source;
   return defineConfig({
     testDir: ROOT,
     testMatch: ['suites/**/*.spec.ts', 'properties/**/*.spec.ts'],
@@ -18,6 +21,6 @@ export function metaConfig(project: { name: string; grep?: RegExp }, extra: Pick
     ...extra,
     outputDir: path.join(setting('out')!, 'test-results'),
     reporter: [[path.join(ROOT, 'reports/conformance-reporter.ts'), { outDir: setting('out') }], ['dot']],
-    projects: [project],
+    projects: [{ name: project.name }],
   });
 }

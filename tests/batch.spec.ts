@@ -1,0 +1,105 @@
+// The batches of harness/fixtures.ts: a Playwright test runs many cases at once, so one case's end must not
+// end the others, a harness error must still fail the test, and the CLI's --grep and --shard must choose
+// cases exactly (each case in one shard, in every process alike). Run against fakes: no target, no runner.
+import { test, expect } from '@playwright/test';
+import type { TestInfo } from '@playwright/test';
+import { CheckFailure, NotVerified, recordCheck, type CheckDef } from '../harness/checks.ts';
+import { inPool, runBatch, selection, type Case, type Checker } from '../harness/fixtures.ts';
+import type { CheckApi } from '../harness/target.ts';
+
+class SkipMarker extends Error {}
+
+function fakeInfo() {
+  const info = {
+    annotations: [] as { type: string; description?: string }[],
+    attachments: [] as unknown[],
+    skip: (cond: boolean, reason: string) => {
+      if (cond) throw new SkipMarker(reason);
+    },
+  };
+  return info;
+}
+
+/** A checker as the fixture builds it, minus the target: the body gets no api (these bodies use none). */
+const checker: Checker = (testInfo, caseTitle, sink) => async (def, body) => {
+  const r = await recordCheck(testInfo, def, (scope) => body(undefined as unknown as CheckApi, scope), { case: caseTitle });
+  sink(r);
+  return r.rec;
+};
+
+const def = (id: string): CheckDef => ({ id, requirements: ['PUB-ERR-001'], title: `Rule of ${id}` });
+const outcomes = (info: ReturnType<typeof fakeInfo>) => info.annotations.map((a) => `${JSON.parse(a.description!).id}:${a.type}`).sort();
+
+test('a batch records every case: a decided failure and a not_verified end only their own check', async () => {
+  const info = fakeInfo();
+  const cases: Case[] = [
+    { title: 'batch-a', body: async ({ check }) => void (await check(def('batch-a'), async () => {})) },
+    { title: 'batch-b', body: async ({ check }) => void (await check(def('batch-b'), async () => { throw new CheckFailure('Broken', 'x'); })) },
+    { title: 'batch-c', body: async ({ check }) => void (await check(def('batch-c'), async () => { throw new NotVerified('profile lacks y'); })) },
+  ];
+  await runBatch(cases, checker, undefined, info as unknown as TestInfo, 2, false);
+  expect(outcomes(info)).toEqual(['batch-a:check:pass', 'batch-b:check:fail', 'batch-c:check:not_verified']);
+  // Each record names its case and its own time.
+  for (const a of info.annotations) expect(JSON.parse(a.description!)).toMatchObject({ case: expect.stringMatching(/^batch-/), durationMs: expect.any(Number) });
+});
+
+test('a harness error in one case fails the batch after every case ran, naming the case', async () => {
+  const info = fakeInfo();
+  const cases: Case[] = [
+    { title: 'batch-harness-error', body: async ({ check }) => void (await check(def('batch-harness-error'), async () => { throw new TypeError('undefined is not a function'); })) },
+    { title: 'batch-outside', body: async () => { throw new Error('thrown outside any check'); } },
+    { title: 'batch-after', body: async ({ check }) => void (await check(def('batch-after'), async () => {})) },
+  ];
+  const e = await runBatch(cases, checker, undefined, info as unknown as TestInfo, 1, false).then(() => undefined, (x: Error) => x);
+  expect(e?.message).toContain('2 cases failed outside their checks');
+  expect(e?.message).toContain('batch-harness-error: TypeError: undefined is not a function');
+  expect(e?.message).toContain('batch-outside: Error: thrown outside any check');
+  // The harness error is recorded fail too; the case after it still ran.
+  expect(outcomes(info)).toEqual(['batch-after:check:pass', 'batch-harness-error:check:fail']);
+});
+
+test('a solo case (a property) that is not verified skips its test; a batch is never skipped', async () => {
+  const nv: Case = { title: 'batch-nv', body: async ({ check }) => void (await check(def('batch-nv'), async () => { throw new NotVerified('profile lacks z'); })) };
+  const solo = fakeInfo();
+  const e = await runBatch([nv], checker, undefined, solo as unknown as TestInfo, 1, true).then(() => undefined, (x: Error) => x);
+  expect(e).toBeInstanceOf(SkipMarker);
+  expect(e?.message).toBe('not_verified: profile lacks z');
+  const batch = fakeInfo();
+  await runBatch([nv], checker, undefined, batch as unknown as TestInfo, 1, false);
+  expect(outcomes(batch)).toEqual(['batch-nv:check:not_verified']);
+});
+
+test('a case asking for the webhook listener in a suite declared without it is a clear harness error', async () => {
+  const info = fakeInfo();
+  const e = await runBatch([{ title: 'batch-capture', body: async ({ capture }) => void capture }], checker, undefined, info as unknown as TestInfo, 1, false).then(() => undefined, (x: Error) => x);
+  expect(e?.message).toContain('not declared with { capture: true }');
+});
+
+test('inPool keeps at most n items in flight and runs every item once', async () => {
+  let inFlight = 0;
+  let most = 0;
+  const seen: number[] = [];
+  await inPool(Array.from({ length: 25 }, (_, i) => i), 4, async (i) => {
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await new Promise((r) => setTimeout(r, 1 + (i % 3)));
+    seen.push(i);
+    inFlight--;
+  });
+  expect(most).toBe(4);
+  expect(seen.sort((a, b) => a - b)).toEqual(Array.from({ length: 25 }, (_, i) => i));
+});
+
+test('--grep chooses cases by "<file> <title>"; --shard puts every case in exactly one shard, by its title alone', () => {
+  const titles = Array.from({ length: 200 }, (_, i) => `case-${i}`);
+  const grep = selection({ CONFORMANCE_GREP: '(?:^|\\s)case-1[0-9]$' });
+  expect(titles.filter((t) => grep('suites/x.spec.ts', t))).toEqual(Array.from({ length: 10 }, (_, i) => `case-1${i}`));
+  expect(selection({ CONFORMANCE_GREP: '^suites/x\\.spec\\.ts ' })('suites/x.spec.ts', 'case-1')).toBe(true);
+  expect(selection({ CONFORMANCE_GREP: '^suites/y' })('suites/x.spec.ts', 'case-1')).toBe(false);
+  const shards = [1, 2, 3].map((i) => titles.filter((t) => selection({ CONFORMANCE_SHARD: `${i}/3` })('any-file', t)));
+  expect(shards.flat().sort()).toEqual([...titles].sort());
+  for (const s of shards) expect(s.length).toBeGreaterThan(40); // a hash spreads them; none is empty
+  // The file does not matter to the shard: the runner's process and each worker agree whatever they loaded.
+  expect(titles.filter((t) => selection({ CONFORMANCE_SHARD: '2/3' })('other-file', t))).toEqual(shards[1]);
+  expect(selection({})('f', 'anything')).toBe(true);
+});
