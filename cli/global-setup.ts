@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setting, settingName } from '../harness/config.ts';
+import { markProfileChecked } from '../harness/profile.ts';
 import type { FullConfig } from '@playwright/test';
 import { startReference } from './reference-process.ts';
 
@@ -44,6 +45,14 @@ export default async function globalSetup(config: FullConfig): Promise<(() => Pr
   let teardown: (() => Promise<void>) | void;
   try {
     teardown = await setup(config);
+    // Validated once here, trusted by the workers for these bytes (harness/profile.ts loadProfile). A profile
+    // that does not validate is left to the workers, whose fixture reports it as the setup error it is.
+    const file = setting('profile');
+    if (file) {
+      try {
+        markProfileChecked(file);
+      } catch { /* reported by the workers */ }
+    }
   } catch (e) {
     removeBreaker();
     throw e;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { credentialKey, loadProfile, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
+import { credentialKey, loadProfile, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
 import { COVERAGE_PATH } from '../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
 import { isJsonMediaType } from '../harness/media-type.ts';
@@ -270,6 +270,10 @@ export async function run(argv: string[]): Promise<number> {
     else if (switchboardToken !== undefined && setting('workers') === undefined) args.push('--workers=3');
     const env: NodeJS.ProcessEnv = { ...process.env };
     put(env, 'profile', profilePath);
+    // The profile this command validated (a target run) is trusted by the runner's processes for these bytes
+    // (harness/profile.ts loadProfile); the reference's own profile is validated by global setup. Never the
+    // caller's environment.
+    put(env, 'profileChecked', o.profile !== undefined ? profileDigest(fs.readFileSync(profilePath, 'utf8')) : undefined);
     put(env, 'out', outDir);
     put(env, 'setupError', undefined);
     // Only the sandbox the CLI started itself may stand in the harness's example webhook receiver.

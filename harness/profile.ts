@@ -1,9 +1,11 @@
 // Loads and validates a target profile (fixtures/profiles/profile.schema.json). A malformed profile
 // ends in a ProfileError that names the offending field; every secret it resolves to (profileSecrets)
 // is registered with the redaction layer when it is loaded.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { setting, settingName } from './config.ts';
 import { registerSecret } from './redact.ts';
 
 export type CredentialRole =
@@ -128,6 +130,16 @@ export function registerProfileSecrets(profile: Profile, env: NodeJS.ProcessEnv 
   for (const s of profileSecrets(profile, env)) registerSecret(s);
 }
 
+/** The SHA-256 of a profile file's bytes: CONFORMANCE_PROFILE_SHA256 names the bytes a parent process validated. */
+export function profileDigest(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Loads and validates a profile. Validation compiles the profile's JSON Schema (about 0.4 s of CPU), so a
+ * process that validated a file exports its digest (`markProfileChecked`), and the processes it starts (the
+ * runner's workers, its reporter) skip the schema for those very bytes; any other bytes are validated.
+ */
 export function loadProfile(file: string): Profile {
   let text: string;
   try {
@@ -141,7 +153,18 @@ export function loadProfile(file: string): Profile {
   } catch (e) {
     throw new ProfileError(`profile ${file} is not valid JSON: ${(e as Error).message}`);
   }
+  if (setting('profileChecked') === profileDigest(text)) {
+    registerProfileSecrets(data as Profile);
+    return data as Profile;
+  }
   return validateProfile(data, `profile ${file}`);
+}
+
+/** Validates the profile file now and lets this process's children trust these bytes (see loadProfile). */
+export function markProfileChecked(file: string, env: NodeJS.ProcessEnv = process.env): Profile {
+  const profile = loadProfile(file);
+  env[settingName('profileChecked')] = profileDigest(fs.readFileSync(file, 'utf8'));
+  return profile;
 }
 
 /**

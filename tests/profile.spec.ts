@@ -51,6 +51,33 @@ test('a valid profile loads from a file', async ({}, testInfo) => {
   expect(p.resources?.clinical_document).toEqual({ encounter_id: 'enc-1', document_id: 'doc-1' });
 });
 
+test('the bytes a parent validated (markProfileChecked) skip the schema in its children; any other bytes are validated', async ({}, testInfo) => {
+  const { markProfileChecked, profileDigest } = await import('../harness/profile.ts');
+  const file = writeProfile(testInfo.outputPath('ok.json'), valid());
+  const env: NodeJS.ProcessEnv = {};
+  markProfileChecked(file, env);
+  expect(env.CONFORMANCE_PROFILE_SHA256).toBe(profileDigest(fs.readFileSync(file, 'utf8')));
+  // A file that does not validate, with a digest that is not its own: validated, and refused.
+  const bad = testInfo.outputPath('bad.json');
+  fs.writeFileSync(bad, JSON.stringify({ name: 'n', credentials: {} }));
+  const saved = process.env.CONFORMANCE_PROFILE_SHA256;
+  try {
+    process.env.CONFORMANCE_PROFILE_SHA256 = env.CONFORMANCE_PROFILE_SHA256;
+    expect(profileError(() => loadProfile(bad)).message).toMatch(/must have required property 'baseUrl'/);
+    // The same bad bytes vouched for by a parent are trusted (the parent refused them before any child ran).
+    process.env.CONFORMANCE_PROFILE_SHA256 = profileDigest(fs.readFileSync(bad, 'utf8'));
+    expect(loadProfile(bad).name).toBe('n');
+    // A parent refuses a bad profile: markProfileChecked throws and vouches for nothing.
+    delete process.env.CONFORMANCE_PROFILE_SHA256;
+    const env2: NodeJS.ProcessEnv = {};
+    expect(() => markProfileChecked(bad, env2)).toThrow();
+    expect(env2.CONFORMANCE_PROFILE_SHA256).toBeUndefined();
+  } finally {
+    if (saved === undefined) delete process.env.CONFORMANCE_PROFILE_SHA256;
+    else process.env.CONFORMANCE_PROFILE_SHA256 = saved;
+  }
+});
+
 test('a minimal profile (name, baseUrl, no credentials) loads', () => {
   expect(validateProfile({ name: 'n', baseUrl: 'https://api.example.test/base', credentials: {} }).credentials).toEqual({});
 });
