@@ -25,6 +25,9 @@ import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
 import { matchesPattern, recordCheck, type CheckDef, type CheckRecord, type CheckScope, type Recorded } from './checks.ts';
 import { redact, registerSecret } from './redact.ts';
+import { inPool } from './pool.ts';
+
+export { inPool } from './pool.ts';
 import type { Capture } from './webhook/sender-suite.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
@@ -164,15 +167,6 @@ export function selection(env: NodeJS.ProcessEnv = process.env): (file: string, 
     // must put a case in the same shard, whichever files it loaded first.
     return !shard || createHash('sha256').update(title).digest().readUInt32BE(0) % shard.n === shard.i - 1;
   };
-}
-
-/** Runs `fn` on every item with at most `n` running at once. */
-export async function inPool<T>(items: T[], n: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) await fn(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(n, items.length)) }, lane));
 }
 
 /** Runs a batch's cases and surfaces what no record can hold: a harness error fails the test after all ran. */

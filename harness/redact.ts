@@ -16,6 +16,7 @@ export function registerSecret(value: string | undefined | null): void {
   secrets.add(value);
   secretPattern = undefined;
   redacted.clear();
+  runVerdicts.clear();
 }
 
 // Redaction is a pure function of the text and the registered secrets, and a report passes the same strings
@@ -104,7 +105,7 @@ function leaks(decoded: string, depth: number): boolean {
 }
 
 function redactEncoded(text: string, depth: number): string {
-  const out = text.replace(URL_RUN, (run) => {
+  const out = text.replace(URL_RUN, (run) => runVerdict('u', run, depth, () => {
     if (!/%[0-9A-Fa-f]{2}/.test(run)) return run;
     for (const candidate of [run, run.replace(/\+/g, ' ')]) {
       let decoded: string;
@@ -116,15 +117,29 @@ function redactEncoded(text: string, depth: number): string {
       if (decoded !== run && leaks(decoded, depth)) return REDACTED;
     }
     return run;
-  });
-  return out.replace(BASE64_RUN, (run) => {
+  }));
+  return out.replace(BASE64_RUN, (run) => runVerdict('b', run, depth, () => {
     // The run may start inside a neighbouring token (`\nQmVh...` in escaped text): try each alignment.
     for (let skip = 0; skip < 4 && run.length - skip >= 16; skip++) {
       const decoded = Buffer.from(run.slice(skip).replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('utf8');
       if (TEXT.test(decoded) && leaks(decoded, depth)) return skip === 0 ? REDACTED : `${run.slice(0, skip)}${REDACTED}`;
     }
     return run;
-  });
+  }));
+}
+
+// What an encoded run becomes depends only on the run, the depth and the secrets: a report repeats the same
+// runs (check ids are base64url-shaped) thousands of times, so each is decoded once (cleared with `redacted`).
+const runVerdicts = new Map<string, string>();
+function runVerdict(kind: string, run: string, depth: number, decide: () => string): string {
+  const key = `${kind}${depth}:${run}`;
+  let v = runVerdicts.get(key);
+  if (v === undefined) {
+    v = decide();
+    if (runVerdicts.size >= REDACTED_CACHE_MAX) runVerdicts.clear();
+    runVerdicts.set(key, v);
+  }
+  return v;
 }
 
 /** Secrets and secret-shaped tokens only (no free-text patterns): for one value that is not prose. */

@@ -19,10 +19,13 @@ export function numRuns(base: number): number {
   return Math.max(1, Math.round(base * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }
 
-/** Records the seed on the test so reports show it and `--seed` replays it. */
-export function recordSeed(testInfo: TestInfo, seed: number, runs: number): void {
+/**
+ * Records the seed on the test so reports show it and `--seed` replays it. `name` is the property's (its check
+ * id): a test may run several properties at once (a batch), each printed on its own line.
+ */
+export function recordSeed(testInfo: TestInfo, seed: number, runs: number, name = testInfo.title): void {
   testInfo.annotations.push({ type: 'seed', description: `${seed} (${runs} runs)` });
-  console.log(`[seed] ${testInfo.title}: seed=${seed} runs=${runs}`);
+  console.log(`[seed] ${name}: seed=${seed} runs=${runs}`);
 }
 
 /**
@@ -35,9 +38,9 @@ export function anyCodePoint(): Arbitrary<string> {
 }
 
 /** Draws the run's seed and the case count for one property, and records both on the test. */
-export function startProperty(testInfo: TestInfo, baseRuns: number): { seed: number; runs: number } {
+export function startProperty(testInfo: TestInfo, baseRuns: number, name = testInfo.title): { seed: number; runs: number } {
   const seed = runSeed();
   const runs = numRuns(baseRuns);
-  recordSeed(testInfo, seed, runs);
+  recordSeed(testInfo, seed, runs, name);
   return { seed, runs };
 }

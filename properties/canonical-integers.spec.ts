@@ -14,7 +14,7 @@ import { ENCODINGS, expectPage, isCanonicalInRange, LIMIT_RANGE, LIST_PATH, OFFS
 import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';
 
-const test = suite(import.meta.filename, { solo: true });
+const test = suite(import.meta.filename);
 
 type Param = 'limit' | 'offset';
 const RANGE = { limit: LIMIT_RANGE, offset: OFFSET_RANGE } as const;
@@ -70,66 +70,11 @@ interface Case<T> {
   judge(ex: Exchange, x: T): void;
 }
 
-/** Requests in flight at once while the cases of a property are sent ahead (see Prefetch). */
-const CONCURRENCY = 4;
-
-/**
- * Sends the cases of a property ahead of fast-check, a few at a time: fc.sample with the same seed draws the very
- * values fc.check draws, in the same order, so each case's exchange is usually already there when the property
- * asks for it. Every case still makes its own request and is judged by the same function; a value not sent ahead
- * (a shrink, or any divergence) is sent live, as before.
- */
-class Prefetch<T> {
-  private readonly ahead = new Map<string, Promise<Exchange>[]>();
-  private readonly all: Promise<unknown>[] = [];
-  private readonly send: (x: T) => Promise<Exchange>;
-  constructor(values: T[], send: (x: T) => Promise<Exchange>) {
-    this.send = send;
-    let next = 0;
-    let running = 0;
-    const start = (): void => {
-      while (running < CONCURRENCY && next < values.length) {
-        const x = values[next++];
-        running++;
-        const p = send(x);
-        const done = p.then(() => undefined, () => undefined).finally(() => {
-          running--;
-          start();
-        });
-        this.all.push(done);
-        const key = JSON.stringify(x);
-        const list = this.ahead.get(key) ?? [];
-        list.push(p);
-        this.ahead.set(key, list);
-      }
-    };
-    start();
-  }
-
-  /** The exchange of the next case with this value: sent ahead, or sent now. */
-  get(x: T): Promise<Exchange> {
-    const list = this.ahead.get(JSON.stringify(x));
-    return list?.shift() ?? this.send(x);
-  }
-
-  /** Waits for every request sent ahead, used or not, so none outlives the check. */
-  async settle(): Promise<void> {
-    await Promise.all(this.all);
-  }
-}
-
-async function runProperty<T>(api: CheckApi, testInfo: TestInfo, arb: fc.Arbitrary<T>, c: Case<T>, title: string): Promise<void> {
-  const { seed, runs } = startProperty(testInfo, 100);
+async function runProperty<T>(api: CheckApi, testInfo: TestInfo, id: string, arb: fc.Arbitrary<T>, c: Case<T>, title: string): Promise<void> {
+  // The four properties of this file run at once in one test (a batch): each prints its seed under its own id.
+  const { seed, runs } = startProperty(testInfo, 100, id);
   api.key('full');
-  const prefetch = new Prefetch(fc.sample(arb, { seed, numRuns: runs }), (x) => c.send(api, x, false));
-  await checkProperty({
-    arbitrary: arb, seed, runs,
-    run: async (x) => c.judge(await prefetch.get(x), x),
-    replay: async (x) => c.judge(await c.send(api, x, true), x),
-    describe: c.describe,
-    failure: title,
-    after: () => prefetch.settle(),
-  });
+  await checkProperty({ arbitrary: arb, seed, runs, send: (x, record) => c.send(api, x, record), judge: c.judge, describe: c.describe, failure: title });
 }
 
 const send = (api: CheckApi, target: string, record: boolean) => (record ? api.get(target) : api.target.send(target));
@@ -147,7 +92,7 @@ for (const param of ['limit', 'offset'] as const) {
     }, async (api) => {
       const arb = fc.record({ value: nonCanonical(param), encoding: fc.constantFrom<Encoding>(...ENCODINGS) });
       const target = (x: { value: { text: string }; encoding: Encoding }) => `${LIST_PATH}?${param}=${percentEncode(x.value.text, x.encoding)}`;
-      await runProperty(api, testInfo, arb, {
+      await runProperty(api, testInfo, rejected, arb, {
         describe: (x) => `${param} ${JSON.stringify(x.value.text)} (${x.value.kind}) sent as ${target(x)}`,
         send: (a, x, record) => send(a, target(x), record),
         judge: (ex) => void expectError(ex, { reason: REASON[param], field: param }),
@@ -165,7 +110,7 @@ for (const param of ['limit', 'offset'] as const) {
     }, async (api) => {
       // Offsets are sent with limit=2: small pages, and a limit that is not itself a bound.
       const target = (v: string) => (param === 'limit' ? `${LIST_PATH}?limit=${v}` : `${LIST_PATH}?offset=${v}&limit=2`);
-      await runProperty(api, testInfo, inRange(param), {
+      await runProperty(api, testInfo, accepted, inRange(param), {
         describe: (v) => `${param}=${v}`,
         send: (a, v, record) => send(a, target(v), record),
         judge: (ex, v) => void expectPage(ex, param === 'limit' ? { limit: Number(v), offset: 0 } : { limit: 2, offset: Number(v) }),

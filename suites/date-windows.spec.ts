@@ -7,6 +7,7 @@
 // Offset pages are not snapshot-consistent (LIST-OFFSET-NO-SNAPSHOT): a total that moves during a walk is
 // recorded, not judged.
 import { suite } from '../harness/fixtures.ts';
+import { mapPool } from '../harness/pool.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
 import { createdAt, listTarget, sample, walkList, type EncounterSummary, type ListBody, type Walk } from '../harness/list-walk.ts';
@@ -100,11 +101,13 @@ test('date-window-total-equals-items-walked', async ({ check }) => {
     const mid = middleWindow(items, instants);
     const windows = [windowOf(items, mid.start), windowOf(items, undefined, mid.end), mid];
     const problems: string[] = [];
-    for (const w of windows) {
-      const walk = await walkList(api, params(w), PAGE);
+    // The three windows are walked at once (each walk goes page by page).
+    const walks = await mapPool(windows, windows.length, (w) => walkList(api, params(w), PAGE));
+    windows.forEach((w, i) => {
+      const walk = walks[i];
       const total = stableTotal(walk, scope, describeWindow(w));
       if (total !== undefined && total !== walk.items.length) problems.push(`${describeWindow(w)}: total ${total}, ${walk.items.length} encounters walked in ${walk.pages.length} pages`);
-    }
+    });
     if (problems.length > 0) fail('total does not count the encounters of the date window', problems.join('; '));
   });
 });
@@ -113,11 +116,13 @@ test('date-window-offset-forms-same-set', async ({ check }) => {
   await check({ id: 'date-window-offset-forms-same-set', requirements: ['LIST-DATETIME-SAME-INSTANT', 'LIST-DATETIME-TZ-AWARE', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'the same window written with Z, +05:30 and -08:00 (percent-encoded) selects the same encounters and the same total' }, async (api, scope) => {
     const { items, instants } = await everything(api);
     const w = middleWindow(items, instants);
-    const reference = await walkList(api, params(w, 0));
+    const offsets = [330, -480];
+    // The same window in three spellings, walked at once.
+    const [reference, ...others] = await mapPool([0, ...offsets], 3, (offset) => walkList(api, params(w, offset)));
     const refIds = reference.items.map((i) => i.encounter_id);
     const problems: string[] = [];
-    for (const offset of [330, -480]) {
-      const walk = await walkList(api, params(w, offset));
+    for (const [k, offset] of offsets.entries()) {
+      const walk = others[k];
       const ids = walk.items.map((i) => i.encounter_id);
       const diffs = setDifferences(walk.items, new Set(refIds));
       if (diffs.length > 0 || ids.length !== refIds.length) {

@@ -4,6 +4,7 @@
 // encounter exactly once, and organization scoping of the items. Every page passes expectSuccess, so
 // each item is also checked against the closed PublicEncounterSummary.
 import { suite } from '../harness/fixtures.ts';
+import { inPool } from '../harness/pool.ts';
 import { describe, expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { NotVerified, type CheckScope } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
@@ -120,16 +121,17 @@ test('list-tie-breaker-desc-consistent', async ({ check }) => {
 
 test('list-order-deterministic', async ({ check }) => {
   await check({ id: 'list-order-deterministic', requirements: ['CONTRACT-DISCLOSURE-NO-EFFECT', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'the same list query walked twice gives the same order, in both directions' }, async (api, scope) => {
-    for (const dir of ['asc', 'desc'] as const) {
+    // Both directions at once; within one, the second walk follows the first (a read must not change what the next sees).
+    await inPool(['asc', 'desc'] as const, 2, async (dir) => {
       const first = await walkList(api, { sort_order: dir });
       const second = await walkList(api, { sort_order: dir });
       const diff = firstDifference(ids(first.items), ids(second.items));
-      if (!diff) continue;
+      if (!diff) return;
       // A changed total means the data moved (no snapshot guarantee); the same total and another order does not.
       const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
       if (totals(first) !== totals(second)) scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
       else fail(`two identical sort_order=${dir} walks disagree`, diff);
-    }
+    });
   });
 });
 

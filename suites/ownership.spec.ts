@@ -11,6 +11,7 @@ import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from 
 import { NotVerified } from '../harness/checks.ts';
 import { listTarget, sample, type EncounterSummary, type ListBody } from '../harness/list-walk.ts';
 import type { DocumentRole } from '../harness/profile.ts';
+import { inPool, mapPool, READS_IN_FLIGHT } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
 
 const test = suite(import.meta.filename);
@@ -55,11 +56,7 @@ async function scene(api: CheckApi): Promise<Scene> {
   // One listed encounter whose item says it has no documents: its detail must still carry `documents: []` (§2.8).
   const bare = page.items.find((i) => !ids.includes(i.encounter_id) && i.documents?.length === 0);
   if (bare) listed.push(bare.encounter_id);
-  const details: EncounterSummary[] = [];
-  for (const id of [...ids, ...listed]) {
-    const d = await detailOrNothing(api, id);
-    if (d) details.push(d);
-  }
+  const details = (await mapPool([...ids, ...listed], READS_IN_FLIGHT, (id) => detailOrNothing(api, id))).filter((d): d is EncounterSummary => Boolean(d));
   if (details.length === 0) throw new NotVerified('no encounter detail the full key can read (profile encounters and the first list page)');
   return { details, owner, profileDocs };
 }
@@ -102,21 +99,19 @@ test('ownership-embedded-documents-resolve', async ({ check }) => {
   await check({ id: 'ownership-embedded-documents-resolve', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'DOC-BELONGS-TO-ENCOUNTER', 'DOC-ERRORS'], title: 'every document embedded in an encounter detail resolves through the document route of that encounter (200 with both ids, or 400 unsupported_document_type)' }, async (api) => {
     const { details } = await scene(api);
     const problems: string[] = [];
-    let tried = 0;
-    for (const detail of details) {
-      for (const d of detail.documents ?? []) {
-        tried++;
-        const ex = await api.get(`${encounterPath(detail.encounter_id)}/documents/${seg(d.document_id)}`);
-        const body = expectDocumented(ex, 'getPublicEncounterDocument');
-        const status = ex.response!.status;
-        if (status === 200) {
-          const doc = (body as { document: { document_id?: unknown; encounter_id?: unknown } }).document;
-          if (doc.document_id !== d.document_id || doc.encounter_id !== detail.encounter_id) problems.push(`${d.document_id} under ${detail.encounter_id} answered ids ${JSON.stringify(doc.document_id)} / ${JSON.stringify(doc.encounter_id)}`);
-        } else if (!(status === 400 && (body as ErrorBody).reason_code === 'unsupported_document_type')) {
-          problems.push(`${d.document_id} (${d.schema_type}) under ${detail.encounter_id}: ${describe(ex)}`);
-        }
+    const embedded = details.flatMap((detail) => (detail.documents ?? []).map((d) => ({ detail, d })));
+    const tried = embedded.length;
+    await inPool(embedded, READS_IN_FLIGHT, async ({ detail, d }) => {
+      const ex = await api.get(`${encounterPath(detail.encounter_id)}/documents/${seg(d.document_id)}`);
+      const body = expectDocumented(ex, 'getPublicEncounterDocument');
+      const status = ex.response!.status;
+      if (status === 200) {
+        const doc = (body as { document: { document_id?: unknown; encounter_id?: unknown } }).document;
+        if (doc.document_id !== d.document_id || doc.encounter_id !== detail.encounter_id) problems.push(`${d.document_id} under ${detail.encounter_id} answered ids ${JSON.stringify(doc.document_id)} / ${JSON.stringify(doc.encounter_id)}`);
+      } else if (!(status === 400 && (body as ErrorBody).reason_code === 'unsupported_document_type')) {
+        problems.push(`${d.document_id} (${d.schema_type}) under ${detail.encounter_id}: ${describe(ex)}`);
       }
-    }
+    });
     if (tried === 0) throw new NotVerified('no encounter detail the full key can read embeds a document');
     if (problems.length > 0) fail('an embedded document does not resolve through the document route of its encounter', sample(problems, 4));
   });

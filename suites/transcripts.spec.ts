@@ -4,6 +4,7 @@
 // reading; another documented error is recorded). Turns are in chronological order on every transcript the
 // check meets: the profile's ambient transcript documents and those embedded in the first listed encounters.
 import { suite } from '../harness/fixtures.ts';
+import { inPool, READS_IN_FLIGHT } from '../harness/pool.ts';
 import { expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
 import { listTarget, sample, type ListBody } from '../harness/list-walk.ts';
@@ -54,16 +55,16 @@ test('transcript-turns-chronological-everywhere', async ({ check }) => {
     }
     const problems: string[] = [];
     let read = 0;
-    for (const t of targets.values()) {
+    await inPool([...targets.values()], READS_IN_FLIGHT, async (t) => {
       const ex = await api.get(transcriptPath(t.encounter_id, t.document_id));
       expectDocumented(ex, 'getPublicEncounterDocumentTranscript');
-      if (ex.response!.status !== 200) continue; // no finalized transcript: nothing to order
+      if (ex.response!.status !== 200) return; // no finalized transcript: nothing to order
       read++;
       const turns = expectSuccess<{ transcript: { turns: Turn[] } }>(ex, 'getPublicEncounterDocumentTranscript').transcript.turns;
       turns.forEach((turn, i) => {
         if (i > 0 && turn.start < turns[i - 1].start) problems.push(`${t.document_id}: turn ${i} (start ${turn.start}) follows turn ${i - 1} (start ${turns[i - 1].start})`);
       });
-    }
+    });
     if (read === 0) throw new NotVerified('no transcript could be read (profile ambient roles and the first list page)');
     if (problems.length > 0) fail('transcript turns are not in chronological order', sample(problems));
   });
