@@ -15,7 +15,7 @@
 //   reportsDone   the verdict counts were printed (reports written)
 //   exit          the process exited
 // Peak memory: the largest sum of resident memory of the harness's processes (the CLI, the runner and its
-// workers; never the reference or PostgreSQL), sampled every 100 ms from /proc.
+// workers; never the reference or PostgreSQL), and the largest single process, sampled every 100 ms from /proc.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -32,7 +32,9 @@ export interface PhaseRun {
   marks: Record<string, number | null>;
   exitCode: number | null;
   counts: string | null;
+  /** Peak of the harness processes' summed resident memory, and of the largest one. */
   peakRssMiB: number | null;
+  peakProcessRssMiB: number | null;
 }
 
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d;
@@ -65,16 +67,43 @@ function tree(root: number): { pid: number; cmd: string }[] {
   return out;
 }
 
-function harnessRssKiB(root: number): number {
-  let sum = 0;
+/**
+ * Resident memory of the harness's processes under `root` (never the reference or PostgreSQL), in KiB: the sum
+ * over the processes, and the largest single one (what `/usr/bin/time` reports for a process tree).
+ */
+export function harnessRss(root: number): { sumKiB: number; maxKiB: number } {
+  let sumKiB = 0;
+  let maxKiB = 0;
   for (const p of tree(root)) {
     if (/reference-impl|reference-switchboard|postgres/.test(p.cmd)) continue;
     try {
       const m = /VmRSS:\s+([0-9]+) kB/.exec(fs.readFileSync(`/proc/${p.pid}/status`, 'utf8'));
-      if (m) sum += Number(m[1]);
+      if (m) {
+        sumKiB += Number(m[1]);
+        maxKiB = Math.max(maxKiB, Number(m[1]));
+      }
     } catch { /* gone meanwhile */ }
   }
-  return sum;
+  return { sumKiB, maxKiB };
+}
+
+/** Samples harnessRss every 100 ms until stopped; returns the peaks in MiB. */
+export function rssSampler(pid: () => number | undefined): { stop(): { sumMiB: number | null; maxMiB: number | null } } {
+  let sum = 0;
+  let max = 0;
+  const timer = setInterval(() => {
+    const p = pid();
+    if (!p) return;
+    const r = harnessRss(p);
+    sum = Math.max(sum, r.sumKiB);
+    max = Math.max(max, r.maxKiB);
+  }, 100);
+  return {
+    stop() {
+      clearInterval(timer);
+      return { sumMiB: sum > 0 ? round(sum / 1024, 1) : null, maxMiB: max > 0 ? round(max / 1024, 1) : null };
+    },
+  };
 }
 
 /** One conformance run of `checkout`, timed by the marks in its output. */
@@ -87,10 +116,10 @@ async function oneRun(checkout: string, side: PhaseRun['side'], scenario: Scenar
   const at = () => round((performance.now() - t0) / 1000);
   const marks: Record<string, number | null> = { listed: null, referenceReady: null, firstTest: null, checksDone: null, reportsDone: null };
   let text = '';
-  let peak = 0;
+  let peak = { sumMiB: null as number | null, maxMiB: null as number | null };
   const code = await new Promise<number | null>((resolve) => {
     const child = spawn(process.execPath, args, { cwd: checkout, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const sampler = setInterval(() => { if (child.pid) peak = Math.max(peak, harnessRssKiB(child.pid)); }, 100);
+    const sampler = rssSampler(() => child.pid);
     const onData = (d: Buffer) => {
       text += d.toString('utf8');
       if (marks.listed === null && /conformance: running [0-9]+ tests/.test(text)) marks.listed = at();
@@ -103,14 +132,14 @@ async function oneRun(checkout: string, side: PhaseRun['side'], scenario: Scenar
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
     child.on('close', (c) => {
-      clearInterval(sampler);
+      peak = sampler.stop();
       resolve(c);
     });
   });
   const wallS = at();
   fs.rmSync(out, { recursive: true, force: true });
   const counts = /conformance: ([0-9]+ passed, [0-9]+ failed[^\n]*)/.exec(text)?.[1] ?? null;
-  return { side, scenario, wallS, marks: { ...marks, exit: wallS }, exitCode: code, counts, peakRssMiB: peak > 0 ? round(peak / 1024, 1) : null };
+  return { side, scenario, wallS, marks: { ...marks, exit: wallS }, exitCode: code, counts, peakRssMiB: peak.sumMiB, peakProcessRssMiB: peak.maxMiB };
 }
 
 interface ReferenceRun { profile: string; stop: () => Promise<void> }
@@ -136,6 +165,7 @@ function summarise(runs: PhaseRun[]): Record<string, number | null> {
   const out: Record<string, number | null> = {};
   for (const k of keys) out[k] = median(runs.map((r) => r.marks[k]).filter((v): v is number => v !== null));
   out.peakRssMiB = median(runs.map((r) => r.peakRssMiB).filter((v): v is number => v !== null));
+  out.peakProcessRssMiB = median(runs.map((r) => r.peakProcessRssMiB).filter((v): v is number => v !== null));
   return out;
 }
 
@@ -159,7 +189,7 @@ export async function phases(root: string, before: string | undefined, rounds: n
         // Alternate which side goes first, so neither always follows the other.
         for (const [side, checkout] of i % 2 ? [...sides].reverse() : sides) {
           const r = await oneRun(checkout, side, scenario, target?.profile);
-          log(`phases: ${scenario} ${side} #${i + 1}: ${r.wallS} s (exit ${r.exitCode}; ${r.counts ?? 'no counts'}; peak ${r.peakRssMiB} MiB)`);
+          log(`phases: ${scenario} ${side} #${i + 1}: ${r.wallS} s (exit ${r.exitCode}; ${r.counts ?? 'no counts'}; peak ${r.peakRssMiB} MiB, largest process ${r.peakProcessRssMiB} MiB)`);
           mine.push(r);
         }
       }
@@ -182,7 +212,7 @@ export async function phases(root: string, before: string | undefined, rounds: n
 export function phaseRows(summary: PhaseSummary[]): [string, string, string][] {
   return summary.map((s) => {
     const a = s.after;
-    const parts = [`listed ${a.listed} s`, ...(a.referenceReady !== null ? [`reference ${a.referenceReady} s`] : []), ...(a.firstTest !== null ? [`first test ${a.firstTest} s`] : []), `checks done ${a.checksDone} s`, `reports ${a.reportsDone} s`, `peak ${a.peakRssMiB} MiB`];
+    const parts = [`listed ${a.listed} s`, ...(a.referenceReady !== null ? [`reference ${a.referenceReady} s`] : []), ...(a.firstTest !== null ? [`first test ${a.firstTest} s`] : []), `checks done ${a.checksDone} s`, `reports ${a.reportsDone} s`, `peak ${a.peakRssMiB} MiB (largest process ${a.peakProcessRssMiB} MiB)`];
     const vs = s.before ? `before ${s.before.exit} s, ratio ${s.ratio?.exit}` : 'no BENCH_BEFORE';
     return [`${s.scenario} (median of ${s.rounds})`, `${a.exit} s: ${parts.join(', ')}`, vs];
   });

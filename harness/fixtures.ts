@@ -202,8 +202,10 @@ export function suite(file: string, opts: SuiteOptions = {}): (title: string, bo
   const name = path.basename(file).replace(/\.spec\.[jt]s$/, '');
   let open: Case[] | undefined;
   let batches = 0;
+  const casesOut = setting('casesOut');
   return (title, body) => {
     if (!chosen(rel, title)) return;
+    if (casesOut) fs.appendFileSync(casesOut, `${rel}\t${title}\n`);
     if (!open || open.length >= size) {
       const cases: Case[] = [];
       open = cases;

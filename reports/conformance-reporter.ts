@@ -8,7 +8,7 @@ import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, Test
 import { setting } from '../harness/config.ts';
 import { redact } from '../harness/redact.ts';
 import { decodeCheckAnnotation, decodeEvidence } from '../harness/record.ts';
-import { summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
+import { suiteFileOf, summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
 import { loadRunContext } from './context.ts';
 import { writeOutcomes, writeReports } from './write.ts';
 
@@ -44,10 +44,7 @@ export default class ConformanceReporter implements Reporter {
 
   onTestEnd(test: TestCase, result: TestResult): void {
     const project = test.parent.project()?.name ?? '';
-    // A batch test is declared in harness/fixtures.ts: its file is the file suite it belongs to.
-    let fileSuite: Suite | undefined = test.parent;
-    while (fileSuite && fileSuite.type !== 'file') fileSuite = fileSuite.parent;
-    const file = path.relative(process.cwd(), fileSuite?.location?.file ?? test.location.file);
+    const file = path.relative(process.cwd(), suiteFileOf(test).file);
     const seed = result.annotations.find((a) => a.type === 'seed')?.description;
     let failedCheck = false;
     for (const a of result.annotations) {

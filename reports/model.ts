@@ -542,3 +542,14 @@ export function mergeOutcomes(parts: OutcomesFile[]): OutcomesFile {
     filter: parts.find((p) => p.filter)?.filter ?? null,
   };
 }
+
+/**
+ * The test file a runner test belongs to. A batch of checks is declared by harness/fixtures.ts on behalf of its
+ * suite file, so the test's own location names fixtures.ts; the file suite above it names the suite file.
+ */
+export function suiteFileOf(test: { location: { file: string; line: number }; parent?: unknown }): { file: string; line?: number } {
+  let s = test.parent as { type?: string; parent?: unknown; location?: { file: string } } | undefined;
+  while (s && s.type !== 'file') s = s.parent as typeof s;
+  const file = s?.location?.file;
+  return file && file !== test.location.file ? { file } : { file: test.location.file, line: test.location.line };
+}

@@ -7,13 +7,15 @@
 import type { FullResult, Reporter, TestCase, TestResult } from '@playwright/test/reporter';
 import path from 'node:path';
 import { redact } from '../harness/redact.ts';
+import { suiteFileOf } from './model.ts';
 
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 /** `FAILED <file>:<line> › <title>: <why>`, redacted: the runner's error, or `why` when given (a failing check). */
 export function failureDigest(test: TestCase, result: TestResult | undefined, why?: string): string {
-  const where = `${path.relative(process.cwd(), test.location.file)}:${test.location.line}`;
+  const at = suiteFileOf(test);
+  const where = `${path.relative(process.cwd(), at.file)}${at.line !== undefined ? `:${at.line}` : ''}`;
   const title = test.titlePath().filter(Boolean).slice(-2).join(' › ');
   const error = (result?.errors ?? []).map((e) => (e.message ?? e.value ?? '').replace(ANSI, '')).join(' | ');
   const lines = error.split('\n').map((l) => l.trim()).filter(Boolean).slice(0, 4).join(' / ');

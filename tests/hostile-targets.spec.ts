@@ -56,6 +56,8 @@ const EXPECTED: Record<HostileName, Expected> = {
   reset: { code: 1, evidence: (e) => e.error?.kind === 'connection_reset' },
   'invalid-json': { code: 1, evidence: (e) => e.response?.status === 200 && e.response.body.startsWith('{"items": [') },
   'empty-200': { code: 1, evidence: (e) => e.response?.status === 200 && e.response.bodyBytes === 0 },
+  // A proxy's HTML error page to every request, the full key and the served document included: not this API.
+  'html-500': { code: 2, line: /^conformance: target http:\/\/127\.0\.0\.1:\d+ does not look like the Clinical Encounter Public API \(GET \/external\/v1\/encounters without a key answered 500 text\/html\)$/ },
   'redirect-loop': { code: 2, line: /^conformance: target http:\/\/127\.0\.0\.1:\d+ does not look like the Clinical Encounter Public API \(GET \/external\/v1\/encounters without a key answered 302 .*redirecting to \/external\/v1\/encounters\)$/ },
 };
 
@@ -191,8 +193,10 @@ for (const name of STALLING_NAMES) {
     expect(report.verdict).toBe('not_conformant');
     const ran = report.checks.filter((c) => c.outcome !== 'not_verified');
     expect(ran.length, 'checks whose roles the profile gives').toBeGreaterThan(100);
-    // Far fewer requests than checks: once open, the breaker sends nothing more.
-    expect(requests).toBeLessThan(40);
+    // Far fewer requests than checks: once open, the breaker sends nothing more. What reached the target is what
+    // was in flight before the first timeouts could open it (2 workers × 8 cases at once, and the reads they
+    // keep in flight themselves).
+    expect(requests).toBeLessThan(ran.length / 2);
     const stopped = ran.filter((c) => /target stopped answering: \d+ consecutive requests got no answer/.test(c.detail ?? ''));
     expect(stopped.length, 'checks ended by the breaker').toBeGreaterThan(100);
     // The terminal says it once, with the count, instead of a FAIL line per check.

@@ -3,6 +3,7 @@
 // The score (caught / total), survivors and unproven checks go to <out>/mutation.json for the reports.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
@@ -17,14 +18,12 @@ const SELF_TESTS = new Set(['properties/webhook-signature.spec.ts']);
 
 /** Every check id of the conformance suites and target-facing properties: by convention, test titles. */
 async function listCheckIds(): Promise<string[]> {
-  const { stdout } = await runChild(['test', '--list', '--reporter=json', '--project=conformance'], { CONFORMANCE_PROFILE: '/dev/null' });
-  const report = JSON.parse(stdout.slice(stdout.indexOf('{'))) as { suites: any[] };
-  const ids: string[] = [];
-  const walk = (s: any) => {
-    for (const spec of s.specs ?? []) if (!SELF_TESTS.has(spec.file)) ids.push(spec.title);
-    for (const c of s.suites ?? []) walk(c);
-  };
-  for (const s of report.suites) walk(s);
+  // A runner test runs a batch of cases (harness/fixtures.ts): the cases themselves are what the suites declare
+  // while the runner lists them (CONFORMANCE_CASES_OUT); their titles are the check ids.
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-cases-')), 'cases.tsv');
+  await runChild(['test', '--list', '--project=conformance'], { CONFORMANCE_PROFILE: '/dev/null', CONFORMANCE_CASES_OUT: file });
+  const ids = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')).filter(([f]) => !SELF_TESTS.has(f)).map(([, t]) => t);
+  fs.rmSync(path.dirname(file), { recursive: true, force: true });
   return [...new Set(ids)].sort();
 }
 

@@ -221,6 +221,14 @@ test.describe('summary reporter', () => {
     expect(line).toBe('FAILED tests/x.spec.ts:7 › serve › stops: Test timeout of 240000ms exceeded. / key [REDACTED] / line3 / line4');
   });
 
+  test('a batch of checks (declared by harness/fixtures.ts) is named by its suite file, not by fixtures.ts', async () => {
+    const { failureDigest } = await import('../reports/summary-reporter.ts');
+    const fileSuite = { type: 'file', location: { file: path.join(process.cwd(), 'suites/errors.spec.ts'), line: 0 }, parent: { type: 'project' } };
+    const batch = { location: { file: path.join(process.cwd(), 'harness/fixtures.ts'), line: 219 }, parent: { type: 'describe', parent: fileSuite }, titlePath: () => ['', 'conformance', 'suites/errors.spec.ts', 'errors [1]'] };
+    const line = failureDigest(batch as never, { status: 'failed', errors: [{ message: 'boom' }] } as never);
+    expect(line).toBe('FAILED suites/errors.spec.ts › suites/errors.spec.ts › errors [1]: boom');
+  });
+
   test('the summary counts a test whose check failed as failed (the test itself ended without throwing) and fails the run', async () => {
     const { default: SummaryReporter } = await import('../reports/summary-reporter.ts');
     const reporter = new SummaryReporter();

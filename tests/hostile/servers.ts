@@ -13,7 +13,7 @@ export interface HostileServer {
   close(): Promise<void>;
 }
 
-export const HOSTILE_NAMES = ['hang', 'drip', 'huge-content-length', 'huge-streamed', 'reset', 'invalid-json', 'redirect-loop', 'empty-200'] as const;
+export const HOSTILE_NAMES = ['hang', 'drip', 'huge-content-length', 'huge-streamed', 'reset', 'invalid-json', 'redirect-loop', 'empty-200', 'html-500'] as const;
 export type HostileName = (typeof HOSTILE_NAMES)[number];
 
 export const HUGE_BODY_BYTES = 50 * 1024 * 1024;
@@ -128,6 +128,15 @@ function empty200(): http.Server {
   });
 }
 
+/** A proxy's error page: 500 with an HTML body, to every request. */
+function html500(): http.Server {
+  return http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(500, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<html><head><title>500 Internal Server Error</title></head><body><h1>Internal Server Error</h1></body></html>');
+  });
+}
+
 /**
  * Targets that pass the probe and then stop answering: the first request (the CLI's probe) gets the
  * API's 401 JSON error, every later one is held (`stall-hang`) or dripped one byte every 200 ms
@@ -182,6 +191,7 @@ export function startHostile(name: HostileName): Promise<HostileServer> {
     : name === 'reset' ? reset()
     : name === 'invalid-json' ? invalidJson()
     : name === 'redirect-loop' ? redirectLoop()
+    : name === 'html-500' ? html500()
     : empty200();
   return tracked(server, name);
 }
