@@ -4,7 +4,8 @@
 // conformance check fails with that one clear reason.
 // Under `conformance run` the CLI starts the reference itself, while Playwright loads; it names a file
 // (CONFORMANCE_WAIT_READY) that it writes once the reference is ready (`ready`) or failed (the reason):
-// no worker may run a check before that.
+// the workers wait for it (harness/ready.ts), so they start while the reference does, and no check runs
+// before it is ready.
 // A run judges one subject: the suites judge the service. A partner's receiver is judged by
 // `conformance webhook receiver`, a partner's client by `conformance client`; neither is started here.
 // Every run gets a fresh breaker file (CONFORMANCE_BREAKER_FILE, harness/breaker.ts) shared by its
@@ -18,18 +19,6 @@ import type { FullConfig } from '@playwright/test';
 import { startReference } from './reference-process.ts';
 
 type Teardown = () => Promise<void>;
-
-const WAIT_READY_MS = 200_000;
-
-async function waitForReady(file: string): Promise<void> {
-  const deadline = Date.now() + WAIT_READY_MS;
-  while (!fs.existsSync(file)) {
-    if (Date.now() > deadline) throw new Error(`the reference implementation was not ready within ${WAIT_READY_MS / 1000} s`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const text = fs.readFileSync(file, 'utf8');
-  if (text !== 'ready') throw new Error(text);
-}
 
 /** Makes this run's breaker file; returns how to remove it. */
 function freshBreaker(): () => void {
@@ -46,9 +35,10 @@ export default async function globalSetup(config: FullConfig): Promise<(() => Pr
   try {
     teardown = await setup(config);
     // Validated once here, trusted by the workers for these bytes (harness/profile.ts loadProfile). A profile
-    // that does not validate is left to the workers, whose fixture reports it as the setup error it is.
+    // that does not validate is left to the workers, whose fixture reports it as the setup error it is. (A
+    // reference the CLI is still starting has no profile yet: each worker validates it when it is ready.)
     const file = setting('profile');
-    if (file) {
+    if (file && !setting('waitReady')) {
       try {
         markProfileChecked(file);
       } catch { /* reported by the workers */ }
@@ -67,9 +57,8 @@ export default async function globalSetup(config: FullConfig): Promise<(() => Pr
 }
 
 async function setup(config: FullConfig): Promise<Teardown | void> {
-  const readyFile = setting('waitReady');
-  // `conformance run` starts the reference itself.
-  if (readyFile) return waitForReady(readyFile);
+  // `conformance run` starts the reference itself; the workers wait for it (harness/ready.ts).
+  if (setting('waitReady')) return;
   if (setting('profile')) return;
   const wanted = config.projects.some((p) => p.name === 'conformance');
   if (!wanted) return;

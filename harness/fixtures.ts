@@ -26,6 +26,7 @@ import { Target, CheckApi } from './target.ts';
 import { matchesPattern, recordCheck, type CheckDef, type CheckRecord, type CheckScope, type Recorded } from './checks.ts';
 import { redact, registerSecret } from './redact.ts';
 import { inPool } from './pool.ts';
+import { waitForReady } from './ready.ts';
 
 export { inPool } from './pool.ts';
 import type { Capture } from './webhook/sender-suite.ts';
@@ -98,6 +99,9 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
       if (!file) {
         throw new Error(setting('setupError') ?? `${settingName('profile')} is not set: run through \`conformance run\` or \`npm test\``);
       }
+      // A reference `conformance run` is starting meanwhile: its profile is there once it is ready.
+      const ready = setting('waitReady');
+      if (ready) await waitForReady(ready);
       await use(new Target(loadProfile(file)));
     },
     { scope: 'worker' },
@@ -132,6 +136,8 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
 export interface CaseFixtures {
   check: CheckFn;
   capture: Capture;
+  /** The case's own title (the test's is its batch's). */
+  title: string;
 }
 export type CaseBody = (fx: CaseFixtures, testInfo: TestInfo) => Promise<void> | void;
 
@@ -146,8 +152,8 @@ export interface SuiteOptions {
   inFlight?: number;
 }
 
-/** Cases per Playwright test: enough to keep a worker busy while the other runs the properties. */
-export const BATCH = 40;
+/** Cases per Playwright test: each test costs ~25 ms of fixture steps, and most files then fit in one. */
+export const BATCH = 100;
 export const DEFAULT_IN_FLIGHT = 8;
 
 export interface Case {
@@ -179,7 +185,7 @@ export async function runBatch(cases: Case[], checker: Checker, capture: Capture
       if (r.problem) problems.push(`${r.rec.id}: ${r.problem.stack ?? r.problem.message}`);
     });
     try {
-      await c.body({ check, get capture() { if (!capture) throw new Error('this suite was not declared with { capture: true }'); return capture; } }, testInfo);
+      await c.body({ check, title: c.title, get capture() { if (!capture) throw new Error('this suite was not declared with { capture: true }'); return capture; } }, testInfo);
     } catch (e) {
       // The case failed outside any check (its own code, or Playwright's expect in a property).
       problems.push(`${c.title}: ${(e as Error)?.stack ?? String(e)}`);
