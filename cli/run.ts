@@ -263,10 +263,10 @@ export async function run(argv: string[]): Promise<number> {
     }
     const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance'];
     if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
-    // The sandbox is ours and local: one worker more than the runner's default of 2, because the webhook suites
-    // spend most of their time waiting out observation windows (a third of a sandbox run's test time), and
-    // a third worker keeps the CPU busy meanwhile (cold time to verdict 17.0 s → 15.5 s on 2 cores, see
-    // README "Performance"). A target run keeps the default: its service is someone else's to load.
+    // The sandbox is ours and local: one worker more than the runner's default of 2. Chosen when each check was
+    // its own test and the waits were sequential (cold 17.0 s → 15.5 s); with batches the waits overlap and 2 or 3
+    // workers measure alike (against the sandbox as a target: 9.5/7.6 s with 2, 9.1/8.2 s with 3, 12.4 s with 1).
+    // A target run keeps the default: its service is someone else's to load.
     else if (switchboardToken !== undefined && setting('workers') === undefined) args.push('--workers=3');
     const env: NodeJS.ProcessEnv = { ...process.env };
     put(env, 'profile', profilePath);
