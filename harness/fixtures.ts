@@ -3,7 +3,7 @@
 //
 // A suite declares its cases with the `test` that `suite(import.meta.filename)` returns; the cases of a file
 // run as a few Playwright tests (batches of up to BATCH cases), many at once inside each (CONFORMANCE_IN_FLIGHT,
-// default 8): a check spends most of its time waiting for the target, and a Playwright test costs about 10 ms
+// default 8): a check spends most of its time waiting for the target, and a Playwright test costs about 25 ms
 // of stack captures for its fixture steps alone. Every check keeps its own record: id, outcome, evidence,
 // duration, the case title, and so its own JUnit test case. The --grep filter and the CLI's --shard choose
 // cases (not batches) here, by the case's title path and a hash of its title.
@@ -25,10 +25,8 @@ import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
 import { matchesPattern, recordCheck, type CheckDef, type CheckRecord, type CheckScope, type Recorded } from './checks.ts';
 import { redact, registerSecret } from './redact.ts';
-import { inPool } from './pool.ts';
+import { inFlight, inPool } from './pool.ts';
 import { waitForReady } from './ready.ts';
-
-export { inPool } from './pool.ts';
 import type { Capture } from './webhook/sender-suite.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
@@ -154,7 +152,6 @@ export interface SuiteOptions {
 
 /** Cases per Playwright test: each test costs ~25 ms of fixture steps, and most files then fit in one. */
 export const BATCH = 100;
-export const DEFAULT_IN_FLIGHT = 8;
 
 export interface Case {
   title: string;
@@ -176,10 +173,10 @@ export function selection(env: NodeJS.ProcessEnv = process.env): (file: string, 
 }
 
 /** Runs a batch's cases and surfaces what no record can hold: a harness error fails the test after all ran. */
-export async function runBatch(cases: Case[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, inFlight: number, solo: boolean): Promise<void> {
+export async function runBatch(cases: Case[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, lanes: number, solo: boolean): Promise<void> {
   const problems: string[] = [];
   const recorded: Recorded[] = [];
-  await inPool(cases, inFlight, async (c) => {
+  await inPool(cases, lanes, async (c) => {
     const check = checker(testInfo, c.title, (r) => {
       recorded.push(r);
       if (r.problem) problems.push(`${r.rec.id}: ${r.problem.stack ?? r.problem.message}`);
@@ -204,7 +201,7 @@ export function suite(file: string, opts: SuiteOptions = {}): (title: string, bo
   const rel = path.relative(process.cwd(), file);
   const chosen = selection();
   const size = opts.solo ? 1 : opts.batch ?? BATCH;
-  const inFlight = opts.inFlight ?? Number(setting('inFlight') ?? DEFAULT_IN_FLIGHT);
+  const lanes = opts.inFlight ?? inFlight();
   const name = path.basename(file).replace(/\.spec\.[jt]s$/, '');
   let open: Case[] | undefined;
   let batches = 0;
@@ -217,8 +214,8 @@ export function suite(file: string, opts: SuiteOptions = {}): (title: string, bo
       open = cases;
       batches++;
       const label = opts.solo ? title : `${name} [${batches}]`;
-      if (opts.capture) fixtures(label, async ({ checker, capture }, testInfo) => runBatch(cases, checker, capture, testInfo, inFlight, !!opts.solo));
-      else fixtures(label, async ({ checker }, testInfo) => runBatch(cases, checker, undefined, testInfo, inFlight, !!opts.solo));
+      if (opts.capture) fixtures(label, async ({ checker, capture }, testInfo) => runBatch(cases, checker, capture, testInfo, lanes, !!opts.solo));
+      else fixtures(label, async ({ checker }, testInfo) => runBatch(cases, checker, undefined, testInfo, lanes, !!opts.solo));
     }
     open.push({ title, body });
   };

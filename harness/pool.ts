@@ -1,6 +1,13 @@
 // Bounded concurrency for waiting on a target: at most `n` promises of a list in flight at once. Used by the
 // batches of harness/fixtures.ts (cases of a suite) and by checks that read many independent resources
 // (every embedded document, every transcript met): a target 150 ms away then costs latency × requests ÷ n.
+import { setting } from './config.ts';
+
+/** Cases of a batch, or cases of a property sent ahead, in flight at once: CONFORMANCE_IN_FLIGHT (`--in-flight`), else 8. */
+export function inFlight(): number {
+  const n = Number(setting('inFlight') ?? 8);
+  return Number.isInteger(n) && n > 0 ? n : 8;
+}
 
 /**
  * Runs `fn` on every item with at most `n` running at once. The first error stops new items from starting and

@@ -141,12 +141,18 @@ export function profileDigest(text: string): string {
  * runner's workers, its reporter) skip the schema for those very bytes; any other bytes are validated.
  */
 export function loadProfile(file: string): Profile {
-  let text: string;
+  return parseProfile(file, readProfileText(file));
+}
+
+function readProfileText(file: string): string {
   try {
-    text = fs.readFileSync(file, 'utf8');
+    return fs.readFileSync(file, 'utf8');
   } catch (e) {
     throw new ProfileError(`cannot read profile ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
+}
+
+function parseProfile(file: string, text: string): Profile {
   let data: unknown;
   try {
     data = JSON.parse(text);
@@ -162,8 +168,9 @@ export function loadProfile(file: string): Profile {
 
 /** Validates the profile file now and lets this process's children trust these bytes (see loadProfile). */
 export function markProfileChecked(file: string, env: NodeJS.ProcessEnv = process.env): Profile {
-  const profile = loadProfile(file);
-  env[settingName('profileChecked')] = profileDigest(fs.readFileSync(file, 'utf8'));
+  const text = readProfileText(file);
+  const profile = parseProfile(file, text);
+  env[settingName('profileChecked')] = profileDigest(text);
   return profile;
 }
 

@@ -7,13 +7,7 @@
 // there when fast-check asks for them. Every case still makes its own request and is judged by the same function.
 import fc from 'fast-check';
 import { CheckFailure, NotVerified, type Exchange } from './checks.ts';
-import { setting } from './config.ts';
-
-/** Requests in flight at once while a property's cases are sent ahead (CONFORMANCE_IN_FLIGHT, default 8). */
-export function prefetchConcurrency(): number {
-  const n = Number(setting('inFlight') ?? 8);
-  return Number.isInteger(n) && n > 0 ? n : 8;
-}
+import { inFlight } from './pool.ts';
 
 /**
  * Sends the cases of a property ahead of fast-check, a few at a time: fc.sample with the same seed draws the very
@@ -24,7 +18,7 @@ export class Prefetch<T> {
   private readonly ahead = new Map<string, Promise<Exchange>[]>();
   private readonly all: Promise<unknown>[] = [];
   private readonly send: (x: T) => Promise<Exchange>;
-  constructor(values: T[], send: (x: T) => Promise<Exchange>, concurrency = prefetchConcurrency()) {
+  constructor(values: T[], send: (x: T) => Promise<Exchange>, concurrency = inFlight()) {
     this.send = send;
     let next = 0;
     let running = 0;

@@ -76,12 +76,18 @@ const PATTERNS: [RegExp, string][] = [
 ];
 
 export function redact(text: string): string {
-  const known = redacted.get(text);
-  if (known !== undefined) return known;
-  const out = redactAt(text, 0);
-  if (redacted.size >= REDACTED_CACHE_MAX) redacted.clear();
-  redacted.set(text, out);
-  return out;
+  return remembered(redacted, text, () => redactAt(text, 0));
+}
+
+/** The answer kept in `cache` for `key`, computed once; the cache is cleared whole when full. */
+function remembered(cache: Map<string, string>, key: string, compute: () => string): string {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = compute();
+    if (cache.size >= REDACTED_CACHE_MAX) cache.clear();
+    cache.set(key, v);
+  }
+  return v;
 }
 
 function redactAt(text: string, depth: number): string {
@@ -132,14 +138,7 @@ function redactEncoded(text: string, depth: number): string {
 // runs (check ids are base64url-shaped) thousands of times, so each is decoded once (cleared with `redacted`).
 const runVerdicts = new Map<string, string>();
 function runVerdict(kind: string, run: string, depth: number, decide: () => string): string {
-  const key = `${kind}${depth}:${run}`;
-  let v = runVerdicts.get(key);
-  if (v === undefined) {
-    v = decide();
-    if (runVerdicts.size >= REDACTED_CACHE_MAX) runVerdicts.clear();
-    runVerdicts.set(key, v);
-  }
-  return v;
+  return remembered(runVerdicts, `${kind}${depth}:${run}`, decide);
 }
 
 /** Secrets and secret-shaped tokens only (no free-text patterns): for one value that is not prose. */

@@ -4,7 +4,8 @@
 import { test, expect } from '@playwright/test';
 import type { TestInfo } from '@playwright/test';
 import { CheckFailure, NotVerified, recordCheck, type CheckDef } from '../harness/checks.ts';
-import { inPool, runBatch, selection, type Case, type Checker } from '../harness/fixtures.ts';
+import { runBatch, selection, type Case, type Checker } from '../harness/fixtures.ts';
+import { inPool } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
 
 class SkipMarker extends Error {}
