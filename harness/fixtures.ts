@@ -19,7 +19,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { test as base, type TestInfo } from '@playwright/test';
+import * as playwrightTest from '@playwright/test';
+import type { TestInfo } from '@playwright/test';
 import { setting, settingName } from './config.ts';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
@@ -60,6 +61,13 @@ export type Checker = (testInfo: TestInfo, caseTitle: string, sink: Sink) => Che
 interface BatchFixtures {
   checker: Checker;
 }
+
+// The suites need none of the browser fixtures `@playwright/test`'s `test` brings (the in-process Playwright
+// driver, browser options, trace recording and context configuration: auto fixtures, set up and torn down as
+// steps, each with a stack capture, for every test). Its fixture-less root, `_baseTest`, is what Playwright's own
+// component-testing packages extend; exported (and typed) by the pinned @playwright/test, with `test` as the
+// fallback should a later version drop it.
+const base = (playwrightTest as { _baseTest?: typeof playwrightTest.test })._baseTest ?? playwrightTest.test;
 
 // One `base.extend` for every suite and property, so all share one worker pool per project; the webhook
 // fixtures are imported lazily, when a batch asks for them. (A separate `test.extend` per file would

@@ -266,15 +266,18 @@ export interface Sample {
   base: number;
 }
 
-function setAt(root: unknown, path: (string | number)[], fn: (node: unknown) => unknown): unknown {
+/**
+ * `root` with the node at `path` replaced by `fn(node)` (or removed, for DELETE): a new value that copies only
+ * the objects and arrays along the path and shares the rest with `root`. Samples are only ever read (judged
+ * and printed), never changed, so sharing is safe, and it spares a deep copy of the whole base per sample.
+ */
+function setAt(root: unknown, path: readonly (string | number)[], fn: (node: unknown) => unknown): unknown {
   if (path.length === 0) return fn(root);
-  const copy = structuredClone(root) as any;
-  let node = copy;
-  for (const k of path.slice(0, -1)) node = node[k];
-  const last = path[path.length - 1]!;
-  const next = fn(node[last]);
-  if (next === DELETE) delete node[last];
-  else node[last] = next;
+  const [k, ...rest] = path;
+  const copy: any = Array.isArray(root) ? [...root] : { ...(root as Json) };
+  const next = setAt(copy[k!], rest, fn);
+  if (next === DELETE) delete copy[k!];
+  else copy[k!] = next;
   return copy;
 }
 const DELETE = Symbol('delete');
@@ -355,6 +358,19 @@ export interface AgreementOptions {
   onlyTooLenient?: boolean;
 }
 
+// The samples of a (contract, served) pair depend on those two schemas alone. Dereferenced documents share one
+// object per $ref target, so the error schema, say, is met once per route and status and by three checks
+// (schema agreement, closedness, reason codes): its samples are made once per pair of objects.
+const samplesByPair = new WeakMap<object, WeakMap<object, Sample[]>>();
+function pairSamples(contractSchema: unknown, servedSchema: unknown, make: () => Sample[]): Sample[] {
+  if (!contractSchema || typeof contractSchema !== 'object' || !servedSchema || typeof servedSchema !== 'object') return make();
+  let inner = samplesByPair.get(contractSchema);
+  if (!inner) samplesByPair.set(contractSchema, (inner = new WeakMap()));
+  let samples = inner.get(servedSchema);
+  if (!samples) inner.set(servedSchema, (samples = make()));
+  return samples;
+}
+
 /**
  * Compares what two schemas accept: every sample is judged by the contract schema and by the served one, and
  * each disagreement is a difference ("accepts … which the contract rejects" or the reverse).
@@ -394,7 +410,7 @@ export function agreement(judge: SchemaJudge, contractSchema: unknown, servedSch
   // base is listed for that direction (its reason names the node), changes in the other direction still are.
   const baseVerdict = new Map<number, boolean>();
   const listed = new Set<string>();
-  for (const s of samplesFor(contractSchema, served, adapt)) {
+  for (const s of pairSamples(contractSchema, servedSchema, () => samplesFor(contractSchema, served, adapt))) {
     if (opts.kinds && s.kind !== 'base' && !opts.kinds.has(s.kind)) continue;
     if (opts.pointer !== undefined && s.kind !== 'base' && s.pointer !== opts.pointer) continue;
     const a = want(s.value) as boolean;

@@ -101,9 +101,12 @@ function redactAt(text: string, depth: number): string {
 // Encoded runs: a signed URL or a bearer header that was never registered is only recognisable by its
 // shape, which percent-encoding or base64 hides. Each run is decoded and redacted as text; a run whose
 // decoded text carries anything redactable is replaced whole, any other run is kept byte for byte (so
-// `limit=%2B1` and ordinary ids survive). Both run patterns are linear: no nested quantifiers.
-const URL_RUN = /[A-Za-z0-9._~%+-]{6,}/g;
-const BASE64_RUN = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
+// `limit=%2B1` and ordinary ids survive). Both run patterns are linear: no nested quantifiers, and a run
+// only starts where the previous character cannot belong to it (the lookbehind), so a short word is tried
+// once, not once per character (which made these two patterns most of a report's redaction time).
+// A URL run is only worth decoding when it holds a `%`: the pattern skips every other run itself.
+const URL_RUN = /(?<![A-Za-z0-9._~%+-])(?=[A-Za-z0-9._~%+-]{6})[A-Za-z0-9._~+-]*%[A-Za-z0-9._~%+-]*/g;
+const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const TEXT = /^[\t\n\r\x20-\x7e\u00a0-\ufffc]+$/;
 
 function leaks(decoded: string, depth: number): boolean {

@@ -6,9 +6,10 @@
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
 import { setting } from '../harness/config.ts';
-import { redact } from '../harness/redact.ts';
+import { redact, redactValue } from '../harness/redact.ts';
+import { loadProfile, registerProfileSecrets } from '../harness/profile.ts';
 import { decodeCheckAnnotation, decodeEvidence } from '../harness/record.ts';
-import { suiteFileOf, summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
+import { sanitizeEvidence, suiteFileOf, summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
 import { loadRunContext } from './context.ts';
 import { writeOutcomes, writeReports } from './write.ts';
 
@@ -36,6 +37,17 @@ export default class ConformanceReporter implements Reporter {
     if (config.shard) this.shard = `${config.shard.current}/${config.shard.total}`;
     else if (setting('shard')) this.shard = setting('shard')!;
     this.conformanceTests = suite.allTests().filter((t) => RUN_PROJECTS.has(t.parent.project()?.name ?? '')).length;
+    // The profile's secrets are known before the first result, so each check's evidence is redacted as it
+    // arrives, while this process waits on the workers, instead of all at the end (where it was most of the
+    // time between the last check and the verdict). The end still passes everything through redaction once
+    // more; those strings are then answered from redaction's memo. A profile that cannot be read is reported
+    // by the run context at the end, as before.
+    const profilePath = setting('profile');
+    if (profilePath) {
+      try {
+        registerProfileSecrets(loadProfile(profilePath));
+      } catch { /* said by loadRunContext in onEnd */ }
+    }
   }
 
   onError(error: TestError): void {
@@ -63,7 +75,7 @@ export default class ConformanceReporter implements Reporter {
       // In the meta-suites one test records the check once per mutant or variant; each is its own record.
       this.checks.set(`${project}:${d.id}:${test.id}:${d.case ?? ''}:${d.mutant ?? ''}:${d.variant ?? ''}`, {
         id: d.id, requirements: d.requirements, title: d.title, outcome: d.outcome, detail: d.detail,
-        project, file, test: d.case ?? test.title, evidence: decodeEvidence(att?.body), seed, durationMs: d.durationMs ?? result.duration,
+        project, file, test: d.case ?? test.title, evidence: redactValue(sanitizeEvidence(decodeEvidence(att?.body))), seed, durationMs: d.durationMs ?? result.duration,
         ...(d.mutant ? { mutant: d.mutant } : {}), ...(d.variant ? { variant: d.variant } : {}),
       });
     }

@@ -17,7 +17,12 @@ function writeRedacted(file: string, text: string): void {
 }
 
 function writeJson(file: string, value: unknown): void {
-  fs.writeFileSync(file, `${JSON.stringify(redactValue(value), null, 2)}\n`);
+  writeRedactedJson(file, redactValue(value));
+}
+
+/** For a value that is already the output of `redactValue` (a second pass would change nothing). */
+function writeRedactedJson(file: string, value: unknown): void {
+  fs.writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 /**
@@ -37,7 +42,7 @@ export function makeDir(dir: string): void {
 export function writeReports(outDir: string, outcomes: OutcomesFile, ctx: RunContext): ConformanceReport {
   const report = redactValue(buildReport(outcomes, ctx));
   makeDir(outDir);
-  writeJson(path.join(outDir, REPORT_FILES.json), { $schema: 'https://conformance.local/conformance-report.schema.json', ...report });
+  writeRedactedJson(path.join(outDir, REPORT_FILES.json), { $schema: 'https://conformance.local/conformance-report.schema.json', ...report });
   writeRedacted(path.join(outDir, REPORT_FILES.junit), toJunit(report));
   writeRedacted(path.join(outDir, REPORT_FILES.html), toHtml(report));
   return report;
