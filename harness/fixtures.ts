@@ -67,7 +67,7 @@ interface BatchFixtures {
 // steps, each with a stack capture, for every test). Its fixture-less root, `_baseTest`, is what Playwright's own
 // component-testing packages extend; exported (and typed) by the pinned @playwright/test, with `test` as the
 // fallback should a later version drop it.
-const base = (playwrightTest as { _baseTest?: typeof playwrightTest.test })._baseTest ?? playwrightTest.test;
+const base: typeof playwrightTest._baseTest = playwrightTest._baseTest ?? playwrightTest.test;
 
 // One `base.extend` for every suite and property, so all share one worker pool per project; the webhook
 // fixtures are imported lazily, when a batch asks for them. (A separate `test.extend` per file would
