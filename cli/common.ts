@@ -252,8 +252,11 @@ export function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: 
         for (const [stream, text] of held.splice(0)) stream.write(text);
       },
       () => {
+        // The run cannot go on (the reference did not start, the target was refused): the runner is stopped,
+        // and its reporter writes nothing for it (reports/conformance-reporter.ts reads the same ready file).
         state = 'dropped';
         held.length = 0;
+        child.kill('SIGTERM');
       },
     );
     let pending = '';
@@ -276,7 +279,7 @@ export function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: 
     child.on('error', (e) => reject(new SetupError(`cannot start playwright: ${e.message}`)));
     child.on('close', (code, signal) => {
       if (pending) emit(process.stderr, `${pending}\n`);
-      if (signal) reject(new SetupError(`interrupted (${signal})`));
+      if (signal && state !== 'dropped') reject(new SetupError(`interrupted (${signal})`));
       else resolve(code ?? 1);
     });
   });

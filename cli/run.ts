@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { credentialKey, loadProfile, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
+import { credentialKey, loadProfile, prepareProfileValidation, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
+import { writeReady } from '../harness/ready.ts';
 import { COVERAGE_PATH } from '../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
 import { isJsonMediaType } from '../harness/media-type.ts';
@@ -109,6 +110,16 @@ async function identifiedOtherwise(baseUrl: string, headers: Record<string, stri
   return false;
 }
 
+/** The profile file as a JSON object, unvalidated, or undefined when it is not one (loadProfile then says why). */
+function rawProfile(file: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A variable the profile names but the environment does not set is a setup error naming it. */
 function requireResolved(profile: Profile, file: string): void {
   const missing = unresolvedVariables(profile);
@@ -194,27 +205,38 @@ export async function run(argv: string[]): Promise<number> {
     let switchboardToken: string | undefined;
     let referenceReady: Promise<void> = Promise.resolve();
     let readyFile: string | undefined;
+    // A target run: the runner starts at once and loads its suites while the profile is validated and the target
+    // probed (the profile's schema alone is a quarter of a second); its workers wait for the ready file, its
+    // output is held until then, and on a refusal it is stopped and writes nothing (reports/conformance-reporter.ts).
+    let targetGate: (() => Promise<void>) | undefined;
     if (o.profile !== undefined) {
       const file = path.resolve(o.profile);
-      let profile = loadProfile(file);
+      const raw = rawProfile(file);
+      if (raw === undefined) loadProfile(file); // not a readable JSON object: loadProfile says why, in its words
       profilePath = file;
-      requireResolved(profile, file);
       if (o.target !== undefined) {
         // The override lives in a private temporary copy: a profile may hold keys inline, so it never goes near the report folder.
-        const raw = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
-        profile = validateProfile({ ...raw, baseUrl: o.target.replace(/\/+$/, '') }, `--target ${o.target}`);
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-profile-'));
         profilePath = path.join(dir, 'target.profile.json');
-        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, baseUrl: profile.baseUrl }), { mode: 0o600 });
+        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, baseUrl: o.target.replace(/\/+$/, '') }), { mode: 0o600 });
         cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
       }
-      try {
-        parseBaseUrl(profile.baseUrl);
-      } catch (e) {
-        throw new SetupError((e as Error).message);
-      }
-      await probe(profile.baseUrl, profile.requestHeaders, credentialKey(profile, 'full'));
       prepareOutDir(outDir);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-target-'));
+      cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+      readyFile = path.join(dir, 'ready');
+      const copy = profilePath;
+      targetGate = async () => {
+        let profile = loadProfile(file);
+        requireResolved(profile, file);
+        if (o.target !== undefined) profile = validateProfile(JSON.parse(fs.readFileSync(copy, 'utf8')), `--target ${o.target}`);
+        try {
+          parseBaseUrl(profile.baseUrl);
+        } catch (e) {
+          throw new SetupError((e as Error).message);
+        }
+        await probe(profile.baseUrl, profile.requestHeaders, credentialKey(profile, 'full'));
+      };
     } else {
       // A report folder that cannot be written is a setup error before the reference is started.
       prepareOutDir(outDir);
@@ -237,12 +259,24 @@ export async function run(argv: string[]): Promise<number> {
           throw new SetupError(`reference implementation did not start: ${e.message}`);
         },
       );
-      // Playwright loads its configuration and every test file while the reference starts; its global setup
-      // waits for this file (cli/global-setup.ts) before any worker runs a check.
+      // Playwright loads its configuration and every test file while the reference starts; its workers wait
+      // for this file (harness/ready.ts) before any check runs. It also names the bytes of the reference's
+      // profile, validated here once (the schema compiled while the reference starts), so that no worker
+      // compiles the profile's schema again.
       readyFile = path.join(dir, 'ready');
+      prepareProfileValidation();
       void referenceReady.then(
-        () => fs.writeFileSync(readyFile!, 'ready'),
-        (e: Error) => fs.writeFileSync(readyFile!, e.message),
+        () => {
+          let digest = '';
+          try {
+            digest = ` ${profileDigest(fs.readFileSync(profilePath, 'utf8'))}`;
+            loadProfile(profilePath);
+          } catch {
+            digest = ''; // each worker validates it, and reports what is wrong
+          }
+          writeReady(readyFile!, `ready${digest}`);
+        },
+        (e: Error) => writeReady(readyFile!, e.message),
       );
       if (o.mutants) await referenceReady;
     }
@@ -299,8 +333,23 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'waitReady', readyFile);
     // A reference in a container delivers its webhooks to the harness through the host's gateway.
     put(env, 'callbackHost', referenceAs === 'container' ? CALLBACK_HOST : setting('callbackHost'));
-    const code = await runPlaywright(args, env, cleanups, referenceReady);
-    await referenceReady; // a reference that never started is the reason, whatever Playwright said
+    let gate = referenceReady;
+    let release = () => {};
+    if (targetGate) {
+      const checked = targetGate;
+      // Started only once the runner is: `runPlaywright` spawns it before this promise's first await.
+      gate = new Promise<void>((resolve) => {
+        release = resolve;
+      }).then(checked);
+      gate.then(
+        () => writeReady(readyFile!, 'ready'),
+        (e: Error) => writeReady(readyFile!, e.message || 'the target was refused'),
+      );
+    }
+    const running = runPlaywright(args, env, cleanups, gate);
+    release();
+    const code = await running;
+    await gate; // a reference that never started, or a target refused, is the reason, whatever Playwright said
     const report = readReport(outDir);
     if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
     tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });

@@ -32,7 +32,7 @@ export const SETTINGS = {
   containersUnavailable: { name: 'CONFORMANCE_CONTAINERS_UNAVAILABLE', about: 'why scripts/container-images.sh could not provide an engine and images (the container tests skip with it)' },
   switchboardToken: { name: 'CONFORMANCE_SWITCHBOARD_TOKEN', about: 'token of the reference\'s switchboard (sandbox and meta-suites only; a secret)' },
   referencePid: { name: 'CONFORMANCE_REFERENCE_PID', about: 'pid of the reference global setup started' },
-  waitReady: { name: 'CONFORMANCE_WAIT_READY', about: 'file the CLI writes when the reference it started is ready' },
+  waitReady: { name: 'CONFORMANCE_WAIT_READY', about: 'file the CLI writes when the target may be used (harness/ready.ts)' },
   setupError: { name: 'CONFORMANCE_SETUP_ERROR', about: 'why global setup could not provide a target' },
   breakerFile: { name: 'CONFORMANCE_BREAKER_FILE', about: 'file shared by the workers: consecutive transport failures of the target' },
   mutantsMatrix: { name: 'CONFORMANCE_MUTANTS_MATRIX', about: 'mutant meta-suite: JSON file of mutant → check ids' },

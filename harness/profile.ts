@@ -84,6 +84,11 @@ function validator() {
   return validateFn;
 }
 
+/** Compiles the profile's schema now (while something else is waited for), so a later validation is quick. */
+export function prepareProfileValidation(): void {
+  validator();
+}
+
 /** Validates a parsed profile; throws ProfileError naming the first offending field. */
 export function validateProfile(data: unknown, source = 'profile'): Profile {
   const validate = validator();

@@ -16,6 +16,7 @@ export function registerSecret(value: string | undefined | null): void {
   secrets.add(value);
   secretPattern = undefined;
   redacted.clear();
+  redactedBodies.clear();
   runVerdicts.clear();
 }
 
@@ -23,6 +24,7 @@ export function registerSecret(value: string | undefined | null): void {
 // through it several times (outcomes, the report object, each format): the answers are kept until a secret
 // is added. Bounded: cleared whole when full.
 const redacted = new Map<string, string>();
+const redactedBodies = new Map<string, string>();
 const REDACTED_CACHE_MAX = 50_000;
 
 // Every form of every secret in one alternation (longest first), rebuilt only when a secret is added:
@@ -199,6 +201,12 @@ const STRING_TOKEN = /"(?:[^"\\\u0000-\u001f]|\\.)*"(\s*:)?/g;
  * `audio_url` member is redacted whole. A body that is not JSON is free text.
  */
 export function redactBody(text: string): string {
+  // A report passes each evidence body through here several times (on arrival, outcomes, the report): one
+  // JSON.parse and one pass over its string tokens per distinct body, not per pass.
+  return remembered(redactedBodies, text, () => redactBodyNow(text));
+}
+
+function redactBodyNow(text: string): string {
   try {
     JSON.parse(text);
   } catch {

@@ -9,6 +9,7 @@ import { setting } from '../harness/config.ts';
 import { redact, redactValue } from '../harness/redact.ts';
 import { loadProfile, registerProfileSecrets } from '../harness/profile.ts';
 import { decodeCheckAnnotation, decodeEvidence } from '../harness/record.ts';
+import { readyState } from '../harness/ready.ts';
 import { sanitizeEvidence, suiteFileOf, summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
 import { loadRunContext } from './context.ts';
 import { writeOutcomes, writeReports } from './write.ts';
@@ -37,17 +38,26 @@ export default class ConformanceReporter implements Reporter {
     if (config.shard) this.shard = `${config.shard.current}/${config.shard.total}`;
     else if (setting('shard')) this.shard = setting('shard')!;
     this.conformanceTests = suite.allTests().filter((t) => RUN_PROJECTS.has(t.parent.project()?.name ?? '')).length;
-    // The profile's secrets are known before the first result, so each check's evidence is redacted as it
-    // arrives, while this process waits on the workers, instead of all at the end (where it was most of the
-    // time between the last check and the verdict). The end still passes everything through redaction once
-    // more; those strings are then answered from redaction's memo. A profile that cannot be read is reported
-    // by the run context at the end, as before.
+    this.learnSecrets();
+  }
+
+  /**
+   * The profile's secrets, registered before results arrive, so each check's evidence is redacted as it arrives,
+   * while this process waits on the workers, instead of all at the end (where it was most of the time between
+   * the last check and the verdict). The end still passes everything through redaction once more; those strings
+   * are then answered from redaction's memo. A reference the CLI is still starting has no profile yet: tried
+   * again as results come. A profile that cannot be read is reported by the run context at the end, as before.
+   */
+  private secretsLearned = false;
+  private learnSecrets(): void {
     const profilePath = setting('profile');
-    if (profilePath) {
-      try {
-        registerProfileSecrets(loadProfile(profilePath));
-      } catch { /* said by loadRunContext in onEnd */ }
-    }
+    if (this.secretsLearned || !profilePath) return;
+    const ready = setting('waitReady');
+    if (ready && !readyState(ready)?.ready) return;
+    try {
+      registerProfileSecrets(loadProfile(profilePath));
+    } catch { /* said by loadRunContext in onEnd */ }
+    this.secretsLearned = true;
   }
 
   onError(error: TestError): void {
@@ -55,6 +65,7 @@ export default class ConformanceReporter implements Reporter {
   }
 
   onTestEnd(test: TestCase, result: TestResult): void {
+    this.learnSecrets();
     const project = test.parent.project()?.name ?? '';
     const file = path.relative(process.cwd(), suiteFileOf(test).file);
     const seed = result.annotations.find((a) => a.type === 'seed')?.description;
@@ -90,6 +101,11 @@ export default class ConformanceReporter implements Reporter {
   }
 
   onEnd(result: FullResult): void {
+    // A run the CLI stopped because its target may not be used (the reference did not start, the preflight
+    // refused the target) has no verdict: the CLI says why, and no report of it is written.
+    const ready = setting('waitReady');
+    const state = ready ? readyState(ready) : { ready: true };
+    if (state && !state.ready) return;
     const checks = [...this.checks.values()].sort((a, b) => a.id.localeCompare(b.id));
     const testFailures = [...this.failures.values()].filter((f) => f.test.outcome() === 'unexpected').map((f) => f.failure);
     const ctx = loadRunContext({ outDir: this.outDir, profilePath: setting('profile'), waiversPath: setting('waivers') });

@@ -1,0 +1,119 @@
+// The ready handshake between `conformance run` and its runner (harness/ready.ts): the workers wait for the file
+// the CLI writes once the target may be used; `ready <sha256>` hands them the digest of the profile the CLI
+// validated; any other text is the reason the run cannot go on, and the reporter then writes no report.
+// Also the CLI shim's compile cache folder: this user's own, or none.
+import { test, expect } from '@playwright/test';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FullConfig, FullResult, Suite, TestCase, TestResult } from '@playwright/test/reporter';
+import ConformanceReporter from '../reports/conformance-reporter.ts';
+import { encodeCheckAnnotation } from '../harness/record.ts';
+import { readyState, waitForReady, writeReady } from '../harness/ready.ts';
+import { profileDigest } from '../harness/profile.ts';
+
+const DIGEST_ENV = 'CONFORMANCE_PROFILE_SHA256';
+const READY_ENV = 'CONFORMANCE_WAIT_READY';
+
+function withEnv<T>(vars: Record<string, string | undefined>, fn: () => T): T {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  for (const [k, v] of Object.entries(vars)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  try {
+    return fn();
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  }
+}
+
+test('ready, ready with a digest, a reason, nothing yet: each read as what it says; only a well-formed digest is adopted', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-ready-'));
+  const file = path.join(dir, 'ready');
+  const digest = profileDigest('{"name":"x"}');
+  const saved = process.env[DIGEST_ENV];
+  delete process.env[DIGEST_ENV];
+  try {
+    expect(readyState(file)).toBeUndefined();
+    writeReady(file, 'ready');
+    expect(readyState(file)).toEqual({ ready: true });
+    expect(process.env[DIGEST_ENV]).toBeUndefined();
+    writeReady(file, `ready ${digest}`);
+    await waitForReady(file, 1000);
+    expect(process.env[DIGEST_ENV]).toBe(digest);
+    delete process.env[DIGEST_ENV];
+    // Not a digest: the run cannot go on, and nothing is trusted.
+    writeReady(file, 'ready not-a-digest');
+    expect(readyState(file)).toEqual({ ready: false, reason: 'ready not-a-digest' });
+    expect(process.env[DIGEST_ENV]).toBeUndefined();
+    writeReady(file, 'target http://127.0.0.1:1 is unreachable: connection_refused');
+    await expect(waitForReady(file, 1000)).rejects.toThrow('unreachable: connection_refused');
+    fs.rmSync(file);
+    await expect(waitForReady(file, 100)).rejects.toThrow('was not ready within');
+  } finally {
+    if (saved === undefined) delete process.env[DIGEST_ENV];
+    else process.env[DIGEST_ENV] = saved;
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function fakeTest(title: string): TestCase {
+  return {
+    id: `id-${title}`, title, location: { file: path.join(process.cwd(), 'suites/fake.spec.ts'), line: 1, column: 1 },
+    parent: { project: () => ({ name: 'conformance' }) }, outcome: () => 'expected',
+  } as unknown as TestCase;
+}
+
+/** A reporter run of one passing check, with the ready file saying `ready`; returns the files written. */
+function reporterRun(readyText: string): string[] {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-ready-reporter-'));
+  const ready = path.join(dir, 'ready');
+  writeReady(ready, readyText);
+  const out = path.join(dir, 'out');
+  return withEnv({ [READY_ENV]: ready, [DIGEST_ENV]: undefined }, () => {
+    const reporter = new ConformanceReporter({ outDir: out });
+    reporter.onBegin({ shard: null } as unknown as FullConfig, { allTests: () => [fakeTest('t')] } as unknown as Suite);
+    const rec = encodeCheckAnnotation({ id: 'a-check', requirements: ['AUTH-401-MISSING-BEARER'], title: 'A', outcome: 'pass' });
+    reporter.onTestEnd(fakeTest('t'), { annotations: [rec], attachments: [], status: 'passed', duration: 1, errors: [] } as unknown as TestResult);
+    const write = process.stdout.write;
+    process.stdout.write = (() => true) as typeof process.stdout.write;
+    try {
+      reporter.onEnd({ status: 'passed' } as FullResult);
+    } finally {
+      process.stdout.write = write;
+    }
+    return fs.existsSync(out) ? fs.readdirSync(out).sort() : [];
+  });
+}
+
+test('a run whose target may not be used writes no report; a ready one does', () => {
+  expect(reporterRun('ready')).toEqual(expect.arrayContaining(['conformance.json', 'outcomes.json']));
+  expect(reporterRun('reference implementation did not start: initdb failed')).toEqual([]);
+});
+
+test.describe('the compile cache folder of the CLI shim', () => {
+  const SHIM = path.resolve(import.meta.dirname, '../cli/conformance.mjs');
+  /** Runs `conformance run --help` with TMPDIR `tmp` and no compile-cache variable of the caller's. */
+  function help(tmp: string): void {
+    const env = { ...process.env, TMPDIR: tmp };
+    delete env.NODE_COMPILE_CACHE;
+    delete env.NODE_DISABLE_COMPILE_CACHE;
+    const r = spawnSync(process.execPath, [SHIM, 'run', '--help'], { env, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+  }
+  const files = (dir: string): string[] => (fs.readdirSync(dir, { recursive: true }) as string[]).filter((f) => fs.statSync(path.join(dir, f)).isFile());
+
+  test('made 0700 under the temporary folder and filled; one others may write to is left unused', () => {
+    test.skip(typeof process.getuid !== 'function', 'POSIX only');
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-ncc-'));
+    const dir = path.join(tmp, `conformance-compile-cache-${process.getuid!()}`);
+    help(tmp);
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+    expect(files(dir).length).toBeGreaterThan(0);
+    fs.rmSync(dir, { recursive: true });
+    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.chmodSync(dir, 0o777);
+    help(tmp);
+    expect(files(dir)).toEqual([]);
+    fs.rmSync(tmp, { recursive: true, force: true });
+  });
+});
