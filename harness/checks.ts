@@ -124,6 +124,8 @@ export interface RecordTag {
   variant?: string;
   /** The title of the case that ran it (the check id, for most). */
   case?: string;
+  /** The suite file that declared the case. */
+  file?: string;
 }
 
 /** What recording a check left for the test that hosts it to do. */

@@ -55,8 +55,8 @@ export type CheckFn = (def: CheckDef, body: CheckBody) => Promise<CheckRecord>;
 /** Where a batch's checks report: each record, in the order they ended. */
 export type Sink = (r: Recorded) => void;
 
-/** Makes the `check` of one case of a batch: records land in `testInfo`, tagged with the case title. */
-export type Checker = (testInfo: TestInfo, caseTitle: string, sink: Sink) => CheckFn;
+/** Makes the `check` of one case of a batch: records land in `testInfo`, tagged with the case's title and file. */
+export type Checker = (testInfo: TestInfo, caseTitle: string, sink: Sink, caseFile?: string) => CheckFn;
 
 interface BatchFixtures {
   checker: Checker;
@@ -126,10 +126,10 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
       if (!token) throw new Error(`${variantBundles ? 'variant' : 'mutant'} mode needs ${settingName('switchboardToken')}`);
       registerSecret(token);
     }
-    await use((testInfo, caseTitle, sink) => async (def, body) => {
+    await use((testInfo, caseTitle, sink, caseFile) => async (def, body) => {
       let last: CheckRecord | undefined;
       for (const r of runs(def)) {
-        const recorded = await recordCheck(testInfo, def, (scope) => body(new CheckApi(r.target, scope), scope), { ...r.tag, case: caseTitle });
+        const recorded = await recordCheck(testInfo, def, (scope) => body(new CheckApi(r.target, scope), scope), { ...r.tag, case: caseTitle, ...(caseFile ? { file: caseFile } : {}) });
         sink(recorded);
         last = recorded.rec;
       }
@@ -152,10 +152,13 @@ export interface SuiteOptions {
   capture?: boolean;
   /** Each case is a Playwright test of its own (the properties: CPU-bound, one long check each). */
   solo?: boolean;
-  /** Cases per batch (default BATCH); the sender suite puts all its waits in one. */
-  batch?: number;
-  /** Cases in flight at once in a batch (default: CONFORMANCE_IN_FLIGHT, else 8). */
+  /** Cases in flight at once (default: CONFORMANCE_IN_FLIGHT, else 8). */
   inFlight?: number;
+  /**
+   * The suite's cases mostly wait (observation windows, an expiry): they start first, in the run's first test,
+   * beside other suites' checks, so the waiting overlaps the work instead of holding a worker idle.
+   */
+  waits?: boolean;
 }
 
 /** Cases per Playwright test: each test costs ~25 ms of fixture steps, and most files then fit in one. */
@@ -164,6 +167,8 @@ export const BATCH = 100;
 export interface Case {
   title: string;
   body: CaseBody;
+  /** The suite file that declared it, relative to the project root (in its records). */
+  file?: string;
 }
 
 /** The --grep filter (a regular expression over "<file> <case title>") and the shard "i/n", from the CLI. */
@@ -180,53 +185,128 @@ export function selection(env: NodeJS.ProcessEnv = process.env): (file: string, 
   };
 }
 
+/** Cases a test runs at once, `lanes` of them in flight. */
+export interface CaseGroup {
+  cases: Case[];
+  lanes: number;
+}
+
 /** Runs a batch's cases and surfaces what no record can hold: a harness error fails the test after all ran. */
 export async function runBatch(cases: Case[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, lanes: number, solo: boolean): Promise<void> {
+  return runGroups([{ cases, lanes }], checker, capture, testInfo, solo);
+}
+
+/** Runs groups of cases side by side, each with its own lanes (see runBatch). */
+export async function runGroups(groups: CaseGroup[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, solo: boolean): Promise<void> {
   const problems: string[] = [];
   const recorded: Recorded[] = [];
-  await inPool(cases, lanes, async (c) => {
+  await Promise.all(groups.map((g) => inPool(g.cases, g.lanes, async (c) => {
     const check = checker(testInfo, c.title, (r) => {
       recorded.push(r);
       if (r.problem) problems.push(`${r.rec.id}: ${r.problem.stack ?? r.problem.message}`);
-    });
+    }, c.file);
     try {
       await c.body({ check, title: c.title, get capture() { if (!capture) throw new Error('this suite was not declared with { capture: true }'); return capture; } }, testInfo);
     } catch (e) {
       // The case failed outside any check (its own code, or Playwright's expect in a property).
       problems.push(`${c.title}: ${(e as Error)?.stack ?? String(e)}`);
     }
-  });
+  })));
   if (problems.length > 0) throw new Error(redact(problems.length === 1 ? problems[0] : `${problems.length} cases failed outside their checks:\n${problems.join('\n')}`));
   // A property is its test: not verified, it is skipped (a batch is never skipped: its other checks ran).
   if (solo && recorded.length > 0 && recorded.every((r) => r.rec.outcome === 'not_verified')) testInfo.skip(true, `not_verified: ${recorded[0].rec.detail}`);
 }
 
+export interface Registered extends Case {
+  file: string;
+  opts: SuiteOptions;
+  /** Declared under properties/ (a property, CPU-bound: tests of its own). */
+  property: boolean;
+}
+
+/** Every case the loaded suite files declared (and the selection kept), in the order they were declared. */
+const registered: Registered[] = [];
+
 /**
  * The `test` of one suite file: `const test = suite(import.meta.filename)`, then `test(title, body)` per
- * case. Cases join the file's current batch; the batch's Playwright test runs them when the file is loaded.
+ * case. Cases register here; suites/run.spec.ts loads every suite file, then `declareRun` turns the cases into
+ * the run's Playwright tests.
  */
 export function suite(file: string, opts: SuiteOptions = {}): (title: string, body: CaseBody) => void {
   const rel = path.relative(process.cwd(), file);
+  const property = path.basename(path.dirname(file)) === 'properties';
   const chosen = selection();
-  const size = opts.solo ? 1 : opts.batch ?? BATCH;
-  const lanes = opts.inFlight ?? inFlight();
-  const name = path.basename(file).replace(/\.spec\.[jt]s$/, '');
-  let open: Case[] | undefined;
-  let batches = 0;
   const casesOut = setting('casesOut');
   return (title, body) => {
     if (!chosen(rel, title)) return;
     if (casesOut) fs.appendFileSync(casesOut, `${rel}\t${title}\n`);
-    if (!open || open.length >= size) {
-      const cases: Case[] = [];
-      open = cases;
-      batches++;
-      const label = opts.solo ? title : `${name} [${batches}]`;
-      if (opts.capture) fixtures(label, async ({ checker, capture }, testInfo) => runBatch(cases, checker, capture, testInfo, lanes, !!opts.solo));
-      else fixtures(label, async ({ checker }, testInfo) => runBatch(cases, checker, undefined, testInfo, lanes, !!opts.solo));
-    }
-    open.push({ title, body });
+    registered.push({ title, body, file: rel, opts, property });
   };
+}
+
+/** A Playwright test of the run: its title, its groups, whether it needs the webhook listener, whether it is one property. */
+export interface PlannedTest {
+  title: string;
+  groups: CaseGroup[];
+  capture: boolean;
+  solo: boolean;
+}
+
+/**
+ * The run's Playwright tests, in the order the runner hands them to its workers:
+ *   1. each waiting suite that listens for the target's webhook deliveries (`waits` with `capture`), alone in a
+ *      test of its own, all its cases at once: its listener must answer within the sender's timeout, so its
+ *      worker runs nothing CPU-bound meanwhile (a check's CPU would hold the answer back: a timeout the sender
+ *      rightly retries, and a terminal-failure check fails that should not);
+ *   2. `checks [1]`: the other waiting suites (an audio URL's expiry), each with its own lanes, beside the first
+ *      BATCH cases of the plain suites, so the wait overlaps work instead of holding a worker idle;
+ *   3. the properties (properties/), each file's cases as it asked (one test per case, or batches), CPU-bound;
+ *   4. the plain suites' remaining cases, BATCH per test.
+ * Every process that loads the same files with the same selection plans the same tests.
+ */
+export function planRun(cases: readonly Registered[], lanes = inFlight()): PlannedTest[] {
+  const groupsOf = (list: readonly Registered[]): CaseGroup[] => {
+    const bySuite = new Map<string, Registered[]>();
+    for (const c of list) bySuite.set(c.file, [...(bySuite.get(c.file) ?? []), c]);
+    return [...bySuite.values()].map((cs) => ({ cases: cs, lanes: cs[0].opts.inFlight ?? lanes }));
+  };
+  const isProperty = (c: Registered) => c.property;
+  const listening = cases.filter((c) => c.opts.waits && c.opts.capture);
+  const waiting = cases.filter((c) => c.opts.waits && !c.opts.capture);
+  const properties = cases.filter((c) => !c.opts.waits && isProperty(c));
+  const rest = cases.filter((c) => !c.opts.waits && !isProperty(c));
+  const chunks: Registered[][] = [];
+  for (let i = 0; i < rest.length; i += BATCH) chunks.push(rest.slice(i, i + BATCH));
+  const out: PlannedTest[] = [];
+  const checks = (list: Registered[], extra: CaseGroup[] = []): PlannedTest => ({
+    title: `checks [${out.filter((t) => t.title.startsWith('checks [')).length + 1}]`,
+    groups: [...extra, ...(list.length > 0 ? [{ cases: list, lanes }] : [])],
+    capture: [...list, ...extra.flatMap((g) => g.cases as Registered[])].some((c) => c.opts.capture),
+    solo: false,
+  });
+  for (const g of groupsOf(listening)) {
+    const name = path.basename(g.cases[0].file!).replace(/\.spec\.[jt]s$/, '');
+    out.push({ title: `${name} [1]`, groups: [g], capture: true, solo: false });
+  }
+  if (waiting.length > 0 || chunks.length > 0) out.push(checks(chunks.shift() ?? [], groupsOf(waiting)));
+  const byFile = new Map<string, Registered[]>();
+  for (const c of properties) byFile.set(c.file, [...(byFile.get(c.file) ?? []), c]);
+  for (const [file, cs] of byFile) {
+    const name = path.basename(file).replace(/\.spec\.[jt]s$/, '');
+    const own = cs[0].opts;
+    if (own.solo) for (const c of cs) out.push({ title: c.title, groups: [{ cases: [c], lanes: 1 }], capture: !!own.capture, solo: true });
+    else for (let i = 0; i < cs.length; i += BATCH) out.push({ title: `${name} [${i / BATCH + 1}]`, groups: [{ cases: cs.slice(i, i + BATCH), lanes: own.inFlight ?? lanes }], capture: !!own.capture, solo: false });
+  }
+  for (const chunk of chunks) out.push(checks(chunk));
+  return out;
+}
+
+/** Declares the run's Playwright tests (planRun) from the cases the loaded suite files registered. */
+export function declareRun(): void {
+  for (const t of planRun(registered)) {
+    if (t.capture) fixtures(t.title, async ({ checker, capture }, testInfo) => runGroups(t.groups, checker, capture, testInfo, t.solo));
+    else fixtures(t.title, async ({ checker }, testInfo) => runGroups(t.groups, checker, undefined, testInfo, t.solo));
+  }
 }
 
 export { expect } from '@playwright/test';

@@ -84,6 +84,9 @@ export async function checkProperty<T>(p: PropertyCheck<T>): Promise<void> {
   try {
     p.judge(await p.send(cx, true), cx);
   } catch (e) {
+    // A target that stopped answering is the outcome as it is (the run's breaker ended the check), not the
+    // property's counterexample: it keeps its name, so the record says so and the terminal counts it once.
+    if (e instanceof CheckFailure && e.name === 'TargetStoppedAnswering') throw e;
     if (e instanceof CheckFailure) throw new CheckFailure(`${p.failure}: ${e.title}`, `${where}: ${e.detail}`);
     throw e;
   }

@@ -37,12 +37,15 @@ export interface CheckRecord {
 
 /**
  * The annotation payload: the record plus the switchboard entry that was on (meta-suites only), the title of
- * the case that ran it, its own duration (a test hosts many checks), and whether the run's breaker ended it.
+ * the case that ran it and the suite file that declared it (a test runs cases of many files), its own duration
+ * (a test hosts many checks), and whether the run's breaker ended it.
  */
 export interface AnnotatedRecord extends CheckRecord {
   mutant?: string;
   variant?: string;
   case?: string;
+  /** The suite file that declared the case, relative to the project root (`suites/errors.spec.ts`). */
+  file?: string;
   durationMs?: number;
   breaker?: boolean;
 }
@@ -51,8 +54,8 @@ const ANNOTATION = /^check:([a-z_]+)$/;
 
 /** Encodes a record as a Playwright annotation `check:<outcome>` with a JSON description (redacted by value). */
 export function encodeCheckAnnotation(rec: AnnotatedRecord): { type: string; description: string } {
-  const { id, requirements, title, detail, mutant, variant, durationMs, breaker } = rec;
-  return { type: `check:${rec.outcome}`, description: JSON.stringify(redactValue({ id, requirements, title, detail, mutant, variant, case: rec.case, durationMs, breaker })) };
+  const { id, requirements, title, detail, mutant, variant, file, durationMs, breaker } = rec;
+  return { type: `check:${rec.outcome}`, description: JSON.stringify(redactValue({ id, requirements, title, detail, mutant, variant, case: rec.case, file, durationMs, breaker })) };
 }
 
 export type DecodedAnnotation = { ok: true; record: AnnotatedRecord } | { ok: false; error: string } | null;

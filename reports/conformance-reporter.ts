@@ -67,7 +67,8 @@ export default class ConformanceReporter implements Reporter {
   onTestEnd(test: TestCase, result: TestResult): void {
     this.learnSecrets();
     const project = test.parent.project()?.name ?? '';
-    const file = path.relative(process.cwd(), suiteFileOf(test).file);
+    // A test runs cases of many suite files: each record names its own (harness/fixtures.ts).
+    const testFile = path.relative(process.cwd(), suiteFileOf(test).file);
     const seed = result.annotations.find((a) => a.type === 'seed')?.description;
     let failedCheck = false;
     for (const a of result.annotations) {
@@ -75,7 +76,7 @@ export default class ConformanceReporter implements Reporter {
       if (decoded === null) continue;
       if (!decoded.ok) {
         // A record that cannot be read is a harness error shown in the report, never silently dropped.
-        this.runErrors.push(redact(`harness error: ${decoded.error} in test "${test.title}" (${file})`));
+        this.runErrors.push(redact(`harness error: ${decoded.error} in test "${test.title}" (${testFile})`));
         if (a.type === 'check:fail') failedCheck = true;
         continue;
       }
@@ -86,7 +87,7 @@ export default class ConformanceReporter implements Reporter {
       // In the meta-suites one test records the check once per mutant or variant; each is its own record.
       this.checks.set(`${project}:${d.id}:${test.id}:${d.case ?? ''}:${d.mutant ?? ''}:${d.variant ?? ''}`, {
         id: d.id, requirements: d.requirements, title: d.title, outcome: d.outcome, detail: d.detail,
-        project, file, test: d.case ?? test.title, evidence: redactValue(sanitizeEvidence(decodeEvidence(att?.body))), seed, durationMs: d.durationMs ?? result.duration,
+        project, file: d.file ?? testFile, test: d.case ?? test.title, evidence: redactValue(sanitizeEvidence(decodeEvidence(att?.body))), seed, durationMs: d.durationMs ?? result.duration,
         ...(d.mutant ? { mutant: d.mutant } : {}), ...(d.variant ? { variant: d.variant } : {}),
       });
     }
@@ -94,7 +95,7 @@ export default class ConformanceReporter implements Reporter {
     // A batch that timed out may have recorded some checks and not others: it is a problem either way.
     if (bad && (!failedCheck || result.status === 'timedOut') && RUN_PROJECTS.has(project)) {
       const error = firstLine(result.errors[0]?.message ?? result.status);
-      this.failures.set(test.id, { test, failure: { project, file, test: test.title, error: redact(error) } });
+      this.failures.set(test.id, { test, failure: { project, file: testFile, test: test.title, error: redact(error) } });
     } else {
       this.failures.delete(test.id);
     }

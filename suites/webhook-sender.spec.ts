@@ -1,7 +1,7 @@
 // §6 (service side): outbound `recording.transcript_ready` deliveries. The harness listens as a receiver
 // and makes the service produce events through the profile's `webhook.sandboxControlUrl`; without one
 // (a target whose webhook delivery is not generally available, §6) every check is not_verified.
-// One test per check; the title is the check id. Mutant runs reach the delivery worker through the
+// Its cases mostly wait for deliveries: they start first, all at once, in a test of their own. Mutant runs reach the delivery worker through the
 // subscription: the switchboard headers of the activating request stick to it.
 import { suite, SENDER_TIMEOUT_MS } from '../harness/fixtures.ts';
 import { setting } from '../harness/config.ts';
@@ -9,7 +9,7 @@ import { registerSecret } from '../harness/redact.ts';
 import type { CredentialRole } from '../harness/profile.ts';
 import { SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 
-const test = suite(import.meta.filename, { capture: true, batch: 64, inFlight: 64 });
+const test = suite(import.meta.filename, { capture: true, inFlight: 64, waits: true });
 
 /** Headers for the control routes: the profile's request headers, plus the switchboard token if they lack it. */
 function controlHeaders(profile: { requestHeaders?: Record<string, string>; faults?: Record<string, { headers: Record<string, string> } | undefined> }): Record<string, string> {

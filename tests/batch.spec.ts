@@ -4,7 +4,8 @@
 import { test, expect } from '@playwright/test';
 import type { TestInfo } from '@playwright/test';
 import { CheckFailure, NotVerified, recordCheck, type CheckDef } from '../harness/checks.ts';
-import { runBatch, selection, type Case, type Checker } from '../harness/fixtures.ts';
+import path from 'node:path';
+import { planRun, runBatch, runGroups, selection, type Case, type Checker, type Registered } from '../harness/fixtures.ts';
 import { inPool } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
 
@@ -103,4 +104,45 @@ test('--grep chooses cases by "<file> <title>"; --shard puts every case in exact
   // The file does not matter to the shard: the runner's process and each worker agree whatever they loaded.
   expect(titles.filter((t) => selection({ CONFORMANCE_SHARD: '2/3' })('other-file', t))).toEqual(shards[1]);
   expect(selection({})('f', 'anything')).toBe(true);
+});
+
+test('the run plan: the listening suite alone first, the other waits beside the first batch of checks, then the properties, then the other batches; every case once', () => {
+  const mk = (file: string, n: number, opts: Registered['opts'] = {}): Registered[] =>
+    Array.from({ length: n }, (_, i) => ({ title: `${path.basename(file, '.spec.ts')}-${i}`, body: async () => {}, file, opts, property: file.startsWith('properties/') }));
+  const cases = [
+    ...mk('properties/p-batch.spec.ts', 3),
+    ...mk('properties/p-solo.spec.ts', 2, { solo: true }),
+    ...mk('suites/a.spec.ts', 150),
+    ...mk('suites/audio.spec.ts', 2, { waits: true }),
+    ...mk('suites/b.spec.ts', 60),
+    ...mk('suites/sender.spec.ts', 29, { waits: true, capture: true, inFlight: 64 }),
+  ];
+  const plan = planRun(cases, 8);
+  expect(plan.map((t) => t.title)).toEqual(['sender [1]', 'checks [1]', 'p-batch [1]', 'p-solo-0', 'p-solo-1', 'checks [2]', 'checks [3]']);
+  // The suite that listens for deliveries alone, all its cases at once, with the listener: nothing CPU-bound
+  // may hold its answers back.
+  expect(plan[0].groups.map((g) => [g.cases[0].file, g.cases.length, g.lanes])).toEqual([['suites/sender.spec.ts', 29, 64]]);
+  expect(plan[0].capture).toBe(true);
+  // The other waiting suite, with its own lanes, beside the first BATCH of the plain suites.
+  expect(plan[1].groups.map((g) => [g.cases[0].file, g.cases.length, g.lanes])).toEqual([['suites/audio.spec.ts', 2, 8], ['suites/a.spec.ts', 100, 8]]);
+  expect(plan.slice(1).every((t) => !t.capture)).toBe(true);
+  expect(plan.filter((t) => t.solo).map((t) => t.title)).toEqual(['p-solo-0', 'p-solo-1']);
+  // Later batches mix files: the rest of a.spec.ts, then b.spec.ts.
+  expect(plan[5].groups[0].cases.length).toBe(100);
+  expect(plan[6].groups[0].cases.length).toBe(10);
+  const planned = plan.flatMap((t) => t.groups.flatMap((g) => g.cases.map((c) => `${c.file} ${c.title}`)));
+  expect(planned.sort()).toEqual(cases.map((c) => `${c.file} ${c.title}`).sort());
+  expect(planRun([], 8)).toEqual([]);
+});
+
+test('groups of a test run side by side: a group that waits holds none of the others back', async () => {
+  const info = fakeInfo();
+  const order: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const waiting: Case = { title: 'waits', body: async ({ check }) => void (await check(def('waits'), async () => { await gate; order.push('waits'); })) };
+  const quick: Case[] = Array.from({ length: 5 }, (_, i) => ({ title: `quick-${i}`, body: async ({ check }) => void (await check(def(`quick-${i}`), async () => { order.push(`quick-${i}`); if (i === 4) release(); })) }));
+  await runGroups([{ cases: [waiting], lanes: 1 }, { cases: quick, lanes: 1 }], checker, undefined, info as unknown as TestInfo, false);
+  expect(order).toEqual(['quick-0', 'quick-1', 'quick-2', 'quick-3', 'quick-4', 'waits']);
+  expect(info.annotations).toHaveLength(6);
 });

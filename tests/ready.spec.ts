@@ -94,7 +94,7 @@ test.describe('the compile cache folder of the CLI shim', () => {
   const SHIM = path.resolve(import.meta.dirname, '../cli/conformance.mjs');
   /** Runs `conformance run --help` with TMPDIR `tmp` and no compile-cache variable of the caller's. */
   function help(tmp: string): void {
-    const env = { ...process.env, TMPDIR: tmp };
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
     delete env.NODE_COMPILE_CACHE;
     delete env.NODE_DISABLE_COMPILE_CACHE;
     const r = spawnSync(process.execPath, [SHIM, 'run', '--help'], { env, encoding: 'utf8' });

@@ -13,7 +13,7 @@ export function metaConfig(project: { name: string; grep?: RegExp }, extra: Pick
   if (project.grep) process.env[settingName('grep')] = project.grep.source;
   return defineConfig({
     testDir: ROOT,
-    testMatch: ['suites/**/*.spec.ts', 'properties/**/*.spec.ts'],
+    testMatch: ['suites/run.spec.ts'],
     fullyParallel: true,
     workers: 2,
     timeout: 120_000,
