@@ -1,12 +1,14 @@
 // Playwright fixtures for the conformance suites: the target (worker-scoped, from the profile named
 // by CONFORMANCE_PROFILE) and `check`, which runs one named check against it and records its outcome.
 //
-// A suite declares its cases with the `test` that `suite(import.meta.filename)` returns; the cases of a file
-// run as a few Playwright tests (batches of up to BATCH cases), many at once inside each (CONFORMANCE_IN_FLIGHT,
-// default 8): a check spends most of its time waiting for the target, and a Playwright test costs about 25 ms
-// of stack captures for its fixture steps alone. Every check keeps its own record: id, outcome, evidence,
-// duration, the case title, and so its own JUnit test case. The --grep filter and the CLI's --shard choose
-// cases (not batches) here, by the case's title path and a hash of its title.
+// A suite declares its cases with the `test` that `suite(import.meta.filename)` returns; they register here, and
+// suites/run.spec.ts, the conformance project's one test file, turns every loaded suite's cases into a few
+// Playwright tests (`planRun`: the waiting suites first, then the properties, then batches of up to BATCH cases),
+// many cases at once inside each (CONFORMANCE_IN_FLIGHT, default 8): a check spends most of its time waiting for
+// the target, and a Playwright test costs about 25 ms of stack captures for its fixture steps alone. Every check
+// keeps its own record: id, outcome, evidence, duration, the case title and suite file, and so its own JUnit test
+// case. The --grep filter and the CLI's --shard choose cases (not batches) here, by "<file> <title>" and a hash
+// of the title.
 //
 // Mutant mode (used only by the meta-suite against the reference sandbox): when
 // CONFORMANCE_MUTANTS_MATRIX names a matrix file, `check` runs the check once per mutant whose
