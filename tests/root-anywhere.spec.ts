@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './helpers/cli-process.ts';
-import { firstClosedFolder } from '../platform/embedded-postgres.ts';
+import { firstClosedFolder, initialiseFromTemplate } from '../platform/embedded-postgres.ts';
 
 const AS_ROOT = process.getuid?.() === 0;
 
@@ -25,6 +25,43 @@ test('firstClosedFolder names the first folder others cannot enter, and nothing 
     expect(firstClosedFolder(path.join(inner, 'deeper'))).toBeUndefined();
   } finally {
     fs.rmSync(outer, { recursive: true, force: true });
+  }
+});
+
+test('a data folder is initialised from the template of an earlier initdb: only one of this user\'s, closed to others, keyed by what initdb was given', async () => {
+  const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-template-'));
+  const saved = process.env.CONFORMANCE_PG_CACHE;
+  process.env.CONFORMANCE_PG_CACHE = cache;
+  const fresh = () => fs.mkdtempSync(path.join(cache, 'data-'));
+  let initdbs = 0;
+  const initdb = (dir: string) => async () => {
+    initdbs++;
+    fs.mkdirSync(path.join(dir, 'base'));
+    fs.writeFileSync(path.join(dir, 'PG_VERSION'), '18\n');
+    fs.writeFileSync(path.join(dir, 'base', 'conf'), `made by initdb #${initdbs}\n`);
+  };
+  try {
+    const a = fresh();
+    expect(await initialiseFromTemplate(a, 'key-1', initdb(a))).toBe('initdb');
+    const template = fs.readdirSync(cache).find((n) => n.startsWith(`cec-pg-template-${process.getuid!()}-`))!;
+    expect(fs.statSync(path.join(cache, template)).mode & 0o777).toBe(0o700);
+    const b = fresh();
+    expect(await initialiseFromTemplate(b, 'key-1', initdb(b))).toBe('template');
+    expect(fs.readFileSync(path.join(b, 'base', 'conf'), 'utf8')).toBe('made by initdb #1\n');
+    expect(fs.statSync(b).mode & 0o777).toBe(0o700);
+    // Another superuser, password or flags: another template.
+    const c = fresh();
+    expect(await initialiseFromTemplate(c, 'key-2', initdb(c))).toBe('initdb');
+    // A template others may enter is never used (nor one missing its completion mark).
+    fs.chmodSync(path.join(cache, template), 0o755);
+    const d = fresh();
+    expect(await initialiseFromTemplate(d, 'key-1', initdb(d))).toBe('initdb');
+    expect(fs.readFileSync(path.join(d, 'base', 'conf'), 'utf8')).toBe(`made by initdb #${initdbs}\n`);
+    expect(initdbs).toBe(3);
+  } finally {
+    if (saved === undefined) delete process.env.CONFORMANCE_PG_CACHE;
+    else process.env.CONFORMANCE_PG_CACHE = saved;
+    fs.rmSync(cache, { recursive: true, force: true });
   }
 });
 

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { assertDataDirReachable, ClusterStartError, guardedStart, loadEmbeddedPostgres } from '../../platform/embedded-postgres.ts';
+import { assertDataDirReachable, ClusterStartError, guardedStart, initialiseFromTemplate, loadEmbeddedPostgres } from '../../platform/embedded-postgres.ts';
 import { ProviderError } from './types.ts';
 import type { DbProvider, ProviderOptions } from './types.ts';
 
@@ -67,7 +67,11 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
   });
   try {
     await guardedStart(async () => {
-      if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
+      // A fresh folder is initialised from a template of an earlier initdb with the same binaries and flags
+      // (platform/embedded-postgres.ts): the superuser and its password are constants of this provider.
+      if (!fs.existsSync(path.join(dataDir, 'PG_VERSION'))) {
+        await initialiseFromTemplate(dataDir, JSON.stringify({ user: USER, password: PASSWORD, auth: 'scram-sha-256', initdbFlags: temporary ? ['--no-sync'] : [] }), () => pg.initialise());
+      }
       await pg.start();
     });
   } catch (e) {
