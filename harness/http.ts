@@ -32,7 +32,9 @@ export class TransportError extends Error {
     super(message);
     this.name = 'TransportError';
     this.kind = kind;
-    this.partial = partial;
+    // A view of a few bytes (`subarray(0, 2048)`) would keep the whole body it was cut from alive (4 MiB of an
+    // oversized answer, per error, for as long as the error is referenced): keep a copy of the bytes alone.
+    this.partial = partial && partial.buffer.byteLength > partial.length * 2 + 8192 ? Buffer.from(partial) : partial;
   }
 }
 

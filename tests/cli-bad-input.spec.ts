@@ -19,8 +19,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCli, type CliResult } from './helpers/cli-process.ts';
 
+/** Folders this file made: removed when its tests end (they hold profiles, some with keys). */
+const made: string[] = [];
+test.afterAll(() => {
+  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
 function tmp(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'cec-bad-input-'));
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-bad-input-'));
+  made.push(d);
+  return d;
 }
 
 function write(dir: string, name: string, data: unknown): string {
