@@ -6,7 +6,6 @@
 // `{type: 'null'}`, closedness written as `unevaluatedProperties: false`, a base path moved into `servers`,
 // media-type parameters and `+json` suffixes. Pure functions over two documents: nothing here talks to a
 // target or imports the implementation. Each judge returns the list of differences (empty = agrees).
-import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 
@@ -120,10 +119,18 @@ function short(v: unknown): string {
  */
 export const PARSER_OPTIONS = { resolve: { external: false }, dereference: { circular: 'ignore' } } as const;
 
+/**
+ * swagger-parser, loaded when a check first needs it: every process of a run loads the suites (the runner only to
+ * list them), and the parser with its dependencies is the heaviest of their imports.
+ */
+export async function swaggerParser(): Promise<{ dereference: (doc: unknown, options: unknown) => Promise<unknown>; validate: (doc: unknown, options: unknown) => Promise<unknown> }> {
+  return (await import('@apidevtools/swagger-parser')).default as never;
+}
+
 /** The document with every `$ref` resolved (a copy); throws with the parser's first line when it does not resolve. */
 export async function dereference(doc: Json): Promise<Json> {
   try {
-    return (await SwaggerParser.dereference(structuredClone(doc) as any, PARSER_OPTIONS as any)) as unknown as Json;
+    return (await (await swaggerParser()).dereference(structuredClone(doc), PARSER_OPTIONS)) as Json;
   } catch (e) {
     throw new Error((e as Error).message.split('\n')[0]);
   }

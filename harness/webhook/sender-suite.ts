@@ -398,6 +398,9 @@ export class SandboxControl {
 // ---------------------------------------------------------------------------------------------
 // The cases
 
+/** The sender's timeout in scenarios where the listener answers at once (see SenderContext.scenarioAt). */
+export const PROMPT_ANSWER_TIMEOUT_MS = 5_000;
+
 export interface SenderContextOptions {
   capture: Capture;
   control: SandboxControl;
@@ -438,8 +441,13 @@ export class SenderContext {
     const { capture, control } = this.opts;
     const path = `/receiver/${name}-${crypto.randomBytes(4).toString('hex')}`;
     capture.setScript(path, script);
+    // Only a scenario about the sender's timeout needs that timeout short. Elsewhere a generous one keeps a
+    // listener that answers late on a loaded machine (its process busy, two cores shared with the target) from
+    // becoming a timeout the sender rightly retries, which would read as a retry after a 2xx or a terminal answer;
+    // a sender that wrongly retries does so after its backoff, well within the observation window either way.
+    const timeoutMs = script.includes('timeout') ? (this.opts.senderTimeoutMs ?? 500) : Math.max(this.opts.senderTimeoutMs ?? 500, PROMPT_ANSWER_TIMEOUT_MS);
     const sub = await control.activate(scope, `${capture.url}${path}`, this.secret, {
-      max_attempts: this.opts.maxAttempts ?? 3, backoff_ms: this.opts.backoffMs ?? 100, timeout_ms: this.opts.senderTimeoutMs ?? 500,
+      max_attempts: this.opts.maxAttempts ?? 3, backoff_ms: this.opts.backoffMs ?? 100, timeout_ms: timeoutMs,
     });
     try {
       await control.finalize(scope, this.opts.document, sub);
