@@ -4,6 +4,7 @@
 //      reports) and its peak memory, for the cold run, a target run and a failing target run, as medians of
 //      BENCH_ROUNDS (default 3) runs alternating with the checkout BENCH_BEFORE names, with the ratio after/before.
 //   0b. hostile (bench/hostile.ts): the whole run against each hostile target, its time, exit code and memory.
+//   0c. distant (bench/distant.ts): a target run through a proxy holding every answer BENCH_DELAY_MS (150 ms).
 //   1. cold time to verdict: `conformance run` from nothing (embedded PostgreSQL, migrations, seed, every
 //      conformance suite and property, reports) as a child process; checks, property cases, checks/s.
 //   2. reference throughput: autocannon on the list route and on document detail, beside a bare node:http
@@ -14,7 +15,7 @@
 //      latency at 1k/10k/100k encounters (the conformance run is not pointed at a bigger dataset).
 // The reference is only ever a child process. Knobs: BENCH_SCALES (default 1,4,16), BENCH_BUDGET_S (default 570:
 // a scale whose estimated time does not fit in what is left is halved until it does, and the JSON says so),
-// BENCH_PARTS (default phases,hostile,verdict,reference: `reference` alone skips the conformance runs while iterating on the reference).
+// BENCH_PARTS (default phases,hostile,distant,verdict,reference: `reference` alone skips the conformance runs while iterating on the reference).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -24,6 +25,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { startCluster } from '../harness/embedded-cluster.ts';
+import { distant } from './distant.ts';
 import { hostile } from './hostile.ts';
 import { phaseRows, phases, SCENARIOS, type Scenario } from './phases.ts';
 
@@ -41,7 +43,7 @@ const SEQUENTIAL_WARMUP = 20;
 const DATASET_SIZES = [1_000, 10_000, 100_000];
 const TARGETS = { coldVerdictS: 15, minChecks: 300, minPropertyCases: 2_000, throughputRatio: 0.5, deepPageP50Ms: 20 };
 const BUDGET_S = Number(process.env.BENCH_BUDGET_S ?? 570);
-const PARTS = new Set((process.env.BENCH_PARTS ?? 'phases,hostile,verdict,reference').split(','));
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'phases,hostile,distant,verdict,reference').split(','));
 const BEFORE = process.env.BENCH_BEFORE ? path.resolve(process.env.BENCH_BEFORE) : undefined;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ONLY = (process.env.BENCH_SCENARIOS ?? SCENARIOS.join(',')).split(',').filter((s): s is Scenario => (SCENARIOS as string[]).includes(s));
@@ -333,6 +335,14 @@ async function main(): Promise<void> {
     const h = await hostile(ROOT, log);
     result.hostile = h;
     for (const r of h) rows.push([`hostile target ${r.name}`, `${r.wallS} s, exit ${r.exitCode} (${r.counts ?? r.last.replace(/^conformance: /, '')}), peak ${r.peakRssMiB} MiB (largest process ${r.peakProcessRssMiB} MiB)`, '<= 30 s']);
+  }
+
+  // 0c. a target 150 ms away (bench/distant.ts).
+  if (PARTS.has('distant')) {
+    const d = await distant(ROOT, ROUNDS, log);
+    result.distant = d;
+    rows.push([`target ${d.delayMs} ms away (median of ${d.wallS.length})`, `${d.medianS} s (${d.wallS.join(' / ')} s; exit ${d.exitCodes.join('/')}; ${d.requests} requests through the proxy; ${d.counts ?? '-'})`, '<= 20 s at 150 ms']);
+    loadavg.afterDistant = load();
   }
 
   // 1. cold time to verdict (the 1x point of the scaling table).
