@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { credentialKey, loadProfile, prepareProfileValidation, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
+import { credentialKey, loadProfile, markProfileChecked, prepareProfileValidation, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
 import { writeReady } from '../harness/ready.ts';
 import { COVERAGE_PATH } from '../fixtures/paths.ts';
 import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
@@ -16,7 +16,7 @@ import { CALLBACK_HOST, startContainerReference } from './reference-container.ts
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor } from '../reports/model.ts';
 import { REPORT_FILES } from '../reports/write.ts';
-import { setting } from '../harness/config.ts';
+import { setting, settingName } from '../harness/config.ts';
 import { clearReports, dbKind, DEFAULT_OUT, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
@@ -267,14 +267,14 @@ export async function run(argv: string[]): Promise<number> {
       prepareProfileValidation();
       void referenceReady.then(
         () => {
-          let digest = '';
+          // The bytes validated here are the bytes vouched for (one read); a profile that does not validate is
+          // vouched for by no one: each worker validates it, and reports what is wrong.
+          const vouched: NodeJS.ProcessEnv = {};
           try {
-            digest = ` ${profileDigest(fs.readFileSync(profilePath, 'utf8'))}`;
-            loadProfile(profilePath);
-          } catch {
-            digest = ''; // each worker validates it, and reports what is wrong
-          }
-          writeReady(readyFile!, `ready${digest}`);
+            markProfileChecked(profilePath, vouched);
+          } catch { /* see above */ }
+          const digest = vouched[settingName('profileChecked')];
+          writeReady(readyFile!, digest ? `ready ${digest}` : 'ready');
         },
         (e: Error) => writeReady(readyFile!, e.message),
       );

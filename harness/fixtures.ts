@@ -193,12 +193,10 @@ export interface CaseGroup {
   lanes: number;
 }
 
-/** Runs a batch's cases and surfaces what no record can hold: a harness error fails the test after all ran. */
-export async function runBatch(cases: Case[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, lanes: number, solo: boolean): Promise<void> {
-  return runGroups([{ cases, lanes }], checker, capture, testInfo, solo);
-}
-
-/** Runs groups of cases side by side, each with its own lanes (see runBatch). */
+/**
+ * Runs a test's groups of cases side by side, each group with its own lanes, and surfaces what no record can hold:
+ * a harness error fails the test after every case ran.
+ */
 export async function runGroups(groups: CaseGroup[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, solo: boolean): Promise<void> {
   const problems: string[] = [];
   const recorded: Recorded[] = [];
@@ -267,16 +265,22 @@ export interface PlannedTest {
  * Every process that loads the same files with the same selection plans the same tests.
  */
 export function planRun(cases: readonly Registered[], lanes = inFlight()): PlannedTest[] {
-  const groupsOf = (list: readonly Registered[]): CaseGroup[] => {
-    const bySuite = new Map<string, Registered[]>();
-    for (const c of list) bySuite.set(c.file, [...(bySuite.get(c.file) ?? []), c]);
-    return [...bySuite.values()].map((cs) => ({ cases: cs, lanes: cs[0].opts.inFlight ?? lanes }));
+  /** The cases of each suite file, in the order the files were loaded. */
+  const bySuite = (list: readonly Registered[]): Registered[][] => {
+    const files = new Map<string, Registered[]>();
+    for (const c of list) {
+      const cs = files.get(c.file);
+      if (cs) cs.push(c);
+      else files.set(c.file, [c]);
+    }
+    return [...files.values()];
   };
-  const isProperty = (c: Registered) => c.property;
+  const groupsOf = (list: readonly Registered[]): CaseGroup[] => bySuite(list).map((cs) => ({ cases: cs, lanes: cs[0].opts.inFlight ?? lanes }));
+  const suiteName = (c: Registered) => path.basename(c.file).replace(/\.spec\.[jt]s$/, '');
   const listening = cases.filter((c) => c.opts.waits && c.opts.capture);
   const waiting = cases.filter((c) => c.opts.waits && !c.opts.capture);
-  const properties = cases.filter((c) => !c.opts.waits && isProperty(c));
-  const rest = cases.filter((c) => !c.opts.waits && !isProperty(c));
+  const properties = cases.filter((c) => !c.opts.waits && c.property);
+  const rest = cases.filter((c) => !c.opts.waits && !c.property);
   const chunks: Registered[][] = [];
   for (let i = 0; i < rest.length; i += BATCH) chunks.push(rest.slice(i, i + BATCH));
   const out: PlannedTest[] = [];
@@ -286,15 +290,10 @@ export function planRun(cases: readonly Registered[], lanes = inFlight()): Plann
     capture: [...list, ...extra.flatMap((g) => g.cases as Registered[])].some((c) => c.opts.capture),
     solo: false,
   });
-  for (const g of groupsOf(listening)) {
-    const name = path.basename(g.cases[0].file!).replace(/\.spec\.[jt]s$/, '');
-    out.push({ title: `${name} [1]`, groups: [g], capture: true, solo: false });
-  }
+  for (const g of groupsOf(listening)) out.push({ title: `${suiteName(g.cases[0] as Registered)} [1]`, groups: [g], capture: true, solo: false });
   if (waiting.length > 0 || chunks.length > 0) out.push(checks(chunks.shift() ?? [], groupsOf(waiting)));
-  const byFile = new Map<string, Registered[]>();
-  for (const c of properties) byFile.set(c.file, [...(byFile.get(c.file) ?? []), c]);
-  for (const [file, cs] of byFile) {
-    const name = path.basename(file).replace(/\.spec\.[jt]s$/, '');
+  for (const cs of bySuite(properties)) {
+    const name = suiteName(cs[0]);
     const own = cs[0].opts;
     if (own.solo) for (const c of cs) out.push({ title: c.title, groups: [{ cases: [c], lanes: 1 }], capture: !!own.capture, solo: true });
     else for (let i = 0; i < cs.length; i += BATCH) out.push({ title: `${name} [${i / BATCH + 1}]`, groups: [{ cases: cs.slice(i, i + BATCH), lanes: own.inFlight ?? lanes }], capture: !!own.capture, solo: false });

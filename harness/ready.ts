@@ -30,7 +30,7 @@ export async function waitForReady(file: string, timeoutMs = WAIT_READY_MS): Pro
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     // Written whole by a rename, so never seen half-written.
-    const state = fs.existsSync(file) ? readyState(file) : undefined;
+    const state = readyState(file);
     if (state?.ready) return;
     if (state) throw new Error(state.reason);
     if (Date.now() > deadline) throw new Error(`the target was not ready within ${timeoutMs / 1000} s`);

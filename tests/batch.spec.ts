@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import type { TestInfo } from '@playwright/test';
 import { CheckFailure, NotVerified, recordCheck, type CheckDef } from '../harness/checks.ts';
 import path from 'node:path';
-import { planRun, runBatch, runGroups, selection, type Case, type Checker, type Registered } from '../harness/fixtures.ts';
+import { planRun, runGroups, selection, type Case, type Checker, type Registered } from '../harness/fixtures.ts';
 import { inPool } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
 
@@ -39,7 +39,7 @@ test('a batch records every case: a decided failure and a not_verified end only 
     { title: 'batch-b', body: async ({ check }) => void (await check(def('batch-b'), async () => { throw new CheckFailure('Broken', 'x'); })) },
     { title: 'batch-c', body: async ({ check }) => void (await check(def('batch-c'), async () => { throw new NotVerified('profile lacks y'); })) },
   ];
-  await runBatch(cases, checker, undefined, info as unknown as TestInfo, 2, false);
+  await runGroups([{ cases, lanes: 2 }], checker, undefined, info as unknown as TestInfo, false);
   expect(outcomes(info)).toEqual(['batch-a:check:pass', 'batch-b:check:fail', 'batch-c:check:not_verified']);
   // Each record names its case and its own time.
   for (const a of info.annotations) expect(JSON.parse(a.description!)).toMatchObject({ case: expect.stringMatching(/^batch-/), durationMs: expect.any(Number) });
@@ -52,7 +52,7 @@ test('a harness error in one case fails the batch after every case ran, naming t
     { title: 'batch-outside', body: async () => { throw new Error('thrown outside any check'); } },
     { title: 'batch-after', body: async ({ check }) => void (await check(def('batch-after'), async () => {})) },
   ];
-  const e = await runBatch(cases, checker, undefined, info as unknown as TestInfo, 1, false).then(() => undefined, (x: Error) => x);
+  const e = await runGroups([{ cases, lanes: 1 }], checker, undefined, info as unknown as TestInfo, false).then(() => undefined, (x: Error) => x);
   expect(e?.message).toContain('2 cases failed outside their checks');
   expect(e?.message).toContain('batch-harness-error: TypeError: undefined is not a function');
   expect(e?.message).toContain('batch-outside: Error: thrown outside any check');
@@ -63,17 +63,17 @@ test('a harness error in one case fails the batch after every case ran, naming t
 test('a solo case (a property) that is not verified skips its test; a batch is never skipped', async () => {
   const nv: Case = { title: 'batch-nv', body: async ({ check }) => void (await check(def('batch-nv'), async () => { throw new NotVerified('profile lacks z'); })) };
   const solo = fakeInfo();
-  const e = await runBatch([nv], checker, undefined, solo as unknown as TestInfo, 1, true).then(() => undefined, (x: Error) => x);
+  const e = await runGroups([{ cases: [nv], lanes: 1 }], checker, undefined, solo as unknown as TestInfo, true).then(() => undefined, (x: Error) => x);
   expect(e).toBeInstanceOf(SkipMarker);
   expect(e?.message).toBe('not_verified: profile lacks z');
   const batch = fakeInfo();
-  await runBatch([nv], checker, undefined, batch as unknown as TestInfo, 1, false);
+  await runGroups([{ cases: [nv], lanes: 1 }], checker, undefined, batch as unknown as TestInfo, false);
   expect(outcomes(batch)).toEqual(['batch-nv:check:not_verified']);
 });
 
 test('a case asking for the webhook listener in a suite declared without it is a clear harness error', async () => {
   const info = fakeInfo();
-  const e = await runBatch([{ title: 'batch-capture', body: async ({ capture }) => void capture }], checker, undefined, info as unknown as TestInfo, 1, false).then(() => undefined, (x: Error) => x);
+  const e = await runGroups([{ cases: [{ title: 'batch-capture', body: async ({ capture }) => void capture }], lanes: 1 }], checker, undefined, info as unknown as TestInfo, false).then(() => undefined, (x: Error) => x);
   expect(e?.message).toContain('not declared with { capture: true }');
 });
 
