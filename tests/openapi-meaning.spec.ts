@@ -254,4 +254,22 @@ test.describe('samples', () => {
     expect(agreement(judge, want, { ...want, additionalProperties: true }, 'w').join('\n')).toMatch(/^w: the served schema accepts \(root\) with an undeclared property/m);
     expect(agreement(judge, want, { ...want, properties: { a: { type: 'string', enum: ['x'] } } }, 'w').join('\n')).toMatch(/rejects \/a = "y", which the contract accepts/);
   });
+
+  test('a served schema equal to the contract once normalised agrees without sampling; one keyword apart is sampled in full', () => {
+    let compiled = 0;
+    class Counting extends SchemaJudge {
+      override compile(schema: unknown) {
+        compiled++;
+        return super.compile(schema);
+      }
+    }
+    const want = { type: 'object', additionalProperties: false, required: ['a'], properties: { a: { type: 'integer', minimum: 1 } } };
+    // The same schema, keys in another order, an annotation the judge drops (3.0's nullable), another object.
+    const same = { properties: { a: { minimum: 1, type: 'integer' } }, required: ['a'], additionalProperties: false, type: 'object', $schema: 'https://json-schema.org/draft/2020-12/schema' };
+    expect(agreement(new Counting(), want, same, 'w')).toEqual([]);
+    expect(compiled).toBe(0);
+    const open = { ...same, additionalProperties: true };
+    expect(agreement(new Counting(), want, open, 'w').join('\n')).toMatch(/the served schema accepts \(root\) with an undeclared property/);
+    expect(compiled).toBe(2);
+  });
 });
