@@ -187,20 +187,50 @@ export function selection(env: NodeJS.ProcessEnv = process.env): (file: string, 
   };
 }
 
-/** Cases a test runs at once, `lanes` of them in flight. */
+/** Cases a test runs at once, `lanes` of them in flight. `waits`: a suite that mostly waits (an expiry). */
 export interface CaseGroup {
+  cases: Case[];
+  lanes: number;
+  waits?: boolean;
+}
+
+/** A later test's batch that a waiting test may run while it waits, if it claims the batch first. */
+export interface SpareBatch {
+  key: string;
   cases: Case[];
   lanes: number;
 }
 
 /**
- * Runs a test's groups of cases side by side, each group with its own lanes, and surfaces what no record can hold:
- * a harness error fails the test after every case ran.
+ * Claims a batch for the test that is about to run it, once per run: a file made with O_EXCL beside the run's
+ * breaker file (a folder global setup makes fresh for every run, shared by its workers). The test that owns the
+ * batch runs it unless another test claimed it first; a waiting test runs it only with a claim, so a place to
+ * claim in that cannot be written never runs a batch twice, it only stops the waiting test from taking one.
  */
-export async function runGroups(groups: CaseGroup[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, solo: boolean): Promise<void> {
+export function claimBatch(key: string, owner: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  const breaker = setting('breakerFile', env);
+  if (!breaker) return owner;
+  try {
+    fs.writeFileSync(path.join(path.dirname(breaker), `claim-${key}`), '', { flag: 'wx' });
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EEXIST' ? false : owner;
+  }
+}
+
+/**
+ * Runs a test's groups of cases side by side, each group with its own lanes, and surfaces what no record can hold:
+ * a harness error fails the test after every case ran. A test whose groups wait (an audio URL's expiry) and that
+ * was handed `spare` batches runs them, one after another, while it still waits and once its own plain cases are
+ * done: each only if `claim` gets it first, so every batch runs once in the run, here or in its own test.
+ */
+export async function runGroups(
+  groups: CaseGroup[], checker: Checker, capture: Capture | undefined, testInfo: TestInfo, solo: boolean,
+  spare: readonly SpareBatch[] = [], claim: (key: string) => boolean = (key) => claimBatch(key, false),
+): Promise<void> {
   const problems: string[] = [];
   const recorded: Recorded[] = [];
-  await Promise.all(groups.map((g) => inPool(g.cases, g.lanes, async (c) => {
+  const runGroup = (g: CaseGroup) => inPool(g.cases, g.lanes, async (c) => {
     const check = checker(testInfo, c.title, (r) => {
       recorded.push(r);
       if (r.problem) problems.push(`${r.rec.id}: ${r.problem.stack ?? r.problem.message}`);
@@ -211,7 +241,23 @@ export async function runGroups(groups: CaseGroup[], checker: Checker, capture: 
       // The case failed outside any check (its own code, or Playwright's expect in a property).
       problems.push(`${c.title}: ${(e as Error)?.stack ?? String(e)}`);
     }
-  })));
+  });
+  const running = groups.map(runGroup);
+  const waiting = running.filter((_, i) => groups[i].waits);
+  if (waiting.length > 0 && spare.length > 0) {
+    let waited = false;
+    void Promise.allSettled(waiting).then(() => (waited = true));
+    await Promise.allSettled(running.filter((_, i) => !groups[i].waits));
+    for (const b of spare) {
+      if (waited) break;
+      if (!claim(b.key)) continue;
+      testInfo.annotations.push({ type: 'batch', description: `ran batch ${b.key} (${b.cases.length} cases) while waiting` });
+      const run = runGroup({ cases: b.cases, lanes: b.lanes });
+      running.push(run);
+      await Promise.allSettled([run]);
+    }
+  }
+  await Promise.all(running);
   if (problems.length > 0) throw new Error(redact(problems.length === 1 ? problems[0] : `${problems.length} cases failed outside their checks:\n${problems.join('\n')}`));
   // A property is its test: not verified, it is skipped (a batch is never skipped: its other checks ran).
   if (solo && recorded.length > 0 && recorded.every((r) => r.rec.outcome === 'not_verified')) testInfo.skip(true, `not_verified: ${recorded[0].rec.detail}`);
@@ -244,12 +290,18 @@ export function suite(file: string, opts: SuiteOptions = {}): (title: string, bo
   };
 }
 
-/** A Playwright test of the run: its title, its groups, whether it needs the webhook listener, whether it is one property. */
+/**
+ * A Playwright test of the run: its title, its groups, whether it needs the webhook listener, whether it is one
+ * property; `claim`: the key its batch is claimed by (a waiting test may have run it); `spare`: the batches a
+ * waiting test may run while it waits.
+ */
 export interface PlannedTest {
   title: string;
   groups: CaseGroup[];
   capture: boolean;
   solo: boolean;
+  claim?: string;
+  spare?: SpareBatch[];
 }
 
 /**
@@ -259,9 +311,10 @@ export interface PlannedTest {
  *      worker runs nothing CPU-bound meanwhile (a check's CPU would hold the answer back: a timeout the sender
  *      rightly retries, and a terminal-failure check fails that should not);
  *   2. `checks [1]`: the other waiting suites (an audio URL's expiry), each with its own lanes, beside the first
- *      BATCH cases of the plain suites, so the wait overlaps work instead of holding a worker idle;
+ *      BATCH cases of the plain suites, so the wait overlaps work instead of holding a worker idle; when those are
+ *      done and it still waits, it runs the later batches of step 4 it can claim, the last first (runGroups);
  *   3. the properties (properties/), each file's cases as it asked (one test per case, or batches), CPU-bound;
- *   4. the plain suites' remaining cases, BATCH per test.
+ *   4. the plain suites' remaining cases, BATCH per test, each run by its own test unless `checks [1]` claimed it.
  * Every process that loads the same files with the same selection plans the same tests.
  */
 export function planRun(cases: readonly Registered[], lanes = inFlight()): PlannedTest[] {
@@ -291,14 +344,22 @@ export function planRun(cases: readonly Registered[], lanes = inFlight()): Plann
     solo: false,
   });
   for (const g of groupsOf(listening)) out.push({ title: `${suiteName(g.cases[0] as Registered)} [1]`, groups: [g], capture: true, solo: false });
-  if (waiting.length > 0 || chunks.length > 0) out.push(checks(chunks.shift() ?? [], groupsOf(waiting)));
+  const first = waiting.length > 0 || chunks.length > 0 ? checks(chunks.shift() ?? [], groupsOf(waiting).map((g) => ({ ...g, waits: true }))) : undefined;
+  if (first) out.push(first);
   for (const cs of bySuite(properties)) {
     const name = suiteName(cs[0]);
     const own = cs[0].opts;
     if (own.solo) for (const c of cs) out.push({ title: c.title, groups: [{ cases: [c], lanes: 1 }], capture: !!own.capture, solo: true });
     else for (let i = 0; i < cs.length; i += BATCH) out.push({ title: `${name} [${i / BATCH + 1}]`, groups: [{ cases: cs.slice(i, i + BATCH), lanes: own.inFlight ?? lanes }], capture: !!own.capture, solo: false });
   }
-  for (const chunk of chunks) out.push(checks(chunk));
+  const later: SpareBatch[] = [];
+  for (const chunk of chunks) {
+    const t = checks(chunk);
+    const key = t.title.replace(/\W+/g, '-').replace(/-$/, ''); // "checks-3": unique in the plan, a plain file name
+    out.push({ ...t, claim: key });
+    later.push({ key, cases: chunk, lanes });
+  }
+  if (first && waiting.length > 0 && later.length > 0) first.spare = later.reverse();
   return out;
 }
 
@@ -306,7 +367,15 @@ export function planRun(cases: readonly Registered[], lanes = inFlight()): Plann
 export function declareRun(): void {
   for (const t of planRun(registered)) {
     if (t.capture) fixtures(t.title, async ({ checker, capture }, testInfo) => runGroups(t.groups, checker, capture, testInfo, t.solo));
-    else fixtures(t.title, async ({ checker }, testInfo) => runGroups(t.groups, checker, undefined, testInfo, t.solo));
+    else {
+      fixtures(t.title, async ({ checker }, testInfo) => {
+        if (t.claim !== undefined && !claimBatch(t.claim, true)) {
+          testInfo.annotations.push({ type: 'batch', description: `its cases ran in an earlier test of this run, while that test waited` });
+          return;
+        }
+        await runGroups(t.groups, checker, undefined, testInfo, t.solo, t.spare);
+      });
+    }
   }
 }
 

@@ -5,7 +5,9 @@ import { test, expect } from '@playwright/test';
 import type { TestInfo } from '@playwright/test';
 import { CheckFailure, NotVerified, recordCheck, type CheckDef } from '../harness/checks.ts';
 import path from 'node:path';
-import { planRun, runGroups, selection, type Case, type Checker, type Registered } from '../harness/fixtures.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import { claimBatch, planRun, runGroups, selection, type Case, type Checker, type Registered } from '../harness/fixtures.ts';
 import { inPool } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
 
@@ -30,7 +32,7 @@ const checker: Checker = (testInfo, caseTitle, sink) => async (def, body) => {
 };
 
 const def = (id: string): CheckDef => ({ id, requirements: ['PUB-ERR-001'], title: `Rule of ${id}` });
-const outcomes = (info: ReturnType<typeof fakeInfo>) => info.annotations.map((a) => `${JSON.parse(a.description!).id}:${a.type}`).sort();
+const outcomes = (info: ReturnType<typeof fakeInfo>) => info.annotations.filter((a) => a.type.startsWith('check:')).map((a) => `${JSON.parse(a.description!).id}:${a.type}`).sort();
 
 test('a batch records every case: a decided failure and a not_verified end only their own check', async () => {
   const info = fakeInfo();
@@ -130,6 +132,14 @@ test('the run plan: the listening suite alone first, the other waits beside the 
   // Later batches mix files: the rest of a.spec.ts, then b.spec.ts.
   expect(plan[5].groups[0].cases.length).toBe(100);
   expect(plan[6].groups[0].cases.length).toBe(10);
+  // The audio suite waits: while it does, checks [1] may run the later batches it can claim, the last first;
+  // each later batch's own test is claimed by a key of its own.
+  expect(plan[1].groups.map((g) => !!g.waits)).toEqual([true, false]);
+  expect(plan.map((t) => t.claim)).toEqual([undefined, undefined, undefined, undefined, undefined, 'checks-2', 'checks-3']);
+  expect(plan[1].spare?.map((b) => [b.key, b.cases.length, b.lanes])).toEqual([['checks-3', 10, 8], ['checks-2', 100, 8]]);
+  expect(plan[1].spare?.[1].cases).toEqual(plan[5].groups[0].cases);
+  // Without a waiting suite there is nothing to run while waiting.
+  expect(planRun(cases.filter((c) => c.file !== 'suites/audio.spec.ts'), 8)[1].spare).toBeUndefined();
   const planned = plan.flatMap((t) => t.groups.flatMap((g) => g.cases.map((c) => `${c.file} ${c.title}`)));
   expect(planned.sort()).toEqual(cases.map((c) => `${c.file} ${c.title}`).sort());
   expect(planRun([], 8)).toEqual([]);
@@ -145,4 +155,57 @@ test('groups of a test run side by side: a group that waits holds none of the ot
   await runGroups([{ cases: [waiting], lanes: 1 }, { cases: quick, lanes: 1 }], checker, undefined, info as unknown as TestInfo, false);
   expect(order).toEqual(['quick-0', 'quick-1', 'quick-2', 'quick-3', 'quick-4', 'waits']);
   expect(info.annotations).toHaveLength(6);
+});
+
+test('a waiting test runs the spare batches it can claim while it waits, and stops taking them once the wait is over', async () => {
+  const info = fakeInfo();
+  const ran: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const mk = (title: string, after?: () => Promise<void>): Case => ({ title, body: async ({ check }) => void (await check(def(title), async () => { ran.push(title); await after?.(); })) });
+  const waiting: Case = { title: 'expiry', body: async ({ check }) => void (await check(def('expiry'), async () => { await gate; ran.push('expiry'); })) };
+  const claimed = new Set<string>(['taken']);
+  const claim = (key: string) => (claimed.has(key) ? false : (claimed.add(key), true));
+  await runGroups(
+    [{ cases: [waiting], lanes: 1, waits: true }, { cases: [mk('own')], lanes: 1 }], checker, undefined, info as unknown as TestInfo, false,
+    [
+      { key: 'taken', cases: [mk('taken-0')], lanes: 2 },
+      { key: 'late', cases: [mk('late-0'), mk('late-1', async () => { release(); await new Promise((r) => setTimeout(r, 20)); })], lanes: 1 },
+      { key: 'after', cases: [mk('after-0')], lanes: 1 },
+    ],
+    claim,
+  );
+  // Its own cases first; a batch another test claimed is left alone; the one it claimed runs whole; once the
+  // wait is over no batch is taken (its own test runs it).
+  expect(ran).toEqual(['own', 'late-0', 'late-1', 'expiry']);
+  expect([...claimed]).toEqual(['taken', 'late']);
+  expect(outcomes(info)).toEqual(['expiry:check:pass', 'late-0:check:pass', 'late-1:check:pass', 'own:check:pass']);
+  expect(info.annotations.filter((a) => a.type === 'batch').map((a) => a.description)).toEqual(['ran batch late (2 cases) while waiting']);
+});
+
+test('a test without a waiting group runs no spare batch, whatever it is handed', async () => {
+  const info = fakeInfo();
+  const ran: string[] = [];
+  const mk = (title: string): Case => ({ title, body: async ({ check }) => void (await check(def(title), async () => void ran.push(title))) });
+  await runGroups([{ cases: [mk('own')], lanes: 1 }], checker, undefined, info as unknown as TestInfo, false, [{ key: 'b', cases: [mk('b-0')], lanes: 1 }], () => true);
+  expect(ran).toEqual(['own']);
+});
+
+test('a batch is claimed once per run, in the folder of the run\'s breaker file; without one its own test runs it and no other', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'claims-'));
+  try {
+    const env = { CONFORMANCE_BREAKER_FILE: path.join(dir, 'breaker') };
+    expect(claimBatch('checks-2', false, env)).toBe(true);
+    expect(claimBatch('checks-2', true, env)).toBe(false);
+    expect(claimBatch('checks-3', true, env)).toBe(true);
+    expect(claimBatch('checks-3', false, env)).toBe(false);
+    // A folder that cannot be written: the owner runs its batch, a waiting test takes none (never twice).
+    const gone = { CONFORMANCE_BREAKER_FILE: path.join(dir, 'missing', 'breaker') };
+    expect(claimBatch('checks-4', false, gone)).toBe(false);
+    expect(claimBatch('checks-4', true, gone)).toBe(true);
+    expect(claimBatch('checks-5', true, {})).toBe(true);
+    expect(claimBatch('checks-5', false, {})).toBe(false);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
