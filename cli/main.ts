@@ -3,14 +3,17 @@
 // ONE line `conformance: <reason>` on stderr, never a stack trace.
 import { HELP } from './common.ts';
 import { errorExit, SetupError } from './errors.ts';
-import { run } from './run.ts';
-import { serve } from './serve.ts';
-import { merge } from './merge.ts';
-import { webhookCommand } from './webhook.ts';
-import { profileCommand } from './profile.ts';
-import { client } from './client.ts';
 
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = { run, serve, merge, webhook: (argv) => webhookCommand(argv), profile: (argv) => profileCommand(argv), client };
+// Each command's module is loaded when it is the one asked for: `run` starts its runner sooner without loading
+// the webhook sender, the client proxy or the sandbox server it does not use.
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  run: async (argv) => (await import('./run.ts')).run(argv),
+  serve: async (argv) => (await import('./serve.ts')).serve(argv),
+  merge: async (argv) => (await import('./merge.ts')).merge(argv),
+  webhook: async (argv) => (await import('./webhook.ts')).webhookCommand(argv),
+  profile: async (argv) => (await import('./profile.ts')).profileCommand(argv),
+  client: async (argv) => (await import('./client.ts')).client(argv),
+};
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
