@@ -106,8 +106,8 @@ function redactAt(text: string, depth: number): string {
 // `limit=%2B1` and ordinary ids survive). Both run patterns are linear: no nested quantifiers, and a run
 // only starts where the previous character cannot belong to it (the lookbehind), so a short word is tried
 // once, not once per character (which made these two patterns most of a report's redaction time).
-// A URL run is only worth decoding when it holds a `%`: the pattern skips every other run itself.
-const URL_RUN = /(?<![A-Za-z0-9._~%+-])(?=[A-Za-z0-9._~%+-]{6})[A-Za-z0-9._~+-]*%[A-Za-z0-9._~%+-]*/g;
+// A URL run (a maximal run of URL characters, six or more) is only worth decoding when it holds a `%`: the runs
+// are found from each `%` outwards (replaceUrlRuns), not by a pattern tried at every character of the text.
 const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const TEXT = /^[\t\n\r\x20-\x7e\u00a0-\ufffc]+$/;
 
@@ -115,8 +115,33 @@ function leaks(decoded: string, depth: number): boolean {
   return redactAt(decoded, depth + 1) !== decoded;
 }
 
+/** [A-Za-z0-9._~%+-]: the characters of a URL run. */
+function urlChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 46 || c === 95 || c === 126 || c === 37 || c === 43 || c === 45;
+}
+
+/** Replaces every maximal run of URL characters that is six or more long and holds a `%` with `fn(run)`. */
+export function replaceUrlRuns(text: string, fn: (run: string) => string): string {
+  let at = text.indexOf('%');
+  if (at < 0) return text;
+  let out = '';
+  let done = 0;
+  while (at >= 0) {
+    let start = at;
+    while (start > done && urlChar(text.charCodeAt(start - 1))) start--;
+    let end = at + 1;
+    while (end < text.length && urlChar(text.charCodeAt(end))) end++;
+    if (end - start >= 6) {
+      out += text.slice(done, start) + fn(text.slice(start, end));
+      done = end;
+    }
+    at = text.indexOf('%', end);
+  }
+  return out + text.slice(done);
+}
+
 function redactEncoded(text: string, depth: number): string {
-  const out = text.replace(URL_RUN, (run) => runVerdict('u', run, depth, () => {
+  const out = replaceUrlRuns(text, (run) => runVerdict('u', run, depth, () => {
     if (!/%[0-9A-Fa-f]{2}/.test(run)) return run;
     for (const candidate of [run, run.replace(/\+/g, ' ')]) {
       let decoded: string;

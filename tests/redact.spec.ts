@@ -1,7 +1,8 @@
 // The redaction layer: registered secrets in every encoding, bearer tokens, signature headers and
 // signed URLs never survive `redact`/`redactValue`.
 import { test, expect } from '@playwright/test';
-import { redact, redactValue, registerSecret, registeredSecretCount, REDACTED } from '../harness/redact.ts';
+import fc from 'fast-check';
+import { redact, redactValue, registerSecret, registeredSecretCount, replaceUrlRuns, REDACTED } from '../harness/redact.ts';
 
 // Chosen so that every encoding differs from the plain text: `/`, `+`, space and `~` percent-encode,
 // and the bytes give `+` and `/` in base64 (hence a distinct base64url) and `=` padding.
@@ -131,4 +132,16 @@ test('redactValue survives bodies whose redaction would break an escaped seriali
     expect(typeof out.body).toBe('string');
     expect(out.body).toContain(REDACTED);
   }
+});
+
+test('percent-encoded runs are found exactly as the run pattern defines them: maximal, six or more URL characters, holding a %', () => {
+  // The definition the scanner replaced (a lookbehind pattern tried at every character), kept here as the oracle.
+  const PATTERN = /(?<![A-Za-z0-9._~%+-])(?=[A-Za-z0-9._~%+-]{6})[A-Za-z0-9._~+-]*%[A-Za-z0-9._~%+-]*/g;
+  const text = fc.string({ unit: fc.constantFrom('%', 'a', 'Z', '0', '.', '_', '~', '+', '-', ' ', '/', '"', '=', '\n', 'é'), maxLength: 80 });
+  fc.assert(fc.property(text, (t) => {
+    const mark = (run: string) => `<${run}>`;
+    expect(replaceUrlRuns(t, mark)).toBe(t.replace(PATTERN, mark));
+  }), { numRuns: 2000, seed: 7 });
+  expect(replaceUrlRuns('GET /a?x=%2B1&token=abc%20def ok', (r) => `[${r}]`)).toBe('GET /a?x=%2B1&token=[abc%20def] ok');
+  expect(replaceUrlRuns('100% of 5%', (r) => `[${r}]`)).toBe('100% of 5%');
 });
