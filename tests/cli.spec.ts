@@ -155,7 +155,11 @@ test.describe('serve', () => {
     let stderr = '';
     let stdout = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    let endedBy: NodeJS.Signals | null = null;
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => {
+      endedBy = signal;
+      resolve(code);
+    }));
     const within = <T,>(p: Promise<T>, ms: number, what: string): Promise<T> =>
       Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what} within ${ms / 1000} s; serve ${child.exitCode === null ? `(pid ${child.pid}) still running` : `exited ${child.exitCode}`}, its processes ${JSON.stringify(descendants(child.pid!))}; stderr tail: ${stderr.slice(-1500)}; stdout tail: ${stdout.slice(-500)}`)), ms).unref())]);
     let tree: { pid: number; cmd: string }[] = [];
@@ -181,7 +185,7 @@ test.describe('serve', () => {
       else child.kill(how === 'killed' ? 'SIGKILL' : 'SIGINT');
       const code = await within(exited, 30_000, `serve did not exit after ${how === 'killed' ? 'SIGKILL' : 'SIGINT'}`);
       if (how !== 'killed') {
-        expect(code).toBe(0);
+        expect(code, `serve ended by signal ${endedBy}; stderr tail: ${stderr.slice(-800)}`).toBe(0);
         expect(stderr).toContain('conformance: stopping the sandbox');
       }
       // Stopping the sandbox stops what it started: no process of the tree outlives the stop for long.
