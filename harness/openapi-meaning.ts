@@ -371,12 +371,17 @@ export interface AgreementOptions {
 // (schema agreement, closedness, reason codes): its samples are made once per pair of objects.
 const samplesByPair = new WeakMap<object, WeakMap<object, Sample[]>>();
 function pairSamples(contractSchema: unknown, servedSchema: unknown, make: () => Sample[]): Sample[] {
-  if (!contractSchema || typeof contractSchema !== 'object' || !servedSchema || typeof servedSchema !== 'object') return make();
-  let inner = samplesByPair.get(contractSchema);
-  if (!inner) samplesByPair.set(contractSchema, (inner = new WeakMap()));
-  let samples = inner.get(servedSchema);
-  if (!samples) inner.set(servedSchema, (samples = make()));
-  return samples;
+  return perPair(samplesByPair, contractSchema, servedSchema, make) ?? make();
+}
+
+/** What `make` gives for a (contract, served) pair of schema objects, made once per pair; undefined for a non-object. */
+function perPair<T>(cache: WeakMap<object, WeakMap<object, T>>, contractSchema: unknown, servedSchema: unknown, make: () => T): T | undefined {
+  if (!contractSchema || typeof contractSchema !== 'object' || !servedSchema || typeof servedSchema !== 'object') return undefined;
+  let inner = cache.get(contractSchema);
+  if (!inner) cache.set(contractSchema, (inner = new WeakMap()));
+  let value = inner.get(servedSchema);
+  if (value === undefined) inner.set(servedSchema, (value = make()));
+  return value;
 }
 
 // Two schemas that are the same JSON once `plain` has normalised them compile to the same validator in the same
@@ -385,19 +390,13 @@ function pairSamples(contractSchema: unknown, servedSchema: unknown, make: () =>
 // of objects, as the samples are.
 const sameByPair = new WeakMap<object, WeakMap<object, boolean>>();
 function sameSchema(contractSchema: unknown, servedSchema: unknown): boolean {
-  if (!contractSchema || typeof contractSchema !== 'object' || !servedSchema || typeof servedSchema !== 'object') return false;
-  let inner = sameByPair.get(contractSchema);
-  if (!inner) sameByPair.set(contractSchema, (inner = new WeakMap()));
-  let same = inner.get(servedSchema);
-  if (same === undefined) {
+  return perPair(sameByPair, contractSchema, servedSchema, () => {
     try {
-      same = isDeepStrictEqual(plain(contractSchema), plain(servedSchema));
+      return isDeepStrictEqual(plain(contractSchema), plain(servedSchema));
     } catch {
-      same = false; // too deep to normalise: the full comparison says why
+      return false; // too deep to normalise: the full comparison says why
     }
-    inner.set(servedSchema, same);
-  }
-  return same;
+  }) ?? false;
 }
 
 /**

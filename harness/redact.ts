@@ -103,11 +103,11 @@ function redactAt(text: string, depth: number): string {
 // Encoded runs: a signed URL or a bearer header that was never registered is only recognisable by its
 // shape, which percent-encoding or base64 hides. Each run is decoded and redacted as text; a run whose
 // decoded text carries anything redactable is replaced whole, any other run is kept byte for byte (so
-// `limit=%2B1` and ordinary ids survive). Both run patterns are linear: no nested quantifiers, and a run
-// only starts where the previous character cannot belong to it (the lookbehind), so a short word is tried
-// once, not once per character (which made these two patterns most of a report's redaction time).
-// A URL run (a maximal run of URL characters, six or more) is only worth decoding when it holds a `%`: the runs
-// are found from each `%` outwards (replaceUrlRuns), not by a pattern tried at every character of the text.
+// `limit=%2B1` and ordinary ids survive). A base64 run is found by a linear pattern: no nested quantifiers, and
+// a run only starts where the previous character cannot belong to it (the lookbehind), so a short word is tried
+// once, not once per character. A URL run (a maximal run of URL characters, six or more) is only worth decoding
+// when it holds a `%`: those runs are found from each `%` outwards (replaceUrlRuns), not by a pattern tried at
+// every character of the text (which made it most of a report's redaction time).
 const BASE64_RUN = /(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}/g;
 const TEXT = /^[\t\n\r\x20-\x7e\u00a0-\ufffc]+$/;
 

@@ -209,3 +209,11 @@ test('a batch is claimed once per run, in the folder of the run\'s breaker file;
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a later batch that needs the webhook listener is never lent: it has no claim and no waiting test may take it', () => {
+  const mk = (file: string, n: number, opts: Registered['opts'] = {}): Registered[] =>
+    Array.from({ length: n }, (_, i) => ({ title: `${path.basename(file, '.spec.ts')}-${i}`, body: async () => {}, file, opts, property: false }));
+  const plan = planRun([...mk('suites/a.spec.ts', 100), ...mk('suites/audio.spec.ts', 2, { waits: true }), ...mk('suites/hooks.spec.ts', 150, { capture: true })], 8);
+  expect(plan.map((t) => [t.title, t.capture, t.claim])).toEqual([['checks [1]', false, undefined], ['checks [2]', true, undefined], ['checks [3]', true, undefined]]);
+  expect(plan[0].spare).toBeUndefined();
+});
