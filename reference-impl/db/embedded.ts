@@ -46,11 +46,6 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
   }
   const log: string[] = [];
   const port = await freePort();
-  // The throw-away cluster also listens on a Unix socket in its own folder, and the reference talks to it there:
-  // every statement is one write to PostgreSQL, and over loopback TCP those writes were the largest single cost
-  // of the reference's CPU in a run. Only where the socket's path fits (sun_path is 107 bytes) and needs no
-  // quoting in the setting; a kept --data-dir, or any other path, keeps TCP alone.
-  const socketDir = temporary && /^[A-Za-z0-9/._-]+$/.test(dataDir) && path.join(dataDir, `.s.PGSQL.${port}`).length < 100 ? dataDir : undefined;
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -66,11 +61,7 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
     // at start-up on a busy disk; a machine crash could corrupt it, and it is thrown away anyway. A kept
     // --data-dir keeps fsync on.
     initdbFlags: temporary ? ['--no-sync'] : [],
-    postgresFlags: [
-      '-c', 'synchronous_commit=off',
-      ...(temporary ? ['-c', 'fsync=off', '-c', 'full_page_writes=off'] : []),
-      '-c', `unix_socket_directories=${socketDir ?? ''}`,
-    ],
+    postgresFlags: ['-c', 'synchronous_commit=off', ...(temporary ? ['-c', 'fsync=off', '-c', 'full_page_writes=off'] : [])],
     onLog: (m: string) => { log.push(String(m)); if (log.length > 50) log.shift(); },
     onError: (m: unknown) => { log.push(String(m)); },
   });
@@ -94,9 +85,7 @@ export async function startEmbedded(options: ProviderOptions): Promise<DbProvide
   return {
     kind: 'embedded',
     dataDir: { path: dataDir, temporary },
-    connectionString: socketDir
-      ? `postgres://${USER}:${PASSWORD}@/postgres?host=${encodeURIComponent(socketDir)}&port=${port}`
-      : `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    connectionString: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
     stop: async () => {
       if (stopped) return;
       stopped = true;
