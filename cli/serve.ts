@@ -26,7 +26,6 @@ export async function serve(argv: string[]): Promise<number> {
   ref.child.stdout?.on('data', (d: Buffer) => {
     for (const line of d.toString('utf8').split('\n')) if (line && !line.startsWith('{"event":"ready"')) process.stdout.write(`${line}\n`);
   });
-  process.stderr.write(`conformance: sandbox at ${ref.baseUrl}; profile in ${ref.profilePath}; Ctrl-C stops it\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = () => {
@@ -42,6 +41,9 @@ export async function serve(argv: string[]): Promise<number> {
       process.stderr.write(`conformance: the sandbox exited unexpectedly (code ${code})\n`);
       resolve(1);
     });
+    // Said only once the handlers are in place: a supervisor that signals as soon as it reads this line must find
+    // them (a SIGINT a moment earlier met Node's default and ended serve by the signal, seen in CI under load).
+    process.stderr.write(`conformance: sandbox at ${ref.baseUrl}; profile in ${ref.profilePath}; Ctrl-C stops it\n`);
   });
 }
 
@@ -62,7 +64,6 @@ async function serveContainer(o: { port?: string; 'profile-out'?: string }): Pro
   } catch (e) {
     throw new SetupError(`reference implementation did not start: ${(e as Error).message}`);
   }
-  process.stderr.write(`conformance: sandbox at ${ref.baseUrl} (containers of run ${ref.runId}); profile in ${profilePath}; Ctrl-C stops it\n`);
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (say: boolean) => {
@@ -79,5 +80,6 @@ async function serveContainer(o: { port?: string; 'profile-out'?: string }): Pro
       process.stderr.write('conformance: the sandbox container exited unexpectedly\n');
       void ref.stop().then(() => resolve(1));
     });
+    process.stderr.write(`conformance: sandbox at ${ref.baseUrl} (containers of run ${ref.runId}); profile in ${profilePath}; Ctrl-C stops it\n`);
   });
 }
