@@ -8,24 +8,9 @@ import path from 'node:path';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
 import { MUTANTS } from '../reference-switchboard/mutants.ts';
-import { OUT_DIR as outDir, runMetaChild, runPlaywrightChild as runChild, sandbox, type Collected } from './helpers/meta-suite.ts';
+import { listCheckIds, OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 
 const matrix: Matrix = await loadMatrix();
-
-// The webhook-signature properties judge the harness's own signer and verifier, never a target, and pair
-// each green property with its red case in the same file: no service mutant concerns them.
-const SELF_TESTS = new Set(['properties/webhook-signature.spec.ts']);
-
-/** Every check id of the conformance suites and target-facing properties: by convention, test titles. */
-async function listCheckIds(): Promise<string[]> {
-  // A runner test runs a batch of cases (harness/fixtures.ts): the cases themselves are what the suites declare
-  // while the runner lists them (CONFORMANCE_CASES_OUT); their titles are the check ids.
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-cases-')), 'cases.tsv');
-  await runChild(['test', '--list', '--project=conformance'], { CONFORMANCE_PROFILE: '/dev/null', CONFORMANCE_CASES_OUT: file });
-  const ids = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')).filter(([f]) => !SELF_TESTS.has(f)).map(([, t]) => t);
-  fs.rmSync(path.dirname(file), { recursive: true, force: true });
-  return [...new Set(ids)].sort();
-}
 
 test.describe.configure({ mode: 'serial' });
 

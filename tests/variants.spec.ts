@@ -9,7 +9,7 @@ import type { ReferenceHandle } from '../cli/reference-process.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
 import { setting } from '../harness/config.ts';
-import { OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
+import { listCheckIds, OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 import { loadCatalog } from '../reports/context.ts';
 
 const names = serviceVariants();
@@ -60,6 +60,20 @@ test('every variant sits in a bundle without a variant it excludes; variants.jso
   for (const name of names) expect(bundlesOf(name).length, `${name} is in no bundle`).toBeGreaterThan(0);
   expect(fs.existsSync(path.join(outDir, 'variants.json'))).toBe(true);
   expect(outcomes.length, `the child run recorded no outcomes\n${childLog}`).toBeGreaterThan(0);
+});
+
+// "Fails no check" means something only if the checks ran: every check of the run, under every bundle (a batch
+// the child skipped, a case its selection lost, would otherwise pass here unseen).
+test('every conformance check ran under every variant bundle', async () => {
+  const ids = await listCheckIds();
+  expect(ids.length).toBeGreaterThan(100);
+  const missing: string[] = [];
+  for (const bundle of Object.keys(bundles)) {
+    const ran = new Set(outcomes.filter((o) => o.variant === bundle).map((o) => o.id));
+    const lost = ids.filter((id) => !ran.has(id));
+    if (lost.length > 0) missing.push(`${bundle}: ${lost.length} of ${ids.length} never ran (${lost.slice(0, 8).join(', ')}${lost.length > 8 ? ', …' : ''})`);
+  }
+  expect(missing, childLog).toEqual([]);
 });
 
 for (const variant of names) {

@@ -12,6 +12,10 @@ export function metaConfig(project: { name: string; grep?: RegExp }, extra: Pick
   // it travels as CONFORMANCE_GREP, which the workers this process starts inherit.
   if (project.grep) process.env[settingName('grep')] = project.grep.source;
   return defineConfig({
+    // Global setup gives this child run its own breaker file and, beside it, its own batch claims
+    // (harness/fixtures.ts claimBatch). Without it the child inherited its parent's: two meta-suite children of
+    // one `npm test` then shared claims, and the second skipped every batch the first had claimed.
+    globalSetup: path.join(ROOT, 'cli/global-setup.ts'),
     testDir: ROOT,
     testMatch: ['suites/run.spec.ts'],
     fullyParallel: true,
