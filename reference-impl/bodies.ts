@@ -110,8 +110,9 @@ export async function respondAudio(ctx: Ctx, s: Services): Result {
   if (!rec || !rec.has_audio || rec.storage_key === null) throw new ApiError(ctx.rule('noAudioReason', 'audio_not_available_for_document'));
   if (ctx.faults.has('audio_storage_unavailable')) throw new ApiError(ctx.rule('audioStorageUnavailableReason', 'audio_storage_unavailable'));
   if (!(await s.repo.audioObjectExists(rec.storage_key))) throw new ApiError(ctx.rule('audioMissingReason', 'audio_not_found'));
-  // Fault audio_url_expires_soon (sandbox switch): the URL lives 2 s, so a client can see it refused after expires_at.
-  const soon = ctx.faults.has('audio_url_expires_soon') ? 2 - s.signer.ttlSeconds : 0;
-  const signed = s.signer.sign(ctx.origin, rec.storage_key, Date.now(), ctx.rule('audioUrlShift', ctx.rule('audioUrlSkew', 0) + soon));
+  // Fault audio_url_expires_soon (sandbox switch): the URL lives 2 s whatever lifetime the service otherwise gives
+  // (a lifetime the switchboard shifts included), so a client can see it refused after expires_at.
+  const shift = ctx.faults.has('audio_url_expires_soon') ? 2 - s.signer.ttlSeconds : ctx.rule('audioUrlShift', ctx.rule('audioUrlSkew', 0));
+  const signed = s.signer.sign(ctx.origin, rec.storage_key, Date.now(), shift);
   return { body: { audio_url: ctx.rule('audioUrl', (url: string) => url)(signed.url), expires_at: iso(new Date(signed.expiresAt), ctx.rule) }, resourceIds: [ctx.encounter!.encounter_id, d.document_id] };
 }

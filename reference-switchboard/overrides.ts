@@ -532,6 +532,8 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   },
   // Audio missing from storage is "no audio for the document" (AUDIO-NOT-FOUND-VS-NOT-AVAILABLE).
   'audio-missing-as-not-available': { audioMissingReason: () => 'audio_not_available_for_document' },
+  // Storage's clock half a second behind: an expired URL is still served for that long.
+  'audio-storage-clock-behind': { storageClock: () => () => Date.now() - 500 },
   // The URL lives 60 s instead of AUDIO_URL_TTL_SECONDS.
   'audio-url-short-lifetime': { audioUrlSkew: () => 60 - AUDIO_URL_TTL_SECONDS },
   // §7.1 shows no category for 404; another string is as good.
