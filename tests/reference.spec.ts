@@ -411,6 +411,37 @@ test.describe('sandbox', () => {
     }
   });
 
+  // The storage route answers audio bytes, not JSON: its variants are proven here, on a URL just past its expiry.
+  test('every storage variant changes what storage answers to a just-expired URL, and still refuses it soon after', async ({ sb }) => {
+    const { VARIANTS } = await import('../reference-switchboard/variants.ts');
+    const storage = Object.entries(VARIANTS as Record<string, { area: string }>).filter(([, v]) => v.area === 'storage').map(([n]) => n);
+    expect(storage).toEqual(['audio-storage-clock-behind']);
+    const B = sb.ref.baseUrl;
+    const headers = { ...key(sb, 'full'), 'x-switchboard-token': TOKEN };
+    const variant = { 'x-switchboard-token': TOKEN, 'x-switchboard-variant': storage[0] };
+    // Both answers must come within the variant's half second past expires_at; a loaded machine may take longer,
+    // so a fresh URL is tried again (never a pass without both answers judged).
+    let judged = false;
+    for (let attempt = 0; attempt < 5 && !judged; attempt++) {
+      const handed = await call(B, `${docPath(sb, 'ambient_transcript_with_audio')}/audio`, { ...headers, 'x-switchboard-fault': 'audio_url_expires_soon' });
+      expect(handed.status).toBe(200);
+      const url = new URL(handed.json.audio_url as string);
+      const expires = Date.parse(handed.json.expires_at as string);
+      const at = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, expires + ms - Date.now())));
+      const fetchUrl = (extra: Record<string, string>) => call(`${url.protocol}//${url.host}`, `${url.pathname}${url.search}`, extra);
+      await at(100);
+      const conformant = await fetchUrl({});
+      const varied = await fetchUrl(variant);
+      if (Date.now() >= expires + 450) continue;
+      expect(conformant.status, 'conformant storage refuses the URL past expires_at').toBeGreaterThanOrEqual(400);
+      expect(varied.status, `${storage[0]} still serves it`).toBe(200);
+      await at(700);
+      expect((await fetchUrl(variant)).status, `${storage[0]} refuses it soon after`).toBeGreaterThanOrEqual(400);
+      judged = true;
+    }
+    expect(judged, 'both answers came within half a second past expires_at in one of five tries').toBe(true);
+  });
+
   test('every mutant changes the answer to its probe', async ({ sb }) => {
     const mutants = Object.keys((await import('../reference-switchboard/mutants.ts')).MUTANTS);
     const B = sb.ref.baseUrl;
