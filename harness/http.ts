@@ -93,13 +93,15 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
     const socket: net.Socket = origin.secure
       ? tls.connect({ host: origin.host, port: origin.port, servername: origin.host })
       : net.connect({ host: origin.host, port: origin.port });
-    const onAbort = () => finish(new TransportError('aborted', 'request abandoned before a complete response', Buffer.concat(chunks).subarray(0, 2048)));
+    const onAbort = () => finish(new TransportError('aborted', 'request abandoned before a complete response', firstBytes(chunks)));
     const finish = (err: TransportError | null, res?: RawResponse) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
       socket.destroy();
+      // The chunks are garbage now, whoever still holds this closure (a result keeps its own body).
+      chunks.length = 0;
       if (err) reject(err); else resolve(res!);
     };
     const timer = setTimeout(() => finish(new TransportError('timeout', `no complete response within ${timeoutMs} ms`, Buffer.concat(chunks))), timeoutMs);
@@ -112,7 +114,7 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
     socket.on('data', (d: Buffer) => {
       size += d.length;
       if (size > maxBody + 64 * 1024) {
-        finish(new TransportError('body_too_large', `response exceeded ${maxBody} bytes`, Buffer.concat(chunks).subarray(0, 2048)));
+        finish(new TransportError('body_too_large', `response exceeded ${maxBody} bytes`, firstBytes(chunks)));
         return;
       }
       chunks.push(d);
@@ -143,9 +145,24 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
       const kind: TransportErrorKind = e.code === 'ECONNREFUSED' ? 'connection_refused'
         : e.code === 'ECONNRESET' || e.code === 'EPIPE' ? 'connection_reset'
         : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'dns' : 'other';
-      finish(new TransportError(kind, `${e.code ?? 'error'}: ${e.message}`, Buffer.concat(chunks).subarray(0, 2048)));
+      finish(new TransportError(kind, `${e.code ?? 'error'}: ${e.message}`, firstBytes(chunks)));
     });
   });
+}
+
+/**
+ * The first `n` bytes of what arrived, for an error's evidence, without copying the rest: joining every chunk of an
+ * oversized answer to keep 2 KiB of it cost a second copy of up to the whole cap per request in flight.
+ */
+function firstBytes(chunks: readonly Buffer[], n = 2048): Buffer {
+  const take: Buffer[] = [];
+  let got = 0;
+  for (const c of chunks) {
+    if (got >= n) break;
+    take.push(c);
+    got += c.length;
+  }
+  return Buffer.concat(take).subarray(0, n);
 }
 
 type Parsed = Omit<RawResponse, 'durationMs'>;
