@@ -3,7 +3,6 @@
 // The score (caught / total), survivors and unproven checks go to <out>/mutation.json for the reports.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
