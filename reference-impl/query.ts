@@ -54,11 +54,27 @@ function canonicalInt(text: string, max: number): number | null {
   return n <= max ? n : null;
 }
 
-// RFC 3339 profile of ISO 8601 with a mandatory offset: date-only and timezone-less values are rejected.
-const DATE_TIME = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]{1,9})?(Z|[+-]([0-9]{2}):([0-9]{2}))$/;
+// RFC 3339 profile of ISO 8601 with a mandatory offset: date-only and timezone-less values are rejected. The
+// fraction may have any number of digits (RFC 3339 §5.6 time-secfrac = "." 1*DIGIT).
+const DATE_TIME = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?(Z|[+-]([0-9]{2}):([0-9]{2}))$/;
 
-/** Returns epoch microseconds (exact, as bigint) or null when the text is not a valid timezone-aware date-time. */
-export function parseDateTime(text: string, rule: Rule = correctRule): bigint | null {
+/**
+ * A bound as read: the instant exactly (whole epoch seconds and the fraction's digits), and rounded UP to the
+ * microsecond (PostgreSQL's precision): created_at is a whole microsecond, so `created_at >= b` and
+ * `created_at < b` hold exactly when they hold for the bound rounded up. Truncating instead would list an
+ * encounter created at X under start_at = X + 1 ns.
+ */
+export interface Bound { seconds: bigint; fraction: string; micros: bigint }
+
+/** The two bounds on one scale of 10^-digits seconds, for an exact comparison (startBeforeEnd). */
+function onCommonScale(a: Bound, b: Bound): [bigint, bigint] {
+  const digits = Math.max(a.fraction.length, b.fraction.length);
+  const scaled = (x: Bound) => x.seconds * 10n ** BigInt(digits) + BigInt(x.fraction.padEnd(digits, '0') || '0');
+  return [scaled(a), scaled(b)];
+}
+
+/** The instant of a timezone-aware date-time, or null when the text is not one. */
+export function parseDateTime(text: string, rule: Rule = correctRule): Bound | null {
   const m = rule('matchDateTime', (t: string) => DATE_TIME.exec(t))(rule('dateTimeText', (t: string) => t)(text));
   if (!m) return null;
   const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number);
@@ -73,13 +89,14 @@ export function parseDateTime(text: string, rule: Rule = correctRule): bigint | 
     offsetMinutes = (m[8][0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
   offsetMinutes = rule('dateOffsetMinutes', offsetMinutes);
-  const micros = BigInt(((m[7] ?? '.').slice(1) + '000000').slice(0, 6));
+  const fraction = (m[7] ?? '.').slice(1).replace(/0+$/, '');
   // Not Date.UTC: it reads years 0..99 as 1900..1999.
   const utc = new Date(0);
   utc.setUTCFullYear(y, mo - 1, d);
   utc.setUTCHours(h, mi, s, 0);
-  const baseMs = utc.getTime() - offsetMinutes * 60_000;
-  return BigInt(baseMs) * 1000n + micros;
+  const seconds = BigInt(utc.getTime() / 1000 - offsetMinutes * 60);
+  const micros = seconds * 1_000_000n + BigInt(fraction.slice(0, 6).padEnd(6, '0')) + (/[1-9]/.test(fraction.slice(6)) ? 1n : 0n);
+  return { seconds, fraction, micros };
 }
 
 /**
@@ -105,8 +122,8 @@ export function validateListQuery(pairs: QueryPair[], rule: Rule = correctRule):
     throw new ApiError('invalid_query', f, message);
   });
 
-  let startMicros: bigint | null = null;
-  let endMicros: bigint | null = null;
+  let startBound: Bound | null = null;
+  let endBound: Bound | null = null;
   // limit and offset: one rule, canonical decimal text within [min, max] (§4.1, §8), each with its reason.
   const checkInteger = (key: 'limit' | 'offset', min: number, maxOf: () => number, reason: 'invalid_limit' | 'invalid_offset') => (): void => {
     const param = one(key);
@@ -129,22 +146,24 @@ export function validateListQuery(pairs: QueryPair[], rule: Rule = correctRule):
   const checkStart = (): void => {
     const start = one('start_at');
     if (start) {
-      startMicros = start.valueOk ? parseDateTime(start.value, rule) : null;
-      if (startMicros === null) rejectDate(field('start_at'), 'start_at must be a timezone-aware ISO 8601 date-time');
-      else out.startAt = toPgTimestamp(startMicros);
+      startBound = start.valueOk ? parseDateTime(start.value, rule) : null;
+      if (startBound === null) rejectDate(field('start_at'), 'start_at must be a timezone-aware ISO 8601 date-time');
+      else out.startAt = toPgTimestamp(startBound.micros);
     }
   };
   const checkEnd = (): void => {
     const end = one('end_at');
     if (end) {
-      endMicros = end.valueOk ? parseDateTime(end.value, rule) : null;
-      if (endMicros === null) rejectDate(field('end_at'), 'end_at must be a timezone-aware ISO 8601 date-time');
-      else out.endAt = toPgTimestamp(endMicros);
+      endBound = end.valueOk ? parseDateTime(end.value, rule) : null;
+      if (endBound === null) rejectDate(field('end_at'), 'end_at must be a timezone-aware ISO 8601 date-time');
+      else out.endAt = toPgTimestamp(endBound.micros);
     }
   };
   for (const check of rule('listCheckOrder', [checkLimit, checkOffset, checkSort, checkStart, checkEnd])) check();
   // §4.1 leaves the reason open. Our choice: 422 invalid_query with field "start_at".
-  if (startMicros !== null && endMicros !== null && !rule('startBeforeEnd', (a: bigint, b: bigint) => a < b)(startMicros, endMicros)) {
+  // Compared exactly, at every digit given: start_at = X and end_at = X + 1 ns is a valid window.
+  const bounds = startBound !== null && endBound !== null ? onCommonScale(startBound, endBound) : null;
+  if (bounds !== null && !rule('startBeforeEnd', (a: bigint, b: bigint) => a < b)(bounds[0], bounds[1])) {
     throw new ApiError('invalid_query', rule('startEndField', 'start_at'), 'start_at must be earlier than end_at');
   }
   return out;

@@ -159,6 +159,24 @@ export const MUTANTS = {
   'api-key-query-param-accepted': { area: 'auth-reason', description: 'a key in the api_key query parameter authenticates a request that has no Authorization header' },
   'api-key-anywhere-accepted': { area: 'auth-reason', description: 'a key in the api_key or access_token query parameter, an api_key/access_token cookie or an X-API-Key header authenticates a request that has no Authorization header' },
   'bearer-scheme-case-sensitive': { area: 'auth-reason', description: 'the Authorization scheme must be spelled "Bearer": bearer and BEARER count as no bearer key' },
+  // Query values and path ids at the edges of their grammar, issue 30 (suites/query-grammar.spec.ts)
+  'date-epoch-number-accepted': { area: 'query-validation', description: 'a start_at/end_at that is a bare number (1767225600, 0, -5) is read as Unix seconds instead of rejected' },
+  'date-offset-seconds-accepted': { area: 'query-validation', description: 'a UTC offset with seconds (+00:00:30) is accepted (its seconds dropped) instead of rejected' },
+  'date-trailing-text-ignored': { area: 'query-validation', description: 'a date-time is read up to its offset and whatever follows (junk, a space, a newline, a second offset) is ignored' },
+  'date-parsed-by-date-parse': { area: 'query-validation', description: 'a start_at/end_at that is not RFC 3339 is read with Date.parse (RFC 2822, HTTP-dates, JavaScript date strings accepted)' },
+  'date-bound-millisecond-precision': { area: 'list-semantics', description: 'start_at/end_at are read at millisecond precision: sub-millisecond digits are dropped' },
+  'date-bound-compared-as-text': { area: 'list-semantics', description: 'start_at/end_at are compared as text with created_at written in UTC (YYYY-MM-DDTHH:MM:SS.mmmZ), not as instants' },
+  'date-32-bit-unix-time-only': { area: 'query-validation', description: 'a start_at/end_at before the Unix epoch or past 2038-01-19T03:14:07Z (a signed 32-bit time) is rejected with 422 invalid_query' },
+  'date-utc-designator-only': { area: 'query-validation', description: 'only Z is accepted as the zone of start_at/end_at: a numeric offset (+00:00, +05:45, -12:00) is rejected with 422 invalid_query' },
+  'date-lenient-local-time': { area: 'query-validation', description: 'a start_at/end_at that is not RFC 3339 (basic format, week date, lower-case z, a suffix …) or has the offset -00:00 is read by a lenient parser as the server\'s local time (UTC-05:00), its zone designator ignored' },
+  'date-utc-overflow-500': { area: 'query-validation', description: 'a start_at/end_at whose UTC instant falls outside the years 0001..9999 ends in a 500 internal error (a date type that overflows)' },
+  'date-offsets-within-12h': { area: 'query-validation', description: 'a UTC offset beyond ±12:00 (+14:00 is a real zone) is rejected with 422 invalid_query' },
+  'sort-order-trimmed': { area: 'query-validation', description: 'sort_order is trimmed of surrounding whitespace before it is read' },
+  'sort-order-prefix-match': { area: 'query-validation', description: 'sort_order is read by its first three or four letters (ascending, asc,desc, "asc " read as asc)' },
+  'lenient-integer-non-digits-dropped': { area: 'query-validation', description: 'limit and offset are read after dropping every character that is not an ASCII digit' },
+  'empty-query-as-unsupported-key': { area: 'query-validation', description: 'a request target ending in "?" (an empty query) is refused with 400 unsupported_filter naming the empty key' },
+  'path-id-not-percent-decoded': { area: 'resource-access', description: 'path ids are looked up as sent, without percent-decoding (%41 is not A)' },
+  'path-id-lowercase-escapes-not-decoded': { area: 'resource-access', description: 'path ids are percent-decoded only where the hex digits are upper-case (%4A is J, %4a stays as sent)' },
 } as const satisfies Record<string, { area: string; description: string }>;
 
 export type MutantName = keyof typeof MUTANTS;

@@ -124,6 +124,69 @@ const contract = (edit: (doc: Json) => void): Override['servedContract'] => (cor
 };
 const AUDIO_PATH = '/external/v1/encounters/{encounter_id}/documents/{document_id}/audio';
 
+// ---------------------------------------------------------------- helpers of the query-grammar entries (issue 30)
+
+const RFC3339_STRICT = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})/;
+
+/** A date-time matcher that also refuses what `refuse` says of its match (a narrower range of years or offsets). */
+const refuseMatch = (refuse: (m: RegExpExecArray) => boolean): Override['matchDateTime'] => (correct) => (t) => {
+  const m = correct(t);
+  return m && refuse(m) ? null : m;
+};
+const offsetMinutesOf = (m: RegExpExecArray) => (m[9] === undefined ? 0 : Number(m[9]) * 60 + Number(m[10]));
+
+/** A pipeline stage in front of the others that puts the path parameters back as `decode` reads the raw segments. */
+const pathIdsAs = (decode: (raw: string) => string): Override['pipeline'] => (stages) => [{
+  name: 'path_ids_as_read',
+  run(ctx) {
+    if (!ctx.op) return;
+    const raw = (ctx.req.url ?? '').split('?')[0];
+    const m = ctx.op.path.exec(raw);
+    if (m) ctx.params = m.slice(1).map(decode);
+  },
+}, ...stages];
+
+/** The list query read by the correct rule after `change` rewrote the sort_order value. */
+const sortReadAs = (change: (v: string) => string): Override['validateListQuery'] => (correct) => (pairs, rule) =>
+  correct(pairs.map((p) => (p.key === 'sort_order' ? { ...p, value: change(p.value) } : p)), rule);
+
+/** The UTC instant (ms) of a date-time the correct matcher accepted. */
+function utcMsOf(m: RegExpExecArray): number {
+  const t = new Date(0);
+  t.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  t.setUTCHours(Number(m[4]), Number(m[5]), Number(m[6]), 0);
+  return t.getTime() - (m[8]?.startsWith('-') ? -1 : 1) * offsetMinutesOf(m) * 60_000;
+}
+
+/**
+ * Mutant date-lenient-local-time: a text that is not RFC 3339 (or ends in -00:00) read by a lenient parser: the
+ * first calendar, week or ordinal date and the time after it, as local time in UTC-05:00; any zone designator is
+ * ignored. Returned as RFC 3339 text for the correct parser; anything the lenient parser cannot read is left as is.
+ */
+function lenientLocalTime(t: string): string {
+  if (RFC3339_STRICT.test(t) && /[0-9](Z|[+-](?!00:00$)[0-9]{2}:[0-9]{2})$/.test(t)) return t;
+  const time = /[Tt ]([0-9]{2})(?::?([0-9]{2})(?::?([0-9]{2}))?)?/;
+  const day = new Date(0);
+  let m: RegExpExecArray | null;
+  if ((m = /([0-9]{4})-?W([0-9]{2})-?([1-7])/.exec(t))) {
+    // ISO week date: week 1 holds the year's first Thursday.
+    const jan4 = new Date(0);
+    jan4.setUTCFullYear(Number(m[1]), 0, 4);
+    const monday = jan4.getTime() - ((jan4.getUTCDay() + 6) % 7) * 86_400_000;
+    day.setTime(monday + ((Number(m[2]) - 1) * 7 + Number(m[3]) - 1) * 86_400_000);
+  } else if ((m = /([0-9]{4})-?([0-9]{2})-?([0-9]{2})(?=[Tt ])/.exec(t))) {
+    day.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+  } else if ((m = /([0-9]{4})-?([0-9]{3})(?=[Tt ])/.exec(t))) {
+    day.setUTCFullYear(Number(m[1]), 0, Number(m[2]));
+  } else return t;
+  const clock = time.exec(t.slice(m.index + m[0].length));
+  if (!clock) return t;
+  day.setUTCHours(Number(clock[1]) + 5, Number(clock[2] ?? 0), Number(clock[3] ?? 0), 0); // local UTC-05:00 → UTC
+  return Number.isNaN(day.getTime()) ? t : day.toISOString();
+}
+
+const UTC_TEXT = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 // ---------------------------------------------------------------- the mutants (one deliberate defect each)
 
 const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
@@ -422,6 +485,61 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   'webhook-retries-410-422': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 410 || r.status === 422), true) },
   'webhook-conflict-too-early-terminal': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 409 || r.status === 425), false) },
   'webhook-only-503-retried': { retryable: retryWhen((r) => r.kind === 'status' && r.status >= 500 && r.status !== 503, false) },
+  // query values and path ids at the edges of their grammar (issue 30, suites/query-grammar.spec.ts)
+  'date-epoch-number-accepted': {
+    dateTimeText: (correct) => (t) => correct(/^-?[0-9]+(\.[0-9]+)?$/.test(t) && Math.abs(Number(t)) < 8.64e12 ? new Date(Number(t) * 1000).toISOString() : t),
+  },
+  'date-offset-seconds-accepted': { dateTimeText: (correct) => (t) => correct(t.replace(/([+-][0-9]{2}:[0-9]{2}):[0-9]{2}$/, '$1')) },
+  'date-trailing-text-ignored': { dateTimeText: (correct) => (t) => correct(RFC3339_STRICT.exec(t)?.[0] ?? t) },
+  'date-parsed-by-date-parse': {
+    dateTimeText: (correct) => (t) => correct(RFC3339_STRICT.test(t) || !Number.isFinite(Date.parse(t)) ? t : new Date(Date.parse(t)).toISOString()),
+  },
+  'date-bound-millisecond-precision': { dateTimeText: (correct) => (t) => correct(t.replace(/(\.[0-9]{3})[0-9]+/, '$1')) },
+  // The bounds go to the statement as the client wrote them, compared as text with created_at written in UTC.
+  'date-bound-compared-as-text': {
+    validateListQuery: (correct) => (pairs, rule) => {
+      const q = correct(pairs, rule);
+      const raw = (key: string) => pairs.find((p) => p.key === key)?.value ?? null;
+      return { ...q, startAt: q.startAt === null ? null : raw('start_at'), endAt: q.endAt === null ? null : raw('end_at') };
+    },
+    listSql: (c) => ({ ...c, startBound: () => `($2::text IS NULL OR ${UTC_TEXT} >= $2::text)`, endBound: () => `($3::text IS NULL OR ${UTC_TEXT} < $3::text)` }),
+  },
+  'date-32-bit-unix-time-only': { matchDateTime: refuseMatch((m) => { const t = utcMsOf(m); return t < 0 || t >= 2 ** 31 * 1000; }) },
+  'date-utc-designator-only': { matchDateTime: refuseMatch((m) => m[8] !== 'Z') },
+  'date-lenient-local-time': { dateTimeText: (correct) => (t) => correct(lenientLocalTime(t)) },
+  'date-utc-overflow-500': {
+    matchDateTime: (correct) => (t) => {
+      const m = correct(t);
+      const year = m ? new Date(utcMsOf(m)).getUTCFullYear() : 1;
+      if (year < 1 || year > 9999) throw new RangeError(`year ${year} is out of range`);
+      return m;
+    },
+  },
+  'date-offsets-within-12h': { matchDateTime: refuseMatch((m) => offsetMinutesOf(m) > 12 * 60) },
+  'sort-order-trimmed': { validateListQuery: sortReadAs((v) => v.trim()) },
+  'sort-order-prefix-match': { validateListQuery: sortReadAs((v) => (v.startsWith('asc') ? 'asc' : v.startsWith('desc') ? 'desc' : v)) },
+  'lenient-integer-non-digits-dropped': { canonicalInt: readAs(() => true, (t) => t.replace(/[^0-9]/g, '')) },
+  // A hand-written query parser: ''.split('&') is one empty pair, and an empty key is not one of the route's keys.
+  'empty-query-as-unsupported-key': {
+    pipeline: (stages) => stages.flatMap((stage) => (stage.name !== 'reject_unsupported_keys' ? [stage] : [{
+      name: 'empty_query_pairs',
+      run(ctx: Ctx) {
+        const url = ctx.req.url ?? '';
+        const q = url.indexOf('?');
+        if (q !== -1 && url.slice(q + 1).split('&').includes('')) throw new ApiError('unsupported_filter', '');
+      },
+    }, stage])),
+  },
+  'path-id-not-percent-decoded': { pipeline: pathIdsAs((raw) => raw) },
+  'path-id-lowercase-escapes-not-decoded': {
+    pipeline: pathIdsAs((raw) => {
+      try {
+        return decodeURIComponent(raw.replace(/%([0-9a-fA-F]{2})/g, (m, h: string) => (/[a-f]/.test(h) ? `%25${h}` : m)));
+      } catch {
+        return raw;
+      }
+    }),
+  },
 };
 
 /** Mutants api-key-query-param-accepted / api-key-anywhere-accepted: a key sent outside the Authorization header. */
@@ -552,6 +670,10 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   // The area openapi: the served document rewritten without changing its meaning (served-contract.ts), in its order.
   ...Object.fromEntries(OPENAPI_VARIANTS.map((name): [VariantName, Override] => [name, { servedContract: (c) => (doc) => applyOpenapiVariants(structuredClone(c(doc)) as Json, new Set([name])) }])),
   'openapi-oai-media-type': { contractContentType: () => 'application/vnd.oai.openapi+json;version=3.1.0' },
+  // Date-time ranges a service's date type may have (LIST-DATETIME-FORMAT-DETAILS): refused with 422 invalid_query.
+  'datetime-offsets-within-18h': { matchDateTime: refuseMatch((m) => offsetMinutesOf(m) > 18 * 60) },
+  'datetime-fraction-nine-digits-max': { matchDateTime: (correct) => (t) => (/\.[0-9]{10,}/.test(t) ? null : correct(t)) },
+  'datetime-years-from-1583': { matchDateTime: refuseMatch((m) => Number(m[1]) < 1583) },
 };
 
 const VARIANT_LIST = Object.entries(VARIANT_OVERRIDES) as [VariantName, Override][];

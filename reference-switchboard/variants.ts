@@ -75,6 +75,10 @@ export const VARIANTS = {
   'openapi-base-path-in-servers': { area: 'openapi', clause: '§1 (routes under /external/v1); OpenAPI 3.1 §4.8.10 (paths are relative to the server URL)', justification: 'servers carries /external/v1 and paths start at /encounters: a client reaches the same five routes.' },
   'openapi-keys-reordered': { area: 'openapi', clause: 'RFC 8259 §4 (objects are unordered)', justification: 'Every object of the document with its members in reverse alphabetical order.' },
   'openapi-oai-media-type': { area: 'openapi', clause: '§1 (served at /openapi/v1/openapi.json); RFC 6839 §3.1 (+json)', justification: 'The document served as application/vnd.oai.openapi+json;version=3.1.0, the registered OpenAPI media type: JSON.' },
+  // ---------------------------------------------------------------- REST: date-time ranges of a service's date type (issue 30)
+  'datetime-offsets-within-18h': { area: 'open-choice', clause: '§4.1 (timezone-aware ISO datetime); LIST-DATETIME-FORMAT-DETAILS', justification: 'Real UTC offsets lie within -12:00..+14:00; a date type limited to ±18:00 (java.time.ZoneOffset) refuses +23:59, which RFC 3339\'s grammar allows but no zone uses, with 422 invalid_query.' },
+  'datetime-fraction-nine-digits-max': { area: 'open-choice', clause: '§4.1; LIST-DATETIME-FORMAT-DETAILS; ISO 8601-1 (the number of decimal digits is by agreement)', justification: 'Fractions of more than nine digits (below a nanosecond) are refused with 422 invalid_query; shorter ones are compared exactly.' },
+  'datetime-years-from-1583': { area: 'open-choice', clause: '§4.1; LIST-DATETIME-FORMAT-DETAILS; ISO 8601-1 (years before 1583 only by agreement)', justification: 'Years before 1583, outside ISO 8601\'s default range, are refused with 422 invalid_query.' },
 } as const satisfies Record<string, Variant>;
 
 export type VariantName = keyof typeof VARIANTS;
