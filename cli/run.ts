@@ -53,6 +53,21 @@ function isJsonObject(body: Buffer): boolean {
   }
 }
 
+/** Whether a body has the shape of a §7 error body (a JSON object with a string reason_code), however wrong its details. */
+function hasReasonCode(body: Buffer): boolean {
+  try {
+    const v = JSON.parse(body.toString('utf8')) as Record<string, unknown> | null;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) && typeof v.reason_code === 'string';
+  } catch {
+    return false;
+  }
+}
+
+/** An answer this API gives to its list route: JSON that is a page (200) or a §7 error body. */
+function answersAsApi(r: RawResponse): boolean {
+  return looksJson(r) && (r.status === 200 || hasReasonCode(r.body));
+}
+
 /**
  * Probes the target once before any check runs, with its own short deadline (PROBE_TIMEOUT_MS, however
  * long the profile's requestMs): one GET /external/v1/encounters without a key.
@@ -61,6 +76,14 @@ function isJsonObject(body: Buffer): boolean {
  * - "Not this API": a complete answer that is not JSON at all, neither labelled JSON nor a body that
  *   parses as a JSON object (an HTML page, a login or http→https redirect, a plain-text 404, an empty
  *   answer): the base URL points at something else, exit 2.
+ * - "Not this API here": a 404 whose body is not the §7 error body. The list route never answers 404
+ *   (LIST-ERRORS), and a service answers a keyless request 401 before anything else (§4 step 1): a JSON 404
+ *   without a reason_code is what a web server or framework says of a path it has no route for. Typically the
+ *   base URL carries a path prefix where the API is not (`http://host/api`), or ends in /external/v1, which the
+ *   harness adds itself. Exit 2, naming the likely cause and, when it answers there, where the API is.
+ * - In both cases the API may still be identified otherwise (a gateway in front of it that answers keyless
+ *   requests itself): by its list route answering the `full` key with a page or a §7 error body, or by its
+ *   served OpenAPI document. Then the checks judge the keyless answers.
  * - Anything else is the API, however broken, and the checks judge it (exit 1 with evidence): a JSON
  *   body labelled text/plain (the content-type checks fail), a body labelled JSON that does not parse,
  *   a reset or an oversized answer after the connection was accepted.
@@ -80,24 +103,28 @@ async function probe(baseUrl: string, headers: Record<string, string> | undefine
     const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
     throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
   }
-  if (looksJson(res)) return;
+  const json = looksJson(res);
+  const noRouteHere = json && res.status === 404 && !hasReasonCode(res.body);
+  if (json && !noRouteHere) return doubledPrefix(baseUrl, sent, fullKey);
   // A gateway in front of the API may answer a keyless request itself (a plain-text 401): the API is then
   // identified with the `full` key, or by its served contract; the keyless answers are the checks' to judge.
   if (await identifiedOtherwise(baseUrl, sent, fullKey)) return;
   const type = res.headers['content-type'];
   const said = type ? type.split(';')[0].trim() : res.body.length > 0 ? 'without a content type' : 'with an empty body and no content type';
   const where = res.status >= 300 && res.status < 400 && res.headers.location ? `, redirecting to ${res.headers.location}` : '';
-  throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API (GET ${PROBE_TARGET} without a key answered ${res.status} ${said}${where})`);
+  const answered = `GET ${PROBE_TARGET} without a key answered ${res.status} ${said}${noRouteHere ? ' that is not the §7 error body' : ''}${where}`;
+  const cause = res.status === 404 ? await likelyCause(baseUrl, sent) : undefined;
+  throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API (${answered})${cause ? `; ${cause}` : ''}`);
 }
 
 function looksJson(res: RawResponse): boolean {
   return isJsonMediaType(res.headers['content-type']) || isJsonObject(res.body);
 }
 
-/** The API answers its list route with the `full` key in JSON, or serves its OpenAPI document (§1). */
+/** The API answers its list route with the `full` key (a page or a §7 error body), or serves its OpenAPI document (§1). */
 async function identifiedOtherwise(baseUrl: string, headers: Record<string, string>, fullKey: string | undefined): Promise<boolean> {
   const attempts: { target: string; headers: Record<string, string>; ok: (r: RawResponse) => boolean }[] = [
-    ...(fullKey ? [{ target: `${PROBE_TARGET}?limit=1`, headers: { ...headers, authorization: `Bearer ${fullKey}` }, ok: looksJson }] : []),
+    ...(fullKey ? [{ target: `${PROBE_TARGET}?limit=1`, headers: { ...headers, authorization: `Bearer ${fullKey}` }, ok: answersAsApi }] : []),
     { target: '/openapi/v1/openapi.json', headers, ok: (r: RawResponse) => r.status === 200 && isJsonObject(r.body) && /"openapi"\s*:/.test(r.body.toString('utf8')) },
   ];
   for (const a of attempts) {
@@ -108,6 +135,58 @@ async function identifiedOtherwise(baseUrl: string, headers: Record<string, stri
     }
   }
   return false;
+}
+
+/**
+ * A base URL ending in /external/v1, which the harness adds itself: the API answers the keyless probe there too
+ * (401 comes before routing), but not its list route with the `full` key, which it answers 200 at the base URL
+ * without /external/v1. Then the path is the mistake, not the API: exit 2 naming both. Asked only of such base
+ * URLs; a `full` key refused at both is the checks' to judge.
+ */
+async function doubledPrefix(baseUrl: string, headers: Record<string, string>, fullKey: string | undefined): Promise<void> {
+  const { basePath } = parseBaseUrl(baseUrl);
+  if (!fullKey || !/\/external\/v1$/.test(basePath)) return;
+  const ask = async (base: string) => {
+    try {
+      return await sendRaw({ baseUrl: base, timeoutMs: PROBE_TIMEOUT_MS, maxBodyBytes: 4 * 1024 * 1024 }, { target: `${PROBE_TARGET}?limit=1`, headers: { ...headers, authorization: `Bearer ${fullKey}` } });
+    } catch {
+      return undefined;
+    }
+  };
+  const here = await ask(baseUrl);
+  if (!here || here.status === 200) return;
+  const shorter = baseUrl.replace(/\/external\/v1\/*$/, '');
+  const there = await ask(shorter);
+  if (!there || there.status !== 200 || !answersAsApi(there)) return;
+  const reason = (() => {
+    try {
+      return String((JSON.parse(here.body.toString('utf8')) as { reason_code?: unknown }).reason_code ?? '');
+    } catch {
+      return '';
+    }
+  })();
+  throw new SetupError(`target ${baseUrl} does not look like the Clinical Encounter Public API here (GET ${PROBE_TARGET} with the full key answered ${here.status}${reason ? ` ${reason}` : ''}); the base URL's path prefix /external/v1 is the likely cause: the API answers at ${shorter} (the harness adds /external/v1 itself)`);
+}
+
+/**
+ * Why no route of the API answers at a base URL that answered 404: its path. The base URL without /external/v1 at
+ * its end (the harness adds it), then without any path, is asked the same keyless question; the first that
+ * answers as the API is named. Undefined for a base URL without a path (nothing to suggest).
+ */
+async function likelyCause(baseUrl: string, headers: Record<string, string>): Promise<string | undefined> {
+  const { basePath } = parseBaseUrl(baseUrl);
+  if (basePath === '') return undefined;
+  const origin = baseUrl.slice(0, baseUrl.length - baseUrl.replace(/^https?:\/\/[^/?#]+/, '').length);
+  const candidates = [...new Set([/\/external\/v1$/.test(basePath) ? origin + basePath.replace(/\/external\/v1$/, '') : undefined, origin])].filter((c): c is string => c !== undefined);
+  for (const candidate of candidates) {
+    try {
+      const r = await sendRaw({ baseUrl: candidate, timeoutMs: PROBE_TIMEOUT_MS, maxBodyBytes: 64 * 1024 }, { target: PROBE_TARGET, headers });
+      if (answersAsApi(r)) return `the base URL's path prefix ${basePath} is the likely cause: the API answers at ${candidate} (the harness adds ${PROBE_TARGET.replace(/\/encounters$/, '')} itself)`;
+    } catch {
+      /* not there either */
+    }
+  }
+  return `the base URL's path prefix ${basePath} is the likely cause: no route of this API answers under it (the harness adds ${PROBE_TARGET.replace(/\/encounters$/, '')} to the base URL itself)`;
 }
 
 /** The profile file as a JSON object, unvalidated, or undefined when it is not one (loadProfile then says why). */
