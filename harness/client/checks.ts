@@ -6,6 +6,7 @@
 // compression, retrying a 503 after a pause) pass.
 import type { Outcome } from '../record.ts';
 import { STATUS_BY_REASON } from '../assertions.ts';
+import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 import { bearerOf, decode, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from './traffic.ts';
 
 export interface ClientJudgement {
@@ -209,7 +210,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
     judge(t) {
       const all = api(t);
-      const terminal = all.filter((e) => e.status >= 400 && e.status < 500 && ![408, 425, 429].includes(e.status));
+      const terminal = all.filter((e) => e.status >= 400 && e.status < 500 && !isRetryableStatus(e.status));
       if (terminal.length === 0) return notVerified('the client got no 4xx answer (a scenario file makes the sandbox answer with the reason codes it declares)');
       for (const e of terminal) {
         const repeats = all.filter((x) => x.seq > e.seq && sameRequest(x, e));
