@@ -5,7 +5,7 @@
 // decides of a caller; the client's legitimate choices (concurrency, keep-alive, the case of `Bearer`,
 // compression, retrying a 503 after a pause) pass.
 import type { Outcome } from '../record.ts';
-import { STATUS_BY_REASON } from '../assertions.ts';
+import { reasonOf as bodyReason, STATUS_BY_REASON } from '../assertions.ts';
 import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 import { bearerOf, decode, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from './traffic.ts';
 
@@ -49,15 +49,8 @@ const listValues = (t: ClientTraffic, keys: readonly string[]) => api(t).flatMap
   const p = parseTarget(e.target);
   return p.route?.name === 'list' ? p.query.filter((q) => keys.includes(q.key)).map((q) => ({ e, q })) : [];
 });
-const reasonOf = (e: ClientExchange): string | undefined => {
-  if (e.injected) return e.injected;
-  try {
-    const r = (JSON.parse(e.body) as { reason_code?: unknown }).reason_code;
-    return typeof r === 'string' ? r : undefined;
-  } catch {
-    return undefined;
-  }
-};
+/** The reason code the client was answered with: the injected one, or its body's. */
+const reasonOf = (e: ClientExchange): string | undefined => e.injected || bodyReason(e.body);
 
 /** Where a secret shows up in a request other than the Authorization header (query, cookie, any other header). */
 function keyOutsideAuthorization(e: ClientExchange, keys: Map<string, string>): string | undefined {
