@@ -31,7 +31,7 @@ export default defineConfig({
     ...(fs.existsSync(path.join(import.meta.dirname, 'tests')) ? [{ name: 'unit', testDir: 'tests' }] : []),
     // Suites and properties in one project: they share worker processes (a second project would start its own
     // workers only after the first one's tests ran out, about a second of a cold run).
-    // One test file, suites/run.spec: it loads every suite and property and plans the run's tests (harness/fixtures.ts).
+    // One test file, suites/run.spec: it loads every suite and property and plans the run's tests (harness/planner.ts).
     { name: 'conformance', testDir: '.', testMatch: [`suites/run.spec.${ext}`] },
   ],
 });

@@ -154,8 +154,8 @@ async function conformanceRun(scale: number): Promise<VerdictRun> {
   const report = JSON.parse(fs.readFileSync(path.join(outDir, 'conformance.json'), 'utf8')) as {
     verdict: string; summary: Record<string, number>; checks: { file: string; test: string; project: string; seed: string | null }[];
   };
-  // Property cases: every property prints `[seed] <title>: seed=S runs=N` (harness/seed.ts recordSeed), including
-  // the webhook-signature properties that record no check; the report's seed annotations are the cross-check.
+  // Property cases: every property prints `[seed] <title>: seed=S runs=N` (harness/seed.ts recordSeed); the
+  // report's seed annotations are the cross-check.
   const cases = new Map<string, number>();
   for (const m of text.matchAll(/^\[seed\] (.*): seed=-?[0-9]+ runs=([0-9]+)$/gm)) cases.set(m[1], Number(m[2]));
   const fromReport = new Map<string, number>();

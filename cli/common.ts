@@ -143,7 +143,9 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(command
   }
 }
 
-export function oneLine(text: string): string {
+/** Any text, or an error's message (its name when it has none), as one redacted line of at most 600 characters. */
+export function oneLine(e: unknown): string {
+  const text = e instanceof Error ? e.message || e.name : String(e);
   return redact(text).replace(/\s+/g, ' ').trim().slice(0, 600);
 }
 

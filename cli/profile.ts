@@ -15,6 +15,7 @@ import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { KEY_ROLE_ANSWER, loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
 import { sendRaw, TransportError, type RawResponse } from '../harness/http.ts';
 import { redact } from '../harness/redact.ts';
+import { reasonOf } from '../harness/assertions.ts';
 
 export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--base-url URL] [--force]
        conformance profile check --profile FILE [--target URL] [--report conformance.json]
@@ -194,7 +195,7 @@ const unlockText = (u: ReturnType<typeof unlocks>): string => (u === 'most' ? 'm
 
 // ------------------------------------------------------------------------------------------ init
 
-/** The README's table of every profile role (tests/profile-cli.spec.ts keeps the README equal to it). */
+/** The table of every profile role in docs/profile.md (tests/profile-cli.spec.ts keeps docs/profile.md equal to it). */
 export function rolesMarkdown(roles = profileRoles()): string {
   const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   const where = (r: RoleSpec) => (r.kind === 'credential' ? `\`credentials.${r.role}\` (\`${keyVariable(r.role)}\`)` : `\`${r.kind === 'resource' ? 'resources' : r.kind === 'fault' ? 'faults' : 'webhook'}.${r.role}\``);
@@ -324,15 +325,6 @@ function targetFor(e: Expectation, profile: Profile): string {
   }
 }
 
-function reasonOf(res: RawResponse): string | null {
-  try {
-    const body = JSON.parse(res.body.toString('utf8')) as { reason_code?: unknown };
-    return typeof body.reason_code === 'string' ? body.reason_code : null;
-  } catch {
-    return null;
-  }
-}
-
 const answer = (status: number, reason: string | null) => `${status}${reason ? ` ${reason}` : ''}`;
 const expected = (e: Expectation) => `${e.status}${e.reason ? ` ${e.reason}` : ''}`;
 
@@ -371,7 +363,7 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
     const { target, res, error } = await send(e, key, extra) as { target: string; res: RawResponse | null; error?: string };
     const route = `GET ${target.replace(/\?.*$/, '')}`;
     if (!res) return lines.push({ kind, role, ok: false, text: `${role}: ${route} failed (${error}); expected ${expected(e)}` });
-    const reason = reasonOf(res);
+    const reason = reasonOf(res.body) ?? null;
     const ok = [e, ...(e.also ?? [])].some((x) => res.status === x.status && (x.reason === undefined || reason === x.reason));
     if (ok) return lines.push({ kind, role, ok, text: `${role} answers ${answer(res.status, reason)} on ${route}, as it should` });
     const like = kind === 'credential' ? answersLike(e.route, res.status, reason, role) : null;

@@ -25,6 +25,7 @@ export const RUN_LABEL = 'org.clinical-encounter-conformance.run';
 const NO_RUNTIME = 'Could not find a working container runtime strategy';
 
 import { ContainerSetupError } from './errors.ts';
+import { oneLine } from './common.ts';
 
 export { ContainerSetupError };
 
@@ -186,9 +187,4 @@ export async function startContainerReference(opts: ContainerReferenceOptions): 
     await stop();
     throw new ContainerSetupError(`--reference container: ${oneLine(e)}`);
   }
-}
-
-function oneLine(e: unknown): string {
-  const text = e instanceof Error ? e.message || e.name : String(e);
-  return text.replace(/\s+/g, ' ').trim().slice(0, 500);
 }

@@ -3,13 +3,12 @@
 // from conformance.json. The implementation is reached only as a child process.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { credentialKey, loadProfile, markProfileChecked, prepareProfileValidation, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
 import { writeReady } from '../harness/ready.ts';
 import { COVERAGE_PATH } from '../fixtures/paths.ts';
-import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
+import { connectOnce, sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
 import { isJsonMediaType } from '../harness/media-type.ts';
 import { startReference } from './reference-process.ts';
 import { CALLBACK_HOST, startContainerReference } from './reference-container.ts';
@@ -24,23 +23,12 @@ const PROBE_TARGET = '/external/v1/encounters';
 const PROBE_TIMEOUT_MS = 5_000;
 
 /** Opens (and closes) one TCP connection: the reachability half of the probe. */
-function connectProbe(baseUrl: string): Promise<void> {
+async function connectProbe(baseUrl: string): Promise<void> {
   const { host, port } = parseBaseUrl(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port });
-    socket.setTimeout(PROBE_TIMEOUT_MS, () => {
-      socket.destroy();
-      reject(new SetupError(`target ${baseUrl} is unreachable: timeout (no TCP connection within ${PROBE_TIMEOUT_MS} ms)`));
-    });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve();
-    });
-    socket.once('error', (e: NodeJS.ErrnoException) => {
-      const kind = e.code === 'ECONNREFUSED' ? 'connection_refused' : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'dns' : (e.code ?? 'other');
-      reject(new SetupError(`target ${baseUrl} is unreachable: ${kind}`));
-    });
-  });
+  const failed = await connectOnce(host, port, PROBE_TIMEOUT_MS);
+  if (!failed) return;
+  const kind = failed.kind === 'timeout' ? `timeout (${failed.message})` : failed.kind === 'connection_refused' || failed.kind === 'dns' ? failed.kind : (failed.code ?? 'other');
+  throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
 }
 
 /** Whether a body is a JSON object (what every answer of the API is, §4), whatever its label says. */

@@ -12,7 +12,6 @@
 // --allow-incomplete), 2 usage or setup error, e.g. an unreachable receiver (one line `conformance: <reason>`
 // on stderr). Every line printed passes through redact().
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +30,7 @@ import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } fro
 import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
 import { CheckFailure } from '../harness/checks.ts';
 import { WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
+import { connectOnce } from '../harness/http.ts';
 
 export interface WebhookIo {
   stdout: (line: string) => void;
@@ -166,25 +166,14 @@ async function startFollowUpProbe(host: string, port: number): Promise<FollowUpP
 }
 
 /** One TCP connection to the receiver's host before anything is judged: unreachable is a setup error. */
-function reachable(url: URL, timeoutMs: number): Promise<void> {
+async function reachable(url: URL, timeoutMs: number): Promise<void> {
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host, port });
-    socket.setTimeout(timeoutMs, () => {
-      socket.destroy();
-      reject(new SetupError(`the webhook receiver at ${url.origin} is unreachable: no TCP connection within ${timeoutMs} ms`));
-    });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve();
-    });
-    socket.once('error', (e: NodeJS.ErrnoException) => {
-      socket.destroy();
-      const kind = e.code === 'ECONNREFUSED' ? 'connection refused' : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'host name not found' : (e.code ?? e.message);
-      reject(new SetupError(`the webhook receiver at ${url.origin} is unreachable: ${kind} (is it running, and is --url right?)`));
-    });
-  });
+  const failed = await connectOnce(host, port, timeoutMs);
+  if (!failed) return;
+  if (failed.kind === 'timeout') throw new SetupError(`the webhook receiver at ${url.origin} is unreachable: ${failed.message}`);
+  const kind = failed.kind === 'connection_refused' ? 'connection refused' : failed.kind === 'dns' ? 'host name not found' : (failed.code ?? failed.message);
+  throw new SetupError(`the webhook receiver at ${url.origin} is unreachable: ${kind} (is it running, and is --url right?)`);
 }
 
 type Ex = { request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string }; response?: { status?: number }; error?: { kind?: string } };

@@ -80,11 +80,15 @@ export function expectError(ex: Exchange, want: { reason: string; field?: string
   return body;
 }
 
-/** The reason_code of a JSON error body, or undefined; never throws (the assertion that follows judges). */
-export function reasonOf(ex: Exchange): string | undefined {
+/**
+ * The reason_code of a JSON error body (text or bytes), or undefined; never throws (the assertion that follows
+ * judges). The one reading of it: the checks, the client checks and `profile check` all call this.
+ */
+export function reasonOf(body: string | Uint8Array | undefined): string | undefined {
   try {
-    const body = JSON.parse(ex.response?.body ?? '') as Partial<ErrorBody> | null;
-    return typeof body?.reason_code === 'string' ? body.reason_code : undefined;
+    const text = typeof body === 'string' ? body : new TextDecoder().decode(body);
+    const parsed = JSON.parse(text) as Partial<ErrorBody> | null;
+    return typeof parsed?.reason_code === 'string' ? parsed.reason_code : undefined;
   } catch {
     return undefined;
   }
@@ -97,7 +101,7 @@ export function reasonOf(ex: Exchange): string | undefined {
  * expectError does. Returns the body.
  */
 export function expectErrorOrOpen(ex: Exchange, want: { reason: string; field?: string | null }, open: { reasons: string[]; requirement: string }, observe: (text: string) => void): ErrorBody {
-  const seen = reasonOf(ex);
+  const seen = reasonOf(ex.response?.body);
   if (seen === undefined || seen === want.reason || !open.reasons.includes(seen)) return expectError(ex, want);
   const body = expectError(ex, { reason: seen, field: want.field });
   observe(`answered ${ex.response!.status} ${seen} where ${want.reason} is the closest reading (${open.requirement} leaves it open)`);

@@ -139,7 +139,7 @@ export interface Recorded {
 
 /**
  * Runs one check and records its outcome in the test that hosts it, without throwing or skipping: a test
- * may host many checks at once (harness/fixtures.ts runs a suite's cases in batches), so one check's end
+ * may host many checks at once (harness/planner.ts runs a suite's cases in batches), so one check's end
  * must not end the others. The record carries the check's own duration; evidence goes in as an attachment
  * (pushed, not `attach`ed: `attach` opens a step, and a step captures a stack trace, about a millisecond each).
  */

@@ -142,10 +142,44 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
       else finish(new TransportError('malformed_response', 'connection closed before a complete response', all.subarray(0, 2048)));
     });
     socket.on('error', (e: NodeJS.ErrnoException) => {
-      const kind: TransportErrorKind = e.code === 'ECONNREFUSED' ? 'connection_refused'
-        : e.code === 'ECONNRESET' || e.code === 'EPIPE' ? 'connection_reset'
-        : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'dns' : 'other';
-      finish(new TransportError(kind, `${e.code ?? 'error'}: ${e.message}`, firstBytes(chunks)));
+      finish(new TransportError(transportKindOf(e), `${e.code ?? 'error'}: ${e.message}`, firstBytes(chunks)));
+    });
+  });
+}
+
+/** The kind of a socket error (its errno code). */
+function transportKindOf(e: NodeJS.ErrnoException): TransportErrorKind {
+  return e.code === 'ECONNREFUSED' ? 'connection_refused'
+    : e.code === 'ECONNRESET' || e.code === 'EPIPE' ? 'connection_reset'
+    : e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN' ? 'dns' : 'other';
+}
+
+/** Why a TCP connection could not be opened: its kind, the errno code (none for a timeout) and the message. */
+export interface ConnectFailure {
+  kind: TransportErrorKind;
+  code?: string;
+  message: string;
+}
+
+/**
+ * The one reachability probe: opens one TCP connection to host:port and closes it at once. Null when it
+ * connected within `timeoutMs`, else why not (never throws). The CLI's preflights (`run`'s target, `webhook
+ * receiver`'s receiver) call it and word the failure for their own command.
+ */
+export function connectOnce(host: string, port: number, timeoutMs: number): Promise<ConnectFailure | null> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(timeoutMs, () => {
+      socket.destroy();
+      resolve({ kind: 'timeout', message: `no TCP connection within ${timeoutMs} ms` });
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(null);
+    });
+    socket.once('error', (e: NodeJS.ErrnoException) => {
+      socket.destroy();
+      resolve({ kind: transportKindOf(e), ...(e.code ? { code: e.code } : {}), message: e.message });
     });
   });
 }

@@ -1,5 +1,5 @@
 // Bounded concurrency for waiting on a target: at most `n` promises of a list in flight at once. Used by the
-// batches of harness/fixtures.ts (cases of a suite) and by checks that read many independent resources
+// batches of harness/planner.ts (cases of a suite) and by checks that read many independent resources
 // (every embedded document, every transcript met): a target 150 ms away then costs latency × requests ÷ n.
 import { setting } from './config.ts';
 

@@ -3,6 +3,7 @@ import type { Seed } from './seed.ts';
 import { ERRORS } from './errors.ts';
 import type { ReasonCode } from './errors.ts';
 import type { FaultName } from './faults.ts';
+import { RETRYABLE_4XX } from '../fixtures/contract/webhook-retries.ts';
 
 const FAULT_HEADER = 'x-switchboard-fault';
 const TOKEN_HEADER = 'x-switchboard-token';
@@ -167,7 +168,7 @@ function webhookGuide(seed: Seed, baseUrl: string, switchboardToken: string | nu
   out.push('  DELETE /__sandbox/webhooks/subscriptions/{subscription_id} → 204; its pending deliveries are cancelled');
   out.push('Each delivery is a POST of the JSON event to receiver_url with Service-Event-Id, Service-Delivery-Id, Service-Timestamp,');
   out.push('Service-Signature (v1=<hex HMAC-SHA256 of "{timestamp}.{raw body}" with signing_secret>) and Service-Webhook-Version;');
-  out.push('a connection error, timeout, 408, 409, 425, 429 or 5xx is retried with the same ids (max_attempts 5, backoff from 1000 ms, doubling).');
+  out.push(`a connection error, timeout, ${[...RETRYABLE_4XX].join(', ')} or 5xx is retried with the same ids (max_attempts 5, backoff from 1000 ms, doubling).`);
   if (switchboardToken === null) {
     out.push('These routes answer 404 here: this sandbox was started without --switchboard-token.');
     return out;

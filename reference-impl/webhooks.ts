@@ -11,6 +11,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type pg from 'pg';
 import { correctRule, type DeliveryInfo, type DeliveryResult, type Rule } from './context.ts';
+import { isRetryableStatus } from '../fixtures/contract/webhook-retries.ts';
 
 export const WEBHOOK_API_VERSION = '2026-05-01';
 export const WEBHOOK_EVENT_TYPE = 'recording.transcript_ready';
@@ -170,12 +171,9 @@ function post(url: string, headers: Record<string, string>, body: Buffer, timeou
   });
 }
 
-const RETRYABLE_STATUS = new Set([408, 409, 425, 429]);
-
-/** §6.4: retryable (connection errors, timeouts, 408, 409, 425, 429, 5xx) or not (1xx, 3xx, other 4xx). */
+/** §6.4: retryable (connection errors, timeouts, 408, 409, 425, 429, 5xx) or not (1xx, 3xx, other 4xx): the contract's table. */
 export function isRetryable(r: Result): boolean {
-  if (r.kind === 'transport') return true;
-  return r.status >= 500 || RETRYABLE_STATUS.has(r.status);
+  return isRetryableStatus(r.kind === 'transport' ? undefined : r.status);
 }
 
 const isSuccess = (r: Result): boolean => r.kind === 'status' && r.status >= 200 && r.status < 300;

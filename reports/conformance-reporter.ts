@@ -34,7 +34,7 @@ export default class ConformanceReporter implements Reporter {
   }
 
   onBegin(config: FullConfig, suite: Suite): void {
-    // The CLI shards by case (harness/fixtures.ts, CONFORMANCE_SHARD); a runner's own --shard splits tests.
+    // The CLI shards by case (harness/planner.ts selection, CONFORMANCE_SHARD); a runner's own --shard splits tests.
     if (config.shard) this.shard = `${config.shard.current}/${config.shard.total}`;
     else if (setting('shard')) this.shard = setting('shard')!;
     this.conformanceTests = suite.allTests().filter((t) => RUN_PROJECTS.has(t.parent.project()?.name ?? '')).length;

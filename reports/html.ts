@@ -9,7 +9,7 @@
 // their small markdown (inline code, emphasis, table rows), never shown raw. A print stylesheet keeps the
 // verdict's colours and puts verdict, scope and failures on the first pages. Every interpolated string is
 // HTML-escaped. Pure: report in, string out (no fs, no network).
-import { checkAnchors, type ConformanceReport, type ReportCheck, type ReportRequirement } from './model.ts';
+import { checkAnchors, VERDICT_LABEL, type ConformanceReport, type ReportCheck, type ReportRequirement, type Verdict } from './model.ts';
 
 export function htmlEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -25,10 +25,8 @@ const e = (v: unknown): string => htmlEscape(v === null || v === undefined ? '' 
 const t = (v: string): string => v.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 // ---------------------------------------------------------------------------------------------------
-// The report as read here. Fields the model is gaining (verdict reasons, warnings, scope, variants,
-// missing roles) are read with fallbacks so an older report still renders.
-
-type Verdict = 'conformant' | 'not_conformant' | 'incomplete' | 'partial';
+// The report as reports/model.ts types it (ConformanceReport and its parts, the verdict labels): read here, never
+// re-declared. Fields later added to the model are still read with fallbacks, so an older report renders.
 
 const SUBJECT_TEXT: Record<string, string> = {
   service: 'the service (its REST API and its webhook sender)',
@@ -36,32 +34,8 @@ const SUBJECT_TEXT: Record<string, string> = {
   client: "a partner's API client, judged from its own traffic against the sandbox",
 };
 
-interface LooseReport {
-  verdict: string;
-  verdictReason?: string;
-  run: Omit<ConformanceReport['run'], 'subject'> & { subject?: string; filter?: { grep?: string; requirement?: string; shard?: string } | null; strict?: boolean; specSha256?: string | null };
-  summary: ConformanceReport['summary'] & { warning?: number };
-  requirements: (Omit<ReportRequirement, 'level' | 'status'> & { level: string; status: string; outOfScope?: string })[];
-  checks: (Omit<ReportCheck, 'outcome'> & { outcome: string })[];
-  coverage: {
-    mustTotal: number; mustCovered?: number; mustInScope?: number; mustVerified?: number; mustNotVerified?: string[];
-    uncovered: string[]; notTested?: Record<string, string>; outOfScope?: { id: string; reason: string }[];
-  };
-  scope?: { outOfScope?: { part: string; reason: string; requirements: string[] }[] } | null;
-  mutation: ConformanceReport['mutation'];
-  variants?: { total: number; passed: number; failing: Record<string, string[]> } | null;
-  missingRoles?: { role: string; kind: string; checks: number; requirements: number }[] | null;
-  waivers: ConformanceReport['waivers'];
-  problems: string[];
-  warnings: string[];
-}
-
-type LCheck = LooseReport['checks'][number];
-type LReq = LooseReport['requirements'][number];
-
-export const VERDICT_LABEL: Record<Verdict, string> = {
-  conformant: 'CONFORMANT', not_conformant: 'NOT CONFORMANT', incomplete: 'INCOMPLETE', partial: 'PARTIAL',
-};
+type LCheck = ReportCheck;
+type LReq = ReportRequirement;
 
 const LABEL: Record<string, string> = {
   pass: 'pass', fail: 'fail', warning: 'warning', not_verified: 'not verified', informational: 'informational',
@@ -354,7 +328,7 @@ function checkLink(c: { id: string; outcome: string }, anchors: Map<string, stri
   return a ? `<a href="#${e(a)}">${code}</a>` : code;
 }
 
-function matrix(report: LooseReport, byReq: Map<string, LCheck[]>, anchors: Map<string, string>): string {
+function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors: Map<string, string>): string {
   if (report.requirements.length === 0) return '<p id="matrix"><em>No requirement catalog was available for this run.</em></p>';
   const bySection = groupBySection(report.requirements);
   const bodies = bySection.map(([section, reqs]) => {
@@ -377,7 +351,7 @@ function groupBySection(reqs: LReq[]): [string, LReq[]][] {
   return [...m].sort(([a], [b]) => compareSections(a, b));
 }
 
-function toc(report: LooseReport): string {
+function toc(report: ConformanceReport): string {
   if (report.requirements.length === 0) return '';
   const items = groupBySection(report.requirements).map(([section, reqs]) =>
     `<li><a href="#${e(sectionAnchor(section))}">§${e(section)} ${e(reqs[0].area)}</a> <span class="counts">${counts(reqs.map((r) => r.status))}</span></li>`).join('');
@@ -403,7 +377,7 @@ function pct(n: number, d: number): string {
 }
 
 export function toHtml(input: ConformanceReport): string {
-  const report = input as unknown as LooseReport;
+  const report = input;
   const s = report.summary;
   const run = report.run;
   const baseUrl = run.target?.baseUrl ?? null;

@@ -1,7 +1,7 @@
 // §5 Authentication: each 401 reason with its exact category and a null field, on every route;
 // 503 digest_key_unavailable where the profile offers the fault switch.
 import { suite } from '../harness/fixtures.ts';
-import { expectError } from '../harness/assertions.ts';
+import { expectError, reasonOf } from '../harness/assertions.ts';
 import { ROUTES } from '../harness/routes.ts';
 import { KEY_401_ROLES, KEY_ROLE_ANSWER, type FaultName } from '../harness/profile.ts';
 import type { As } from '../harness/target.ts';
@@ -40,7 +40,7 @@ for (const route of ROUTES) {
     test(id, async ({ check }) => {
       await check({ id, requirements: c.requirements, title: `${route.name}: ${c.reason} answers its documented status, category and null field` }, async (api, scope) => {
         const ex = await api.get(route.path(api), { as: c.as, faults: c.faults });
-        const seen = ex.response && /"reason_code"\s*:\s*"([a-z_]+)"/.exec(ex.response.body)?.[1];
+        const seen = reasonOf(ex.response?.body);
         if (c.alsoOpen && seen === c.alsoOpen) {
           expectError(ex, { reason: c.alsoOpen, field: null });
           scope.observe(`answered ${c.alsoOpen} where ${c.reason} is the literal reading`);

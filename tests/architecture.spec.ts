@@ -6,7 +6,11 @@
 // tests/; platform/ (machine support: the embedded PostgreSQL loader) imports nothing of the project.
 // Inside a top folder no import circle (STYLE §13.6: shared types move to a lower module), and no file of
 // reference-impl/ names a mutant or a variant (the reference runs the rules it is handed; the switchboard wraps
-// it from outside). Each rule is a pure function over (file, source) pairs, proven on planted cases first.
+// it from outside). The run's planner (selection, batches, claims) lives in harness/planner.ts alone, apart from
+// the Playwright fixtures (harness/fixtures.ts), and imports neither the fixtures nor Playwright at run time; every
+// file of suites/ and properties/ judges a target (its cases record checks): a test of the harness's own helpers
+// lives in tests/, not in every service run. Each rule is a pure function over (file, source) pairs, proven on
+// planted cases first.
 import { test, expect } from '@playwright/test';
 import path from 'node:path';
 import { MUTANTS } from '../reference-switchboard/mutants.ts';
@@ -176,4 +180,61 @@ test('no file of reference-impl/ names a mutant or a variant (the switchboard ho
   const files = projectFiles(['reference-impl'], /\.(ts|mts|mjs|js|sql|json|md)$|^Dockerfile$/);
   expect(files.length).toBeGreaterThan(20);
   expect(namesIn(files, SWITCH_NAMES)).toEqual([]);
+});
+
+/** The planner's functions: declared in harness/planner.ts and nowhere else. */
+const PLANNER_FUNCTIONS = ['selection', 'planRun', 'runGroups', 'claimBatch'];
+
+/**
+ * Where the run's planner leaks: a planner function declared outside harness/planner.ts, or planner.ts importing
+ * the fixtures or Playwright at run time (a type import is fine), as `file: what`.
+ */
+export function plannerLeaks(files: { file: string; source: string }[]): string[] {
+  const out: string[] = [];
+  for (const { file, source } of files) {
+    if (file === 'harness/planner.ts') {
+      for (const m of source.matchAll(/(?:^|\n)\s*import\s+(?!type\s)[^'"`;]*?from\s+['"]([^'"]+)['"]/g)) {
+        if (m[1] === '@playwright/test' || m[1].endsWith('/fixtures.ts')) out.push(`${file}: imports ${m[1]}`);
+      }
+      continue;
+    }
+    for (const name of PLANNER_FUNCTIONS) if (new RegExp(`\\bfunction\\s+${name}\\s*\\(`).test(source)) out.push(`${file}: declares ${name}`);
+  }
+  return out.sort();
+}
+
+/** The case files of suites/ and properties/ (they call `suite(`) none of whose cases records a check (`check(`, not `fc.check(`). */
+export function casesWithoutChecks(files: { file: string; source: string }[]): string[] {
+  return files.filter(({ file, source }) => /^(suites|properties)\//.test(file) && /\bsuite\(/.test(source) && !/(?<![.\w$])check\(/.test(source)).map(({ file }) => file).sort();
+}
+
+test('the planner rule finds planner code outside harness/planner.ts and a runtime import of the fixtures in it', () => {
+  const planted = [
+    { file: 'harness/fixtures.ts', source: 'export function planRun(cases: Case[]) {}' },
+    { file: 'harness/planner.ts', source: "import { test } from '@playwright/test';\nimport type { TestInfo } from '@playwright/test';\nimport { suite } from './fixtures.ts';\nexport function planRun() {}" },
+    { file: 'harness/other.ts', source: 'const plan = planRun(registered); // a call, not a declaration' },
+  ];
+  expect(plannerLeaks(planted)).toEqual(['harness/fixtures.ts: declares planRun', 'harness/planner.ts: imports ./fixtures.ts', 'harness/planner.ts: imports @playwright/test']);
+});
+
+test('the run planner lives in harness/planner.ts alone, apart from the fixtures', () => {
+  const files = projectFiles(['harness', 'suites', 'properties', 'cli', 'reports']);
+  expect(files.some((f) => f.file === 'harness/planner.ts')).toBe(true);
+  expect(plannerLeaks(files)).toEqual([]);
+});
+
+test('the case rule finds a suite or property file whose cases record no check, and leaves checking files alone', () => {
+  const planted = [
+    { file: 'properties/signer.spec.ts', source: "const test = suite(import.meta.filename);\ntest('x', () => { const out = fc.check(prop); });" },
+    { file: 'properties/fuzz.spec.ts', source: "const test = suite(import.meta.filename);\ntest('x', async ({ check }) => { await check(def, body); });" },
+    { file: 'suites/run.spec.ts', source: "import { declareRun } from '../harness/fixtures.ts';\ndeclareRun();" },
+    { file: 'tests/signer.spec.ts', source: "const test = suite(import.meta.filename);\nfc.check(prop);" },
+  ];
+  expect(casesWithoutChecks(planted)).toEqual(['properties/signer.spec.ts']);
+});
+
+test('every case of suites/ and properties/ judges a target: tests of the harness itself live in tests/', () => {
+  const files = projectFiles(['suites', 'properties']);
+  expect(files.length).toBeGreaterThan(15);
+  expect(casesWithoutChecks(files)).toEqual([]);
 });

@@ -1,7 +1,7 @@
 // The shared assertions on fabricated exchanges: each good exchange passes, each departure throws a
 // CheckFailure whose title names the violation.
 import { test, expect } from '@playwright/test';
-import { expectError, expectErrorOrOpen, expectSuccess, expectDocumented, expectJson, isJsonMediaType, describe as describeExchange, fail, CATEGORY_BY_STATUS, REASONS_BY_STATUS, STATUS_BY_REASON } from '../harness/assertions.ts';
+import { expectError, expectErrorOrOpen, expectSuccess, expectDocumented, expectJson, isJsonMediaType, describe as describeExchange, fail, CATEGORY_BY_STATUS, REASONS_BY_STATUS, STATUS_BY_REASON, reasonOf } from '../harness/assertions.ts';
 import { CheckFailure, type Exchange } from '../harness/checks.ts';
 
 const TS = '2025-03-04T05:06:07Z';
@@ -284,4 +284,16 @@ test('fail() throws a CheckFailure with the title and detail', () => {
   const f = failure(() => fail('Total is not the number of matches', 'total 1, counted 3'));
   expect(f.title).toBe('Total is not the number of matches');
   expect(f.detail).toBe('total 1, counted 3');
+});
+
+test('reasonOf reads the reason_code of a JSON body, as text or bytes, by value, and never throws', () => {
+  const body = { error: 'api_key_unauthorized', reason_code: 'invalid_key', field: null, message: 'x' };
+  expect(reasonOf(JSON.stringify(body))).toBe('invalid_key');
+  expect(reasonOf(Buffer.from(JSON.stringify(body)))).toBe('invalid_key');
+  // JSON by value: spacing and \u escapes do not matter (a text pattern would have missed the second).
+  expect(reasonOf(JSON.stringify(body, null, 2))).toBe('invalid_key');
+  expect(reasonOf('{"reason_code":"invalid\\u005fkey"}')).toBe('invalid_key');
+  // A reason_code inside another field's text is not the body's reason_code.
+  expect(reasonOf('{"message":"\\"reason_code\\":\\"revoked_key\\""}')).toBeUndefined();
+  for (const bad of [undefined, '', 'not json', '<html>', 'null', '[]', '{"reason_code":7}']) expect(reasonOf(bad), String(bad)).toBeUndefined();
 });

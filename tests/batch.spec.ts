@@ -1,4 +1,4 @@
-// The batches of harness/fixtures.ts: a Playwright test runs many cases at once, so one case's end must not
+// The batches of harness/planner.ts: a Playwright test runs many cases at once, so one case's end must not
 // end the others, a harness error must still fail the test, and the CLI's --grep and --shard must choose
 // cases exactly (each case in one shard, in every process alike). Run against fakes: no target, no runner.
 import { test, expect } from '@playwright/test';
@@ -7,7 +7,7 @@ import { CheckFailure, NotVerified, recordCheck, type CheckDef } from '../harnes
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
-import { claimBatch, planRun, runGroups, selection, type Case, type Checker, type Registered } from '../harness/fixtures.ts';
+import { claimBatch, planRun, runGroups, selection, type Case, type Checker, type Registered } from '../harness/planner.ts';
 import { inPool } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
 

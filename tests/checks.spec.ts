@@ -68,7 +68,7 @@ test('a passing check records check:pass with a JSON description', async () => {
   expect(rec).toEqual({ ...def('checks-pass'), outcome: 'pass' });
   expect(f.annotations).toHaveLength(1);
   expect(f.annotations[0].type).toBe('check:pass');
-  // The check's own time rides in its record: a test may host many checks (harness/fixtures.ts batches).
+  // The check's own time rides in its record: a test may host many checks (harness/planner.ts batches).
   expect(parsed(f.annotations[0])).toEqual({ id: 'checks-pass', requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title: 'Rule of checks-pass', durationMs: expect.any(Number) });
   expect(f.attachments).toEqual([]); // no exchange recorded, no evidence
 });

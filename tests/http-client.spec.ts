@@ -2,7 +2,7 @@
 // answer with hand-written (sometimes hostile) responses. Every server is closed after its test.
 import net from 'node:net';
 import { test, expect } from '@playwright/test';
-import { sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
+import { connectOnce, sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
 
 interface RawServer {
   baseUrl: string;
@@ -360,4 +360,14 @@ test.describe('hostile targets end in a typed transport error', () => {
     const e = await transportError(sendRaw({ baseUrl: s.baseUrl, timeoutMs: 2000 }, { target: '/x' }));
     expect(e.kind).toBe('malformed_response');
   });
+});
+
+test('connectOnce, the one reachability probe: null when a connection opens, else why not (refused, dns), never a throw', async () => {
+  const server = net.createServer((s) => s.destroy());
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  expect(await connectOnce('127.0.0.1', port, 2000)).toBeNull();
+  await new Promise<void>((r) => server.close(() => r()));
+  expect(await connectOnce('127.0.0.1', port, 2000)).toMatchObject({ kind: 'connection_refused', code: 'ECONNREFUSED' });
+  expect(await connectOnce('no-such-host.invalid', 80, 5000)).toMatchObject({ kind: 'dns' });
 });

@@ -40,10 +40,10 @@ test.describe('profile roles (no target needed)', () => {
     expect(roles.filter((r) => !r.description).map((r) => `${r.kind} ${r.role}`)).toEqual([]);
   });
 
-  test("the README's table of profile roles is the schema's, role for role and word for word", () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const block = /<!-- profile-roles:begin -->\n([\s\S]*?)\n<!-- profile-roles:end -->/.exec(readme)?.[1];
-    expect(block, 'README.md has the profile-roles block').toBeDefined();
+  test("the profile reference's table of roles (docs/profile.md) is the schema's, role for role and word for word", () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs/profile.md'), 'utf8');
+    const block = /<!-- profile-roles:begin -->\n([\s\S]*?)\n<!-- profile-roles:end -->/.exec(doc)?.[1];
+    expect(block, 'docs/profile.md has the profile-roles block').toBeDefined();
     expect(block).toBe(rolesMarkdown());
     const listed = [...block!.matchAll(/^\| \w+ \| `(\w+)\.(\w+)`/gm)].map((m) => `${m[1]}.${m[2]}`).sort();
     const all = [...['credentials', 'resources', 'faults', 'webhook'].flatMap((sec) => schemaRoles(sec).map((r) => `${sec}.${r}`))].sort();

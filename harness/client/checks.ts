@@ -5,7 +5,8 @@
 // decides of a caller; the client's legitimate choices (concurrency, keep-alive, the case of `Bearer`,
 // compression, retrying a 503 after a pause) pass.
 import type { Outcome } from '../record.ts';
-import { STATUS_BY_REASON } from '../assertions.ts';
+import { reasonOf as bodyReason, STATUS_BY_REASON } from '../assertions.ts';
+import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 import { bearerOf, decode, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from './traffic.ts';
 
 export interface ClientJudgement {
@@ -48,15 +49,8 @@ const listValues = (t: ClientTraffic, keys: readonly string[]) => api(t).flatMap
   const p = parseTarget(e.target);
   return p.route?.name === 'list' ? p.query.filter((q) => keys.includes(q.key)).map((q) => ({ e, q })) : [];
 });
-const reasonOf = (e: ClientExchange): string | undefined => {
-  if (e.injected) return e.injected;
-  try {
-    const r = (JSON.parse(e.body) as { reason_code?: unknown }).reason_code;
-    return typeof r === 'string' ? r : undefined;
-  } catch {
-    return undefined;
-  }
-};
+/** The reason code the client was answered with: the injected one, or its body's. */
+const reasonOf = (e: ClientExchange): string | undefined => e.injected || bodyReason(e.body);
 
 /** Where a secret shows up in a request other than the Authorization header (query, cookie, any other header). */
 function keyOutsideAuthorization(e: ClientExchange, keys: Map<string, string>): string | undefined {
@@ -209,7 +203,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
     judge(t) {
       const all = api(t);
-      const terminal = all.filter((e) => e.status >= 400 && e.status < 500 && ![408, 425, 429].includes(e.status));
+      const terminal = all.filter((e) => e.status >= 400 && e.status < 500 && !isRetryableStatus(e.status));
       if (terminal.length === 0) return notVerified('the client got no 4xx answer (a scenario file makes the sandbox answer with the reason codes it declares)');
       for (const e of terminal) {
         const repeats = all.filter((x) => x.seq > e.seq && sameRequest(x, e));

@@ -31,6 +31,7 @@ import type { HeaderBag, VerifyReason, WebhookEvent } from './signature.ts';
 import { fabricateRejections } from './adversarial.ts';
 import { runStandalone } from './standalone-check.ts';
 import type { StandaloneRecord } from './standalone-check.ts';
+import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 
 const H = WEBHOOK_HEADERS;
 
@@ -168,13 +169,9 @@ export function describeAnswer(a: Answer): string {
   return `failed at the transport level (${a.error}: ${a.message ?? ''})`;
 }
 
-/** §6.4, the one table of the harness: the 4xx statuses after which a delivery may be retried (besides 5xx). */
-export const RETRYABLE_4XX: ReadonlySet<number> = new Set([408, 409, 425, 429]);
-
-/** §6.4: may the service retry after this status (no status: a connection error or timeout)? */
-export function isRetryableStatus(status: number | undefined): boolean {
-  return status === undefined || status >= 500 || RETRYABLE_4XX.has(status);
-}
+// §6.4's retryable answers: the one table is the contract's (fixtures/contract/webhook-retries.ts), which the
+// reference's delivery worker reads too; re-exported for the CLI's sender judge.
+export { isRetryableStatus };
 
 /** §6.4: would the service retry after this answer? */
 export function isRetryableAnswer(a: Answer): boolean {

@@ -7,13 +7,13 @@ import { setting, settingName } from '../../harness/config.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-export function metaConfig(project: { name: string; grep?: RegExp }, extra: Pick<PlaywrightTestConfig, 'testIgnore' | 'timeout'> = {}) {
-  // The selection is of cases, not of the runner's tests (a test runs a batch of cases: harness/fixtures.ts):
+export function metaConfig(project: { name: string; grep?: RegExp }, extra: Pick<PlaywrightTestConfig, 'timeout'> = {}) {
+  // The selection is of cases, not of the runner's tests (a test runs a batch of cases: harness/planner.ts):
   // it travels as CONFORMANCE_GREP, which the workers this process starts inherit.
   if (project.grep) process.env[settingName('grep')] = project.grep.source;
   return defineConfig({
     // Global setup gives this child run its own breaker file and, beside it, its own batch claims
-    // (harness/fixtures.ts claimBatch). Without it the child inherited its parent's: two meta-suite children of
+    // (harness/planner.ts claimBatch). Without it the child inherited its parent's: two meta-suite children of
     // one `npm test` then shared claims, and the second skipped every batch the first had claimed.
     globalSetup: path.join(ROOT, 'cli/global-setup.ts'),
     testDir: ROOT,

@@ -53,17 +53,13 @@ export async function runMetaChild(config: string, box: { profile: string; token
   return { outcomes, log: `${res.stdout.slice(-3000)}\n${res.stderr.slice(-3000)}` };
 }
 
-// The webhook-signature properties judge the harness's own signer and verifier, never a target, and pair
-// each green property with its red case in the same file: no switchboard entry concerns them.
-const SELF_TESTS = new Set(['properties/webhook-signature.spec.ts']);
-
 /** Every check id of the conformance suites and target-facing properties: by convention, case titles. */
 export async function listCheckIds(): Promise<string[]> {
-  // A runner test runs a batch of cases (harness/fixtures.ts): the cases themselves are what the suites declare
+  // A runner test runs a batch of cases (harness/planner.ts): the cases themselves are what the suites declare
   // while the runner lists them (CONFORMANCE_CASES_OUT); their titles are the check ids.
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-cases-')), 'cases.tsv');
   await runPlaywrightChild(['test', '--list', '--project=conformance'], { CONFORMANCE_PROFILE: '/dev/null', CONFORMANCE_CASES_OUT: file });
-  const ids = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')).filter(([f]) => !SELF_TESTS.has(f)).map(([, t]) => t);
+  const ids = fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t')[1]);
   fs.rmSync(path.dirname(file), { recursive: true, force: true });
   return [...new Set(ids)].sort();
 }

@@ -1,11 +1,11 @@
-// fast-check properties of the webhook signature scheme (spec §6.2, §6.3, §8). Each property is a case of
-// one batch (harness/fixtures.ts) and records its seed under its own title (replay with CONFORMANCE_SEED). Green is paired with red (STYLE §8):
+// fast-check properties of the harness's own webhook signer and verifier (spec §6.2, §6.3, §8): tests of the
+// harness, not of a target, so they run with the project's tests (unit project), never in a conformance run.
+// Each property records its seed on its test (replay with CONFORMANCE_SEED). Green is paired with red (STYLE §8):
 // deliberately broken verifiers/signers, built here around the real ones, must make a property fail.
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { suite } from '../harness/fixtures.ts';
-import type { TestInfo } from '@playwright/test';
+import { test, type TestInfo } from '@playwright/test';
 import fc from 'fast-check';
 import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
 import {
@@ -13,8 +13,6 @@ import {
 } from '../harness/webhook/signature.ts';
 import type { HeaderBag, Secret, SignInput, VerifyInput, VerifyResult, WebhookEvent } from '../harness/webhook/signature.ts';
 
-// One batch of pure computation (no target): the properties run one after another in one test, each under its own title.
-const test = suite(import.meta.filename, { inFlight: 1 });
 const H = WEBHOOK_HEADERS;
 
 // Plain node:assert inside the properties, not Playwright's expect: each expect call is a step that captures a
@@ -31,17 +29,17 @@ function hasFields(actual: object, expected: Record<string, unknown>): void {
 }
 type Verifier = (input: VerifyInput) => VerifyResult;
 
-function greenProperty<Ts>(testInfo: TestInfo, title: string, prop: fc.IProperty<Ts>): void {
-  const { seed, runs } = startProperty(testInfo, 200, title);
+function greenProperty<Ts>(testInfo: TestInfo, prop: fc.IProperty<Ts>): void {
+  const { seed, runs } = startProperty(testInfo, 200);
   fc.assert(prop, { seed, numRuns: runs });
 }
 
 /** The property must find a counterexample against a deliberately broken variant. */
-function redProperty<Ts>(testInfo: TestInfo, title: string, prop: fc.IProperty<Ts>): void {
-  const { seed, runs } = startProperty(testInfo, 200, title);
+function redProperty<Ts>(testInfo: TestInfo, prop: fc.IProperty<Ts>): void {
+  const { seed, runs } = startProperty(testInfo, 200);
   const out = fc.check(prop, { seed, numRuns: runs });
   assert.equal(out.failed, true, 'the property did not catch the broken variant');
-  testInfo.annotations.push({ type: 'counterexample', description: `${title}: found after ${out.numRuns} runs, shrunk ${out.numShrinks} times` });
+  testInfo.annotations.push({ type: 'counterexample', description: `${testInfo.title}: found after ${out.numRuns} runs, shrunk ${out.numShrinks} times` });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -119,24 +117,24 @@ const dotlessSigner = ({ secret, timestamp, rawBody }: SignInput): string =>
 // ---------------------------------------------------------------------------------------------
 // Properties
 
-test('sign-then-verify holds for any body bytes, secret and timestamp', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, fc.property(bodyBytesArb, secretArb, secondsArb, fc.integer({ min: 0, max: 999 }), (rawBody, secret, seconds, ms) => {
+test('sign-then-verify holds for any body bytes, secret and timestamp', ({}, testInfo) => {
+  greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secondsArb, fc.integer({ min: 0, max: 999 }), (rawBody, secret, seconds, ms) => {
     const headers = headersFor(secret, String(seconds), rawBody);
     const result = verifySignatureOnly({ headers, rawBody, secret, nowMs: seconds * 1000 + ms });
     hasFields(result, { ok: true, timestamp: String(seconds) });
   }));
 });
 
-test('sign-then-verify holds for any valid event, whatever the header-name casing', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, fc.property(eventArb, secretArb, secondsArb, casingArb, (event, secret, seconds, casing) => {
+test('sign-then-verify holds for any valid event, whatever the header-name casing', ({}, testInfo) => {
+  greenProperty(testInfo, fc.property(eventArb, secretArb, secondsArb, casingArb, (event, secret, seconds, casing) => {
     const d = buildDelivery(event, secret, seconds);
     const result = verify({ headers: recase(d.headers, casing), rawBody: d.body, secret, nowMs: seconds * 1000 });
     sameJson(result, { ok: true, event, deliveryId: d.headers[H.deliveryId], timestamp: String(seconds) });
   }));
 });
 
-test('a signature made with another secret is rejected', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, fc.property(bodyBytesArb, secretArb, secretArb, secondsArb, (rawBody, secret, other, seconds) => {
+test('a signature made with another secret is rejected', ({}, testInfo) => {
+  greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secretArb, secondsArb, (rawBody, secret, other, seconds) => {
     fc.pre(!Buffer.from(secret).equals(Buffer.from(other)));
     const headers = headersFor(other, String(seconds), rawBody);
     hasFields(verifySignatureOnly({ headers, rawBody, secret, nowMs: seconds * 1000 }), { reason: 'signature_mismatch' });
@@ -154,16 +152,16 @@ const signerAgreement = (signer: (input: SignInput) => string) =>
     assert.equal(actual, expected);
   });
 
-test('the signer agrees with an independent node:crypto HMAC', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, signerAgreement(sign));
+test('the signer agrees with an independent node:crypto HMAC', ({}, testInfo) => {
+  greenProperty(testInfo, signerAgreement(sign));
 });
 
-test('red: a signer that drops the dot separator is caught by the agreement property', ({ title }, testInfo) => {
-  redProperty(testInfo, title, signerAgreement(dotlessSigner));
+test('red: a signer that drops the dot separator is caught by the agreement property', ({}, testInfo) => {
+  redProperty(testInfo, signerAgreement(dotlessSigner));
 });
 
-test('any one-byte change to the body is rejected', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, fc.property(
+test('any one-byte change to the body is rejected', ({}, testInfo) => {
+  greenProperty(testInfo, fc.property(
     fc.uint8Array({ minLength: 1, maxLength: 2048 }), secretArb, secondsArb, fc.nat(), fc.integer({ min: 1, max: 255 }),
     (rawBody, secret, seconds, index, mask) => {
       const headers = headersFor(secret, String(seconds), rawBody);
@@ -174,16 +172,16 @@ test('any one-byte change to the body is rejected', ({ title }, testInfo) => {
   ));
 });
 
-test('any one-character change to the timestamp header is rejected', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, fc.property(bodyBytesArb, secretArb, secondsArb, fc.nat(), fc.integer({ min: 0, max: 127 }), (rawBody, secret, seconds, index, code) => {
+test('any one-character change to the timestamp header is rejected', ({}, testInfo) => {
+  greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secondsArb, fc.nat(), fc.integer({ min: 0, max: 127 }), (rawBody, secret, seconds, index, code) => {
     const headers = headersFor(secret, String(seconds), rawBody);
     const tampered = { ...headers, [H.timestamp]: changeOneChar(headers[H.timestamp], index, code) };
     assert.equal(verifySignatureOnly({ headers: tampered, rawBody, secret, nowMs: seconds * 1000 }).ok, false);
   }));
 });
 
-test('any one-character change to the signature header is rejected', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, fc.property(bodyBytesArb, secretArb, secondsArb, fc.nat(), fc.integer({ min: 0, max: 127 }), (rawBody, secret, seconds, index, code) => {
+test('any one-character change to the signature header is rejected', ({}, testInfo) => {
+  greenProperty(testInfo, fc.property(bodyBytesArb, secretArb, secondsArb, fc.nat(), fc.integer({ min: 0, max: 127 }), (rawBody, secret, seconds, index, code) => {
     const headers = headersFor(secret, String(seconds), rawBody);
     const tampered = { ...headers, [H.signature]: changeOneChar(headers[H.signature], index, code) };
     assert.equal(verifySignatureOnly({ headers: tampered, rawBody, secret, nowMs: seconds * 1000 }).ok, false);
@@ -205,8 +203,8 @@ const oddTimestampArb: fc.Arbitrary<{ text: string; seconds: number }> = fc.oneo
   fc.tuple(fc.string({ maxLength: 16, unit: anyCodePoint() }), secondsArb).map(([text, s]) => ({ text, seconds: s })),
 ).filter(({ text }) => !/^(0|[1-9][0-9]*)$/.test(text));
 
-test('a validly signed timestamp that is not canonical decimal seconds is rejected', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, fc.property(oddTimestampArb, secretArb, eventArb, ({ text, seconds }, secret, event) => {
+test('a validly signed timestamp that is not canonical decimal seconds is rejected', ({}, testInfo) => {
+  greenProperty(testInfo, fc.property(oddTimestampArb, secretArb, eventArb, ({ text, seconds }, secret, event) => {
     // Signed over the odd text and the clock set to the instant it suggests: only the format check can reject.
     const d = buildDelivery(event, secret, seconds, { timestamp: text });
     const result = verify({ headers: d.headers, rawBody: d.body, secret, nowMs: seconds * 1000 });
@@ -228,12 +226,12 @@ const clockProperty = (verifier: Verifier) => fc.property(
   },
 );
 
-test('with an injected clock, a delivery is accepted exactly when |skew| <= 300 s', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, clockProperty(verify));
+test('with an injected clock, a delivery is accepted exactly when |skew| <= 300 s', ({}, testInfo) => {
+  greenProperty(testInfo, clockProperty(verify));
 });
 
-test('red: a verifier that ignores the clock is caught by the clock property', ({ title }, testInfo) => {
-  redProperty(testInfo, title, clockProperty(clocklessVerifier));
+test('red: a verifier that ignores the clock is caught by the clock property', ({}, testInfo) => {
+  redProperty(testInfo, clockProperty(clocklessVerifier));
 });
 
 /** Same data, other bytes: whitespace, key order, or a \uXXXX escape of one character. */
@@ -263,12 +261,12 @@ const reserialisationProperty = (verifier: Verifier) => fc.property(
   },
 );
 
-test('a re-serialisation of the signed JSON with the same data is rejected', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, reserialisationProperty(verify));
+test('a re-serialisation of the signed JSON with the same data is rejected', ({}, testInfo) => {
+  greenProperty(testInfo, reserialisationProperty(verify));
 });
 
-test('red: a verifier that re-serialises the body before the HMAC is caught', ({ title }, testInfo) => {
-  redProperty(testInfo, title, reserialisationProperty(reserialisingVerifier));
+test('red: a verifier that re-serialises the body before the HMAC is caught', ({}, testInfo) => {
+  redProperty(testInfo, reserialisationProperty(reserialisingVerifier));
 });
 
 /** Headers objects: random names (including the five, any casing), values of any shape. */
@@ -298,10 +296,10 @@ const neverThrowsProperty = (verifier: Verifier) => fc.property(
   },
 );
 
-test('no input ever throws out of the verifier', ({ title }, testInfo) => {
-  greenProperty(testInfo, title, neverThrowsProperty(verify));
+test('no input ever throws out of the verifier', ({}, testInfo) => {
+  greenProperty(testInfo, neverThrowsProperty(verify));
 });
 
-test('red: a verifier that parses JSON first throws on hostile input', ({ title }, testInfo) => {
-  redProperty(testInfo, title, neverThrowsProperty(parseFirstVerifier));
+test('red: a verifier that parses JSON first throws on hostile input', ({}, testInfo) => {
+  redProperty(testInfo, neverThrowsProperty(parseFirstVerifier));
 });
