@@ -8,6 +8,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { redact } from '../harness/redact.ts';
 import { setting, settingName, type Setting } from '../harness/config.ts';
 import { verdictLine, type ConformanceReport } from '../reports/model.ts';
+import { githubAnnotations, stepSummary } from '../reports/summary.ts';
 import { makeDir, REPORT_FILES } from '../reports/write.ts';
 
 /** The harness's own tree: the project root in a clone, dist/ in the npm package (compiled JavaScript). */
@@ -184,7 +185,7 @@ export function displayPath(p: string): string {
   return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
 }
 
-export function tellProblems(report: ConformanceReport, outDir: string, opts: { allowIncomplete?: boolean } = {}): void {
+export function tellProblems(report: ConformanceReport, outDir: string, opts: { allowIncomplete?: boolean; summaryExtra?: string[] } = {}): void {
   for (const p of report.problems) process.stderr.write(`conformance: problem: ${oneLine(p)}\n`);
   for (const w of report.warnings) process.stderr.write(`conformance: warning: ${oneLine(w)}\n`);
   if (report.verdict === 'incomplete' || (report.missingRoles ?? []).length > 0) tellMissingRoles(report, opts);
@@ -193,7 +194,27 @@ export function tellProblems(report: ConformanceReport, outDir: string, opts: { 
     report.variants ? `${report.variants.passed}/${report.variants.total} variants passed` : '',
   ].filter(Boolean);
   if (scores.length) process.stderr.write(`conformance: ${scores.join(' · ')}\n`);
-  process.stderr.write(`${verdictLine(report)}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+  // The verdict goes to stdout, where CI captures a step's result (`… | tee -a "$GITHUB_STEP_SUMMARY"`);
+  // the progress and the explanations above stay on stderr.
+  // The CI's annotations and job summary first: the verdict stays the last line.
+  publishToCi(report, opts.summaryExtra);
+  process.stdout.write(`${verdictLine(report)}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+}
+
+/**
+ * Tells the CI system, by its own conventions: on GitHub Actions (GITHUB_ACTIONS=true) one `::error`
+ * annotation per failing check on stdout; wherever $GITHUB_STEP_SUMMARY names a file, the Markdown job
+ * summary appended to it. A summary file that cannot be written is one line on stderr, never a failed run.
+ */
+export function publishToCi(report: ConformanceReport, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): void {
+  if (env.GITHUB_ACTIONS === 'true') for (const line of githubAnnotations(report)) process.stdout.write(`${redact(line)}\n`);
+  const file = env.GITHUB_STEP_SUMMARY;
+  if (!file) return;
+  try {
+    fs.appendFileSync(file, redact(stepSummary(report, extra)));
+  } catch (e) {
+    process.stderr.write(`conformance: cannot write the job summary to $GITHUB_STEP_SUMMARY: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+  }
 }
 
 /** What the profile would need to verify the rest: one row per missing role, most checks first. */

@@ -175,7 +175,7 @@ test.describe('through the CLI', () => {
       const out = path.join(tmp(), 'out');
       const r = await cli(['run', '--profile', ref.profilePath, '--out', out], { timeoutMs: 240_000 });
       expect(r.code, r.stderr.slice(-2000)).toBe(0);
-      expect(r.stderr).toMatch(/conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
+      expect(r.stdout).toMatch(/conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
       const report = readReport(out);
       expect(report.run.subject).toBe('service');
       expect(report.run.target.baseUrl).toBe(ref.baseUrl);
@@ -208,7 +208,7 @@ test.describe('through the CLI', () => {
       const report = readReport(out);
       expect(report.verdict).toBe('partial');
       expect(report.run.filter).toEqual({ requirement: 'AUTH-401-REVOKED-KEY' });
-      expect(r.stderr).toMatch(/conformance: PARTIAL — service: a narrowed run \(--requirement AUTH-401-REVOKED-KEY\) makes no conformance claim/);
+      expect(r.stdout).toMatch(/conformance: PARTIAL — service: a narrowed run \(--requirement AUTH-401-REVOKED-KEY\) makes no conformance claim/);
       const html = fs.readFileSync(path.join(out, 'conformance.html'), 'utf8');
       expect(html).toContain('PARTIAL');
       expect(html).toContain('AUTH-401-REVOKED-KEY');
@@ -229,7 +229,7 @@ test.describe('through the CLI', () => {
       expect(r.code).toBe(1);
       expect(report.summary.fail).toBe(0);
       expect(report.coverage.mustVerified).toBeLessThan(report.coverage.mustInScope);
-      expect(r.stderr).toMatch(/conformance: INCOMPLETE — service: verified \d+ of \d+ must requirements in scope/);
+      expect(r.stdout).toMatch(/conformance: INCOMPLETE — service: verified \d+ of \d+ must requirements in scope/);
       expect(r.stderr).toMatch(/must requirements? in scope not verified: provide /);
       // Every credential the table asks for is one that was dropped; a service run never asks for a partner's receiver.
       const missing = report.missingRoles as { role: string; kind: string }[];

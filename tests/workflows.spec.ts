@@ -81,3 +81,11 @@ test('the package gate runs the harness from its npm package: no checkout of the
   expect(gate).toMatch(/allow-incomplete:\n(?:\s+[a-z-]+:.*\n)*\s+default: false/);
   expect(gate).toContain('conformance "${args[@]}"');
 });
+
+test('the gates leave the job summary to the command: no `tee` of its output into $GITHUB_STEP_SUMMARY (annotations and progress would land there)', () => {
+  for (const file of ['.github/workflows/conformance-gate.yml', '.github/workflows/conformance-gate-package.yml']) {
+    const gate = fs.readFileSync(path.join(ROOT, file), 'utf8');
+    expect(gate, file).not.toMatch(/tee -a "\$GITHUB_STEP_SUMMARY"/);
+    expect(gate, file).toMatch(/writes the job summary itself/);
+  }
+});
