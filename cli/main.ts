@@ -3,6 +3,7 @@
 // ONE line `conformance: <reason>` on stderr, never a stack trace.
 import { HELP } from './common.ts';
 import { errorExit, SetupError } from './errors.ts';
+import { settingName } from '../harness/config.ts';
 
 // Each command's module is loaded when it is the one asked for: `run` starts its runner sooner without loading
 // the webhook sender, the client proxy or the sandbox server it does not use.
@@ -24,6 +25,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const fn = COMMANDS[command];
   if (!fn) throw new SetupError(`unknown command ${command} (commands: ${Object.keys(COMMANDS).join(', ')})`);
+  // The command line, for the reports' provenance (reports/context.ts redacts it): every process this one
+  // starts (the runner, its reporter) inherits it.
+  process.env[settingName('command')] = JSON.stringify(['conformance', ...argv]);
   return fn(rest);
 }
 

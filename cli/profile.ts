@@ -15,6 +15,7 @@ import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { KEY_ROLE_ANSWER, loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
 import { sendRaw, TransportError, type RawResponse } from '../harness/http.ts';
 import { redact } from '../harness/redact.ts';
+import { TEMPLATE_PROFILE_NAME } from '../reports/context.ts';
 
 export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--base-url URL] [--force]
        conformance profile check --profile FILE [--target URL] [--report conformance.json]
@@ -232,7 +233,7 @@ export function templateProfile(baseUrl: string, file: string, roles = profileRo
   }
   return {
     $schema: profileSchemaReference(file),
-    name: 'my-target',
+    name: TEMPLATE_PROFILE_NAME, // a placeholder: reports name the target by its base URL until the user names it
     baseUrl,
     timeouts: { requestMs: 10000 },
     credentials,

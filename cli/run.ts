@@ -218,7 +218,11 @@ export async function run(argv: string[]): Promise<number> {
         // The override lives in a private temporary copy: a profile may hold keys inline, so it never goes near the report folder.
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-profile-'));
         profilePath = path.join(dir, 'target.profile.json');
-        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, baseUrl: o.target.replace(/\/+$/, '') }), { mode: 0o600 });
+        const baseUrl = o.target.replace(/\/+$/, '');
+        // The profile's name named the service at the profile's own base URL (a sandbox profile says
+        // "reference-impl (embedded)"): pointed at another service, the report names that one by its URL.
+        const renamed = typeof raw?.baseUrl === 'string' && raw.baseUrl.replace(/\/+$/, '') !== baseUrl ? { name: baseUrl } : {};
+        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, ...renamed, baseUrl }), { mode: 0o600 });
         cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
       }
       prepareOutDir(outDir);
