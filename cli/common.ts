@@ -37,6 +37,7 @@ Commands:
   client  judge a partner's API client from its own traffic: client -- <command> [args…]
   webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
   merge   merge shard outputs into one report
+  diff    what changed between two reports: diff OLD.json NEW.json [--markdown]
   profile write a profile template (init) or try every role of a profile against its target (check)
 
 Run \`conformance <command> --help\` for the options of a command.
@@ -69,6 +70,8 @@ Options:
   --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
                       verified); the reports still say INCOMPLETE
   --strict            a warning (a "should" of the spec not met) fails the run
+  --baseline FILE     a conformance.json of an earlier run: fail only on failures it does not list (the
+                      report still says NOT CONFORMANT), and name its failures that now pass (stale: update it)
   --verbose           print every property seed as it is drawn (by default a seed is printed, with its
                       replay command, only when its property failed)
   -h, --help          this help
@@ -116,6 +119,17 @@ Options:
 
 Exit codes: 0 conformant, 1 not conformant or incomplete, 2 usage or setup error (the command cannot
 start, the sandbox did not start, a bad scenario file). The command's own exit code is printed, not used.`,
+  diff: `Usage: conformance diff OLD.json NEW.json [--markdown]
+
+What changed between two conformance reports: checks newly failing, fixed, still failing, failing before and
+not run now, newly not verified, and changes of scope (verdict, filter, out-of-scope parts, specification,
+contract, catalog and profile digests, target, checks added or dropped).
+
+Options:
+  --markdown          Markdown instead of text (for a pull-request comment or a job summary)
+  -h, --help          this help
+
+Exit codes: 0 nothing newly fails, 1 a check newly fails, 2 a file that is not a conformance report.`,
   merge: `Usage: conformance merge --out DIR [options] SHARD_DIR...
 
 Merges the outcomes.json of each shard folder into one conformance.json, junit.xml and conformance.html.

@@ -15,6 +15,9 @@ import { startReference } from './reference-process.ts';
 import { CALLBACK_HOST, startContainerReference } from './reference-container.ts';
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor } from '../reports/model.ts';
+import { baselineExitCode, compareToBaseline, type BaselineComparison } from '../reports/diff.ts';
+import { mdText } from '../reports/summary.ts';
+import { readComparableReport } from './diff.ts';
 import { REPORT_FILES } from '../reports/write.ts';
 import { setting, settingName } from '../harness/config.ts';
 import { clearReports, dbKind, DEFAULT_OUT, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
@@ -144,12 +147,22 @@ function requirementGrep(id: string): string {
   return `(?:^|\\s)(?:${escaped.join('|')})$`;
 }
 
+/** What a baseline says of this run, one line each: new failures (each named), known ones, stale ones (each named). */
+function baselineLines(cmp: BaselineComparison, file: string): string[] {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+  const lines = [`baseline ${file}: ${n(cmp.newFailures.length, 'new failure')}, ${n(cmp.known.length, 'known failure')} (still failing), ${n(cmp.stale.length, 'baselined failure')} now passing`];
+  for (const c of cmp.newFailures) lines.push(`NEW FAILURE ${c.id} [${c.requirements.join(', ')}]: not in the baseline`);
+  for (const c of cmp.stale) lines.push(`STALE BASELINE ${c.id}: failed in the baseline, now ${c.outcome}; update the baseline (use this run's conformance.json)`);
+  lines.push(cmp.newFailures.length ? 'the gate fails on the new failures; the known ones are the baseline\'s' : 'no failure beyond the baseline: the gate passes on it (the report still gives the verdict of the run itself)');
+  return lines;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values: o } = parse('run', argv, {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' }, 'in-flight': { type: 'string' },
-    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, baseline: { type: 'string' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
@@ -193,6 +206,9 @@ export async function run(argv: string[]): Promise<number> {
       throw new SetupError((e as WaiverError).message);
     }
   }
+  // Read before anything runs: a baseline that is not a report is a setup error, not a surprise at the end.
+  const baselinePath = o.baseline !== undefined ? path.resolve(o.baseline) : undefined;
+  const baseline = baselinePath ? readComparableReport(baselinePath, '--baseline') : undefined;
   const outRoot = path.resolve(o.out ?? DEFAULT_OUT);
   const outDir = shard ? path.join(outRoot, `shard-${shard.i}-of-${shard.n}`) : outRoot;
 
@@ -355,8 +371,15 @@ export async function run(argv: string[]): Promise<number> {
     await gate; // a reference that never started, or a target refused, is the reason, whatever Playwright said
     const report = readReport(outDir);
     if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
-    tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
-    return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
+    if (!baseline) {
+      tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
+      return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
+    }
+    const cmp = compareToBaseline(baseline, report);
+    const lines = baselineLines(cmp, displayPath(baselinePath!));
+    for (const l of lines) process.stdout.write(`conformance: ${l}\n`);
+    tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'], summaryExtra: ['### Baseline', '', ...lines.map((l) => `- ${mdText(l)}`)] });
+    return baselineExitCode(report, cmp, { allowIncomplete: o['allow-incomplete'] });
   } finally {
     await cleanup();
   }
