@@ -38,6 +38,8 @@ Commands:
   webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
   merge   merge shard outputs into one report
   diff    what changed between two reports: diff OLD.json NEW.json [--markdown]
+  attest  sign a run's reports with an Ed25519 key (in-toto test-result Statement in a DSSE envelope)
+  verify  check an attested run: signature, every file's digest, and the verdict it vouches for
   profile write a profile template (init) or try every role of a profile against its target (check)
 
 Run \`conformance <command> --help\` for the options of a command.
@@ -70,6 +72,8 @@ Options:
   --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
                       verified); the reports still say INCOMPLETE
   --strict            a warning (a "should" of the spec not met) fails the run
+  --attest KEY        sign the reports with this Ed25519 private key (PEM): writes conformance.intoto.jsonl
+                      (see conformance attest --help; check it with conformance verify)
   --baseline FILE     a conformance.json of an earlier run: fail only on failures it does not list (the
                       report still says NOT CONFORMANT), and name its failures that now pass (stale: update it)
   --verbose           print every property seed as it is drawn (by default a seed is printed, with its
@@ -119,6 +123,30 @@ Options:
 
 Exit codes: 0 conformant, 1 not conformant or incomplete, 2 usage or setup error (the command cannot
 start, the sandbox did not start, a bad scenario file). The command's own exit code is printed, not used.`,
+  attest: `Usage: conformance attest DIR --key KEY.pem
+
+Signs the reports in DIR (conformance.json, junit.xml, conformance.html, outcomes.json, and mutation.json and
+variants.json when present): an in-toto Statement v1 with the test-result predicate (result; passed, warned
+and failed check ids; configuration: the verdict, the specification, contract and catalog digests, the harness
+version, the profile digest), its subjects the SHA-256 of every file, in a DSSE envelope signed with the
+Ed25519 private key KEY.pem. Writes DIR/conformance.intoto.jsonl.
+A key pair: openssl genpkey -algorithm ed25519 -out key.pem; openssl pkey -in key.pem -pubout -out key.pub.pem
+
+Options:
+  --key FILE          the Ed25519 private key (PEM)
+  -h, --help          this help`,
+  verify: `Usage: conformance verify DIR --key KEY.pub.pem
+
+Checks DIR/conformance.intoto.jsonl: its signature with the Ed25519 public key, and the SHA-256 of every file it
+covers (an edited, missing or added report file is rejected), then prints the verdict it vouches for.
+
+Options:
+  --key FILE          the Ed25519 public key (PEM) of the operator who attested the run
+  -h, --help          this help
+
+Exit codes: 0 a genuine, unedited report of a CONFORMANT run (certified); 1 rejected (a bad signature or an
+edited file) or not certified (the genuine report of a NOT CONFORMANT, INCOMPLETE or PARTIAL run); 2 usage
+or setup error (no attestation, an unreadable key).`,
   diff: `Usage: conformance diff OLD.json NEW.json [--markdown]
 
 What changed between two conformance reports: checks newly failing, fixed, still failing, failing before and

@@ -15,6 +15,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   profile: async (argv) => (await import('./profile.ts')).profileCommand(argv),
   client: async (argv) => (await import('./client.ts')).client(argv),
   diff: async (argv) => (await import('./diff.ts')).diff(argv),
+  attest: async (argv) => (await import('./attest.ts')).attest(argv),
+  verify: async (argv) => (await import('./attest.ts')).verify(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

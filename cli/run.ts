@@ -18,6 +18,7 @@ import { exitCodeFor } from '../reports/model.ts';
 import { baselineExitCode, compareToBaseline, type BaselineComparison } from '../reports/diff.ts';
 import { mdText } from '../reports/summary.ts';
 import { readComparableReport } from './diff.ts';
+import { attestDir, loadKey } from './attest.ts';
 import { REPORT_FILES } from '../reports/write.ts';
 import { setting, settingName } from '../harness/config.ts';
 import { clearReports, dbKind, DEFAULT_OUT, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
@@ -162,7 +163,7 @@ export async function run(argv: string[]): Promise<number> {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' }, 'in-flight': { type: 'string' },
-    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, baseline: { type: 'string' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, baseline: { type: 'string' }, attest: { type: 'string' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
@@ -209,6 +210,8 @@ export async function run(argv: string[]): Promise<number> {
   // Read before anything runs: a baseline that is not a report is a setup error, not a surprise at the end.
   const baselinePath = o.baseline !== undefined ? path.resolve(o.baseline) : undefined;
   const baseline = baselinePath ? readComparableReport(baselinePath, '--baseline') : undefined;
+  // The signing key, read before anything runs: a key that cannot sign is a setup error, not an unsigned run.
+  const attestKey = o.attest !== undefined ? loadKey(path.resolve(o.attest), 'private', '--attest') : undefined;
   const outRoot = path.resolve(o.out ?? DEFAULT_OUT);
   const outDir = shard ? path.join(outRoot, `shard-${shard.i}-of-${shard.n}`) : outRoot;
 
@@ -371,6 +374,7 @@ export async function run(argv: string[]): Promise<number> {
     await gate; // a reference that never started, or a target refused, is the reason, whatever Playwright said
     const report = readReport(outDir);
     if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
+    if (attestKey) process.stderr.write(`conformance: attested the reports: ${displayPath(attestDir(outDir, attestKey))}\n`);
     if (!baseline) {
       tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
       return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
