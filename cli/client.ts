@@ -19,7 +19,7 @@ import type { Exchange } from '../harness/record.ts';
 import { loadRunContext } from '../reports/context.ts';
 import { exitCodeFor, summaryLine, verdictLine, type CollectedCheck, type OutcomesFile } from '../reports/model.ts';
 import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
-import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, HELP, parse, prepareOutDir, SetupError } from './common.ts';
+import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, HELP, parse, prepareOutDir, publishToCi, SetupError } from './common.ts';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
 
 
@@ -205,7 +205,8 @@ export async function client(argv: string[]): Promise<number> {
     process.stderr.write(`conformance: recorded ${requests} API request${requests === 1 ? '' : 's'} and ${proxy.exchanges.length - requests} other${proxy.exchanges.length - requests === 1 ? '' : 's'}\n`);
     if (finished) process.stderr.write(`conformance: the client command ${finished.timedOut ? `was stopped after ${timeoutS} s` : finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`}\n`);
     process.stderr.write(`${summaryLine(report.summary)}\n`);
-    process.stderr.write(`${redact(verdictLine(report))}; reports in ${path.relative(process.cwd(), outDir) || '.'}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+    publishToCi(report);
+    process.stdout.write(`${redact(verdictLine(report))}; reports in ${path.relative(process.cwd(), outDir) || '.'}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
     return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] === true });
   } finally {
     await ref?.stop().catch(() => undefined);

@@ -8,6 +8,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { redact } from '../harness/redact.ts';
 import { setting, settingName, type Setting } from '../harness/config.ts';
 import { verdictLine, type ConformanceReport } from '../reports/model.ts';
+import { githubAnnotations, stepSummary } from '../reports/summary.ts';
 import { makeDir, REPORT_FILES } from '../reports/write.ts';
 
 /** The harness's own tree: the project root in a clone, dist/ in the npm package (compiled JavaScript). */
@@ -36,6 +37,9 @@ Commands:
   client  judge a partner's API client from its own traffic: client -- <command> [args…]
   webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
   merge   merge shard outputs into one report
+  diff    what changed between two reports: diff OLD.json NEW.json [--markdown]
+  attest  sign a run's reports with an Ed25519 key (in-toto test-result Statement in a DSSE envelope)
+  verify  check an attested run: signature, every file's digest, and the verdict it vouches for
   profile write a profile template (init) or try every role of a profile against its target (check)
 
 Run \`conformance <command> --help\` for the options of a command.
@@ -68,6 +72,10 @@ Options:
   --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
                       verified); the reports still say INCOMPLETE
   --strict            a warning (a "should" of the spec not met) fails the run
+  --attest KEY        sign the reports with this Ed25519 private key (PEM): writes conformance.intoto.jsonl
+                      (see conformance attest --help; check it with conformance verify)
+  --baseline FILE     a conformance.json of an earlier run: fail only on failures it does not list (the
+                      report still says NOT CONFORMANT), and name its failures that now pass (stale: update it)
   --verbose           print every property seed as it is drawn (by default a seed is printed, with its
                       replay command, only when its property failed)
   -h, --help          this help
@@ -115,6 +123,41 @@ Options:
 
 Exit codes: 0 conformant, 1 not conformant or incomplete, 2 usage or setup error (the command cannot
 start, the sandbox did not start, a bad scenario file). The command's own exit code is printed, not used.`,
+  attest: `Usage: conformance attest DIR --key KEY.pem
+
+Signs the reports in DIR (conformance.json, junit.xml, conformance.html, outcomes.json, and mutation.json and
+variants.json when present): an in-toto Statement v1 with the test-result predicate (result; passed, warned
+and failed check ids; configuration: the verdict, the specification, contract and catalog digests, the harness
+version, the profile digest), its subjects the SHA-256 of every file, in a DSSE envelope signed with the
+Ed25519 private key KEY.pem. Writes DIR/conformance.intoto.jsonl.
+A key pair: openssl genpkey -algorithm ed25519 -out key.pem; openssl pkey -in key.pem -pubout -out key.pub.pem
+
+Options:
+  --key FILE          the Ed25519 private key (PEM)
+  -h, --help          this help`,
+  verify: `Usage: conformance verify DIR --key KEY.pub.pem
+
+Checks DIR/conformance.intoto.jsonl: its signature with the Ed25519 public key, and the SHA-256 of every file it
+covers (an edited, missing or added report file is rejected), then prints the verdict it vouches for.
+
+Options:
+  --key FILE          the Ed25519 public key (PEM) of the operator who attested the run
+  -h, --help          this help
+
+Exit codes: 0 a genuine, unedited report of a CONFORMANT run (certified); 1 rejected (a bad signature or an
+edited file) or not certified (the genuine report of a NOT CONFORMANT, INCOMPLETE or PARTIAL run); 2 usage
+or setup error (no attestation, an unreadable key).`,
+  diff: `Usage: conformance diff OLD.json NEW.json [--markdown]
+
+What changed between two conformance reports: checks newly failing, fixed, still failing, failing before and
+not run now, newly not verified, and changes of scope (verdict, filter, out-of-scope parts, specification,
+contract, catalog and profile digests, target, checks added or dropped).
+
+Options:
+  --markdown          Markdown instead of text (for a pull-request comment or a job summary)
+  -h, --help          this help
+
+Exit codes: 0 nothing newly fails, 1 a check newly fails, 2 a file that is not a conformance report.`,
   merge: `Usage: conformance merge --out DIR [options] SHARD_DIR...
 
 Merges the outcomes.json of each shard folder into one conformance.json, junit.xml and conformance.html.
@@ -186,7 +229,7 @@ export function displayPath(p: string): string {
   return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
 }
 
-export function tellProblems(report: ConformanceReport, outDir: string, opts: { allowIncomplete?: boolean } = {}): void {
+export function tellProblems(report: ConformanceReport, outDir: string, opts: { allowIncomplete?: boolean; summaryExtra?: string[] } = {}): void {
   for (const p of report.problems) process.stderr.write(`conformance: problem: ${oneLine(p)}\n`);
   for (const w of report.warnings) process.stderr.write(`conformance: warning: ${oneLine(w)}\n`);
   if (report.verdict === 'incomplete' || (report.missingRoles ?? []).length > 0) tellMissingRoles(report, opts);
@@ -195,7 +238,27 @@ export function tellProblems(report: ConformanceReport, outDir: string, opts: { 
     report.variants ? `${report.variants.passed}/${report.variants.total} variants passed` : '',
   ].filter(Boolean);
   if (scores.length) process.stderr.write(`conformance: ${scores.join(' · ')}\n`);
-  process.stderr.write(`${verdictLine(report)}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+  // The verdict goes to stdout, where CI captures a step's result (`… | tee -a "$GITHUB_STEP_SUMMARY"`);
+  // the progress and the explanations above stay on stderr.
+  // The CI's annotations and job summary first: the verdict stays the last line.
+  publishToCi(report, opts.summaryExtra);
+  process.stdout.write(`${verdictLine(report)}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+}
+
+/**
+ * Tells the CI system, by its own conventions: on GitHub Actions (GITHUB_ACTIONS=true) one `::error`
+ * annotation per failing check on stdout; wherever $GITHUB_STEP_SUMMARY names a file, the Markdown job
+ * summary appended to it. A summary file that cannot be written is one line on stderr, never a failed run.
+ */
+export function publishToCi(report: ConformanceReport, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): void {
+  if (env.GITHUB_ACTIONS === 'true') for (const line of githubAnnotations(report)) process.stdout.write(`${redact(line)}\n`);
+  const file = env.GITHUB_STEP_SUMMARY;
+  if (!file) return;
+  try {
+    fs.appendFileSync(file, redact(stepSummary(report, extra)));
+  } catch (e) {
+    process.stderr.write(`conformance: cannot write the job summary to $GITHUB_STEP_SUMMARY: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
+  }
 }
 
 /** What the profile would need to verify the rest: one row per missing role, most checks first. */

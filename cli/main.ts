@@ -3,6 +3,7 @@
 // ONE line `conformance: <reason>` on stderr, never a stack trace.
 import { HELP } from './common.ts';
 import { errorExit, SetupError } from './errors.ts';
+import { settingName } from '../harness/config.ts';
 
 // Each command's module is loaded when it is the one asked for: `run` starts its runner sooner without loading
 // the webhook sender, the client proxy or the sandbox server it does not use.
@@ -13,6 +14,9 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   webhook: async (argv) => (await import('./webhook.ts')).webhookCommand(argv),
   profile: async (argv) => (await import('./profile.ts')).profileCommand(argv),
   client: async (argv) => (await import('./client.ts')).client(argv),
+  diff: async (argv) => (await import('./diff.ts')).diff(argv),
+  attest: async (argv) => (await import('./attest.ts')).attest(argv),
+  verify: async (argv) => (await import('./attest.ts')).verify(argv),
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -24,6 +28,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const fn = COMMANDS[command];
   if (!fn) throw new SetupError(`unknown command ${command} (commands: ${Object.keys(COMMANDS).join(', ')})`);
+  // The command line, for the reports' provenance (reports/context.ts redacts it): every process this one
+  // starts (the runner, its reporter) inherits it.
+  process.env[settingName('command')] = JSON.stringify(['conformance', ...argv]);
   return fn(rest);
 }
 

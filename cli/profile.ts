@@ -16,6 +16,7 @@ import { KEY_ROLE_ANSWER, loadProfile, unresolvedVariables, credentialKey, Profi
 import { sendRaw, TransportError, type RawResponse } from '../harness/http.ts';
 import { redact } from '../harness/redact.ts';
 import { reasonOf } from '../harness/assertions.ts';
+import { TEMPLATE_PROFILE_NAME } from '../reports/context.ts';
 
 export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--base-url URL] [--force]
        conformance profile check --profile FILE [--target URL] [--report conformance.json]
@@ -233,7 +234,7 @@ export function templateProfile(baseUrl: string, file: string, roles = profileRo
   }
   return {
     $schema: profileSchemaReference(file),
-    name: 'my-target',
+    name: TEMPLATE_PROFILE_NAME, // a placeholder: reports name the target by its base URL until the user names it
     baseUrl,
     timeouts: { requestMs: 10000 },
     credentials,

@@ -14,6 +14,10 @@ import { startReference } from './reference-process.ts';
 import { CALLBACK_HOST, startContainerReference } from './reference-container.ts';
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor } from '../reports/model.ts';
+import { baselineExitCode, compareToBaseline, type BaselineComparison } from '../reports/diff.ts';
+import { mdText } from '../reports/summary.ts';
+import { readComparableReport } from './diff.ts';
+import { attestDir, loadKey } from './attest.ts';
 import { REPORT_FILES } from '../reports/write.ts';
 import { setting, settingName } from '../harness/config.ts';
 import { clearReports, dbKind, DEFAULT_OUT, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
@@ -211,12 +215,22 @@ function requirementGrep(id: string): string {
   return `(?:^|\\s)(?:${escaped.join('|')})$`;
 }
 
+/** What a baseline says of this run, one line each: new failures (each named), known ones, stale ones (each named). */
+function baselineLines(cmp: BaselineComparison, file: string): string[] {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+  const lines = [`baseline ${file}: ${n(cmp.newFailures.length, 'new failure')}, ${n(cmp.known.length, 'known failure')} (still failing), ${n(cmp.stale.length, 'baselined failure')} now passing`];
+  for (const c of cmp.newFailures) lines.push(`NEW FAILURE ${c.id} [${c.requirements.join(', ')}]: not in the baseline`);
+  for (const c of cmp.stale) lines.push(`STALE BASELINE ${c.id}: failed in the baseline, now ${c.outcome}; update the baseline (use this run's conformance.json)`);
+  lines.push(cmp.newFailures.length ? 'the gate fails on the new failures; the known ones are the baseline\'s' : 'no failure beyond the baseline: the gate passes on it (the report still gives the verdict of the run itself)');
+  return lines;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const { values: o } = parse('run', argv, {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' }, 'in-flight': { type: 'string' },
-    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, baseline: { type: 'string' }, attest: { type: 'string' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
@@ -260,6 +274,11 @@ export async function run(argv: string[]): Promise<number> {
       throw new SetupError((e as WaiverError).message);
     }
   }
+  // Read before anything runs: a baseline that is not a report is a setup error, not a surprise at the end.
+  const baselinePath = o.baseline !== undefined ? path.resolve(o.baseline) : undefined;
+  const baseline = baselinePath ? readComparableReport(baselinePath, '--baseline') : undefined;
+  // The signing key, read before anything runs: a key that cannot sign is a setup error, not an unsigned run.
+  const attestKey = o.attest !== undefined ? loadKey(path.resolve(o.attest), 'private', '--attest') : undefined;
   const outRoot = path.resolve(o.out ?? DEFAULT_OUT);
   const outDir = shard ? path.join(outRoot, `shard-${shard.i}-of-${shard.n}`) : outRoot;
 
@@ -285,7 +304,11 @@ export async function run(argv: string[]): Promise<number> {
         // The override lives in a private temporary copy: a profile may hold keys inline, so it never goes near the report folder.
         const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-profile-'));
         profilePath = path.join(dir, 'target.profile.json');
-        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, baseUrl: o.target.replace(/\/+$/, '') }), { mode: 0o600 });
+        const baseUrl = o.target.replace(/\/+$/, '');
+        // The profile's name named the service at the profile's own base URL (a sandbox profile says
+        // "reference-impl (embedded)"): pointed at another service, the report names that one by its URL.
+        const renamed = typeof raw?.baseUrl === 'string' && raw.baseUrl.replace(/\/+$/, '') !== baseUrl ? { name: baseUrl } : {};
+        fs.writeFileSync(profilePath, JSON.stringify({ ...raw, ...renamed, baseUrl }), { mode: 0o600 });
         cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
       }
       prepareOutDir(outDir);
@@ -418,8 +441,16 @@ export async function run(argv: string[]): Promise<number> {
     await gate; // a reference that never started, or a target refused, is the reason, whatever Playwright said
     const report = readReport(outDir);
     if (!report) throw new SetupError(`playwright exited with code ${code} without writing ${REPORT_FILES.json} (${grep !== undefined ? 'did the --grep/--requirement filter match any check? ' : ''}see the output above)`);
-    tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
-    return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
+    if (attestKey) process.stderr.write(`conformance: attested the reports: ${displayPath(attestDir(outDir, attestKey))}\n`);
+    if (!baseline) {
+      tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'] });
+      return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
+    }
+    const cmp = compareToBaseline(baseline, report);
+    const lines = baselineLines(cmp, displayPath(baselinePath!));
+    for (const l of lines) process.stdout.write(`conformance: ${l}\n`);
+    tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'], summaryExtra: ['### Baseline', '', ...lines.map((l) => `- ${mdText(l)}`)] });
+    return baselineExitCode(report, cmp, { allowIncomplete: o['allow-incomplete'] });
   } finally {
     await cleanup();
   }

@@ -10,6 +10,7 @@ export const SETTINGS = {
   baseUrl: { name: 'CONFORMANCE_BASE_URL', about: 'set by `conformance client` for the partner\'s command: the base URL of the sandbox (its recording proxy)' },
   paceMs: { name: 'CONFORMANCE_PACE_MS', about: 'set by `conformance run --max-rps N`: the least time between two requests of one worker (harness/throttle.ts)' },
   out: { name: 'CONFORMANCE_OUT', about: 'report folder (default reports/out)' },
+  command: { name: 'CONFORMANCE_COMMAND', about: 'set by the CLI (cli/main.ts): JSON array of the command line that started the run, recorded (secrets out) in the report\'s provenance' },
   seed: { name: 'CONFORMANCE_SEED', about: 'seed of the property-based runs (--seed)' },
   runsScale: { name: 'CONFORMANCE_RUNS_SCALE', about: 'multiplies the number of property cases (benchmarks)' },
   waivers: { name: 'CONFORMANCE_WAIVERS', about: 'path of the reviewed waiver file (--waivers)' },

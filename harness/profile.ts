@@ -71,7 +71,8 @@ export class ProfileError extends Error {
   }
 }
 
-const SECRET_HEADER = /token|auth|key|secret|signature|cookie/i;
+/** Header names whose values are secrets (a switchboard token, an API key); a fault name such as `api_keys_disabled` stays readable. */
+export const SECRET_HEADER = /token|auth|key|secret|signature|cookie/i;
 
 const SCHEMA_PATH = path.resolve(import.meta.dirname, '../fixtures/profiles/profile.schema.json');
 let validateFn: ReturnType<Ajv2020['compile']> | undefined;

@@ -8,7 +8,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { setting } from '../harness/config.ts';
-import { loadProfile, registerProfileSecrets } from '../harness/profile.ts';
+import { loadProfile, registerProfileSecrets, SECRET_HEADER, type Profile } from '../harness/profile.ts';
+import { redact } from '../harness/redact.ts';
 import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type VariantInput, type Waiver } from './model.ts';
 import { SPEC_PATH } from '../fixtures/paths.ts';
 import { readNotTested } from './coverage.ts';
@@ -27,6 +28,88 @@ export function sha256File(file: string): string | null {
 }
 
 /** The version of the harness's package.json: at ROOT in a clone, one folder up in the npm package (ROOT is its dist/). */
+/** The name `conformance profile init` writes: a placeholder, never a name the user gave the target. */
+export const TEMPLATE_PROFILE_NAME = 'my-target';
+
+/** The specification's title: its first `# ` heading (null when the file cannot be read). */
+export function specTitle(file: string = SPEC_PATH): string | null {
+  try {
+    const m = /^#\s+(.+?)\s*$/m.exec(fs.readFileSync(file, 'utf8'));
+    return m ? m[1] : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The target as a report names it: the profile's name when the profile names it, else its base URL. The
+ * template's placeholder name is no name (a user who kept it would see "my-target" on an auditor's report).
+ */
+export function targetOf(profile: Pick<Profile, 'name' | 'baseUrl'>): { name: string; baseUrl: string } {
+  const named = profile.name.trim() !== '' && profile.name !== TEMPLATE_PROFILE_NAME;
+  return { name: named ? profile.name : profile.baseUrl, baseUrl: profile.baseUrl };
+}
+
+const SECRET_VALUE = '[secret value not digested]';
+
+/** JSON with object keys sorted at every level: the same data gives the same bytes. */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/**
+ * The profile's digest with its secret values left out: SHA-256 of its canonical JSON (keys sorted) in which
+ * every inline key, the inline signing secret and the value of every secret-named header (harness/profile.ts
+ * SECRET_HEADER, the rule redaction uses) are replaced by one placeholder. Variable names (`keyEnv`) stay:
+ * they are the profile's shape, not its secrets. Two runs with the same profile and rotated keys share the digest,
+ * and the digest cannot be used to guess a key.
+ */
+export function profileSha256(profile: unknown): string {
+  const p = JSON.parse(JSON.stringify(profile)) as Record<string, any>;
+  for (const c of Object.values((p.credentials ?? {}) as Record<string, Record<string, unknown> | null>)) if (c && typeof c === 'object' && 'key' in c) c.key = SECRET_VALUE;
+  if (p.webhook && typeof p.webhook === 'object' && 'signingSecret' in p.webhook) p.webhook.signingSecret = SECRET_VALUE;
+  const headerSets = [p.requestHeaders, ...Object.values((p.faults ?? {}) as Record<string, { headers?: Record<string, string> } | null>).map((f) => f?.headers)];
+  for (const h of headerSets) if (h && typeof h === 'object') for (const k of Object.keys(h)) if (SECRET_HEADER.test(k)) h[k] = SECRET_VALUE;
+  return crypto.createHash('sha256').update(canonicalJson(p)).digest('hex');
+}
+
+/** Options whose value is a secret when given on a command line (`--api-key X`, `--token=X`). */
+const SECRET_OPTION = /^--?[a-z0-9-]*(key|token|secret|password|passwd|auth)[a-z0-9-]*$/i;
+
+/**
+ * A command line with its secrets out: every registered secret and known secret shape (redact), the
+ * user:password of a URL, and the value of an option named like a secret. A key *file* (`--attest FILE`) is a
+ * path, not a secret, and stays.
+ */
+export function redactCommand(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    let a = redact(argv[i]).replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^\s/@]+@/gi, '$1[REDACTED]@');
+    const eq = /^(--?[^=\s]+)=(.*)$/s.exec(a);
+    if (eq && SECRET_OPTION.test(eq[1]) && !/file$/i.test(eq[1])) a = `${eq[1]}=[REDACTED]`;
+    out.push(a);
+    if (!eq && SECRET_OPTION.test(a) && !/file$/i.test(a) && i + 1 < argv.length && !argv[i + 1].startsWith('-')) {
+      out.push('[REDACTED]');
+      i++;
+    }
+  }
+  return out;
+}
+
+/** The command line the CLI recorded for this run (CONFORMANCE_COMMAND, JSON), secrets out; null when none. */
+export function recordedCommand(): string[] | null {
+  const raw = setting('command');
+  if (!raw) return null;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return Array.isArray(v) ? redactCommand(v.map(String)) : null;
+  } catch {
+    return null;
+  }
+}
+
 export function harnessVersion(): string {
   for (const file of [path.join(ROOT, 'package.json'), path.join(ROOT, '..', 'package.json')]) {
     try {
@@ -112,6 +195,8 @@ export interface ContextOptions {
   today?: string;
   /** --strict: warnings fail the run. */
   strict?: boolean;
+  /** The command line (default: the one the CLI recorded in CONFORMANCE_COMMAND). */
+  command?: string[] | null;
 }
 
 
@@ -119,13 +204,15 @@ export function loadRunContext(opts: ContextOptions): RunContext {
   const warnings: string[] = [];
   let target: RunContext['target'] = null;
   let outOfScope: OutOfScope[] = [];
+  let profileDigest: string | null = null;
   if (opts.profilePath) {
     try {
       const profile = loadProfile(opts.profilePath);
       // loadProfile registered every secret it resolves to (harness/profile.ts profileSecrets), keys held
       // in environment variables included; said again here, explicitly, for the reporter process.
       registerProfileSecrets(profile);
-      target = { name: profile.name, baseUrl: profile.baseUrl };
+      target = targetOf(profile);
+      profileDigest = profileSha256(profile);
       outOfScope = (profile.outOfScope ?? []).map((p) => ({ part: p.part, reason: p.reason }));
     } catch (e) {
       warnings.push(`the target profile could not be read: ${(e as Error).message}`);
@@ -145,9 +232,17 @@ export function loadRunContext(opts: ContextOptions): RunContext {
   if (typeof mutation === 'string') warnings.push(`mutation result ignored: ${mutation}`);
   const variants = loadVariants(path.join(opts.outDir, 'variants.json'));
   if (typeof variants === 'string') warnings.push(`variant result ignored: ${variants}`);
+  const absent = typeof mutation === 'string' ? `Not known: ${mutation}.`
+    : setting('sandbox') === '1' ? 'Not measured for this run: it was not asked for (`conformance run --mutants` measures the mutation and variant scores against this sandbox, a few minutes more).'
+      : opts.profilePath ? 'Not measured for a target run: the scores measure the harness itself, every check against the reference\'s deliberately broken (mutants) and legitimately different (variants) services; `conformance run --mutants` in a clone of the harness measures them.'
+        : undefined;
   const ctx: RunContext = {
     harnessVersion: harnessVersion(),
     specSha256: sha256File(SPEC_PATH),
+    specTitle: specTitle(),
+    command: opts.command !== undefined ? (opts.command ? redactCommand(opts.command) : null) : recordedCommand(),
+    profileSha256: profileDigest,
+    scoresAbsent: absent ?? null,
     outOfScope,
     strict: opts.strict ?? setting('strict') === '1',
     variants: typeof variants === 'string' ? null : variants,

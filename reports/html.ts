@@ -372,6 +372,32 @@ function checkEntry(c: LCheck, anchor: string, baseUrl: string | null): string {
     + `<details${c.outcome === 'fail' ? ' open' : ''}><summary>Evidence: ${n} exchange${n === 1 ? '' : 's'}${failing ? ' and replay' : ''}</summary>${evidence}</details></section>`;
 }
 
+/** `1 min 4 s` between two ISO times, or '' when either is unreadable. */
+function duration(from: string, to: string): string {
+  const ms = Date.parse(to) - Date.parse(from);
+  if (!Number.isFinite(ms) || ms < 0) return '';
+  const s = Math.round(ms / 1000);
+  return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
+}
+
+/**
+ * The provenance block under the title: what was judged against (the specification's title and full SHA-256),
+ * by what (harness version), how (the command line, secrets out; the profile's digest without its secret
+ * values), which target, and when. An auditor reads these before the verdict.
+ */
+function provenance(run: ConformanceReport['run']): string {
+  const took = duration(run.startedAt, run.finishedAt);
+  const rows: [string, string, string][] = [
+    ['Specification', 'prov-spec', `${run.specTitle ?? run.spec ?? 'unknown'}${run.specSha256 ? ` — SHA-256 ${run.specSha256}` : ' — SHA-256 unavailable'}`],
+    ['Harness', 'prov-harness', `clinical-encounter-conformance ${run.harnessVersion}`],
+    ['Target', 'prov-target', run.target ? `${run.target.name}${run.target.name !== run.target.baseUrl ? ` — ${run.target.baseUrl}` : ''}` : 'unknown'],
+    ['Command', 'prov-command', run.command?.length ? run.command.join(' ') : 'not recorded (the report was not written by the conformance command)'],
+    ['Profile digest', 'prov-profile', run.profileSha256 ? `SHA-256 ${run.profileSha256} (secret values left out)` : 'no profile file (the run made its own target)'],
+    ['Run', 'prov-time', `${run.startedAt} → ${run.finishedAt}${took ? ` (${took})` : ''}`],
+  ];
+  return `<dl class="meta" id="provenance">${rows.map(([k, id, v]) => `<dt>${e(k)}</dt><dd id="${id}">${e(v)}</dd>`).join('')}</dl>`;
+}
+
 function pct(n: number, d: number): string {
   return d > 0 ? `${Math.round((n / d) * 1000) / 10}%` : '–';
 }
@@ -448,7 +474,7 @@ export function toHtml(input: ConformanceReport): string {
 
   const meta: [string, string][] = [
     ['Harness version', run.harnessVersion],
-    ['Started', run.startedAt], ['Finished', run.finishedAt], ['Runner status', run.runStatus],
+    ['Started', run.startedAt], ['Finished', run.finishedAt],
     ['Seeds', run.seeds.join(', ') || 'none recorded'],
     ['Contract SHA-256', run.contractSha256 ?? 'unavailable'],
     ['Catalog SHA-256', run.catalogSha256 ?? 'unavailable'],
@@ -467,6 +493,7 @@ export function toHtml(input: ConformanceReport): string {
 </head>
 <body>
 <h1>Clinical Encounter Public API — conformance report</h1>
+${provenance(run)}
 <div id="verdict" class="${e(report.verdict)}" data-verdict="${e(report.verdict)}" data-subject="${e(subject)}"><span class="label">${e(verdictLabel)}</span> <span class="subject" id="subject">— ${e(subject)}</span>
 ${reason && !reason.startsWith(`verified ${mustVerified} of ${mustInScope} `) ? `<span class="reason" id="verdict-reason">${e(reason)}</span>` : ''}<span class="line" id="verified">verified ${mustVerified} of ${mustInScope} must requirements${mustInScope !== cov.mustTotal ? ` in scope (${cov.mustTotal} in the catalog)` : ''}</span>
 <span class="line" id="counts">${e(countLine)}</span>
@@ -488,8 +515,8 @@ ${matrix(report, byReq, anchors)}
 <h2>Run</h2>
 <dl class="meta" id="run">${meta.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join('')}</dl>
 <h2>Mutation and variants</h2>
-<div id="mutation">${mut ? `<p>${mut.score === null ? 'no mutants' : `${Math.round(mut.score * 1000) / 10}%`} (${mut.caught} of ${mut.total} mutants caught)</p>${mut.survivors.length ? `<p>Surviving mutants:</p><ul>${mut.survivors.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}${mut.unproven.length ? `<p>Checks not yet shown able to fail:</p><ul>${mut.unproven.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}` : '<p>Not known for this run (no mutation.json).</p>'}</div>
-<div id="variants">${variants ? `<p>${variants.passed} of ${variants.total} variants passed</p>${Object.keys(variants.failing).length ? `<ul>${Object.entries(variants.failing).map(([v, ids]) => `<li><code>${e(v)}</code>: ${ids.map((id) => `<code>${e(id)}</code>`).join(', ')}</li>`).join('')}</ul>` : ''}` : '<p>Variants: not measured for this run.</p>'}</div>
+<div id="mutation">${mut ? `<p>${mut.score === null ? 'no mutants' : `${Math.round(mut.score * 1000) / 10}%`} (${mut.caught} of ${mut.total} mutants caught)</p>${mut.survivors.length ? `<p>Surviving mutants:</p><ul>${mut.survivors.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}${mut.unproven.length ? `<p>Checks not yet shown able to fail:</p><ul>${mut.unproven.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}` : `<p>${e(report.scoreNotes?.mutation ?? 'Not known for this report: it records no mutation score and no reason.')}</p>`}</div>
+<div id="variants">${variants ? `<p>${variants.passed} of ${variants.total} variants passed</p>${Object.keys(variants.failing).length ? `<ul>${Object.entries(variants.failing).map(([v, ids]) => `<li><code>${e(v)}</code>: ${ids.map((id) => `<code>${e(id)}</code>`).join(', ')}</li>`).join('')}</ul>` : ''}` : `<p>Variants: ${e(report.scoreNotes?.variants ?? 'not known for this report: it records no variant result and no reason.')}</p>`}</div>
 <h2>Waivers</h2>
 <div id="waivers">${w.applied.length + w.expired.length + w.unmatched.length === 0 ? '<p>None.</p>' : `<ul>${w.applied.map((x) => `<li>applied: <code>${e(x.id)}</code> (owner ${e(x.owner)}, until ${e(x.expires)}) to ${x.checks.map((c) => `<code>${e(c)}</code>`).join(', ')}: ${e(x.reason)}</li>`).join('')}${w.expired.map((x) => `<li class="expired">EXPIRED: <code>${e(x.id)}</code> (owner ${e(x.owner)}, expired ${e(x.expires)}): ${e(x.reason)}</li>`).join('')}${w.unmatched.map((x) => `<li class="unmatched">matches nothing: <code>${e(x.id)}</code> (owner ${e(x.owner)}): ${e(x.why)}</li>`).join('')}</ul>`}</div>
 <script>${JS}</script>

@@ -124,6 +124,14 @@ export interface RunContext {
   subject?: Subject;
   /** SHA-256 of the project's copy of the specification (fixtures/spec/). */
   specSha256?: string | null;
+  /** The specification's title (its first heading). */
+  specTitle?: string | null;
+  /** The command line that started the run, secrets out (cli/main.ts records it). */
+  command?: string[] | null;
+  /** SHA-256 of the target profile with its secret values left out (reports/context.ts profileSha256). */
+  profileSha256?: string | null;
+  /** Why the mutation and variant scores are absent when no result was found (null: no reason known). */
+  scoresAbsent?: string | null;
   /** Parts of the contract the profile declares out of scope, each with its reason. */
   outOfScope?: OutOfScope[];
   /** --strict: a warning (a `should` not met) fails the run. */
@@ -208,14 +216,19 @@ export interface ConformanceReport {
     subject: Subject;
     harnessVersion: string;
     spec: string | null;
+    /** The specification's title, beside its SHA-256: what the run judged against. */
+    specTitle: string | null;
     specSha256: string | null;
+    /** The command line that started the run, secrets out; null when not started by the CLI. */
+    command: string[] | null;
+    /** SHA-256 of the target profile with secret values left out (the same profile gives the same digest whatever its keys). */
+    profileSha256: string | null;
     /** What narrowed the run; null for a full run. */
     filter: RunFilter | null;
     strict: boolean;
     target: { name: string; baseUrl: string } | null;
     startedAt: string;
     finishedAt: string;
-    runStatus: string;
     seeds: string[];
     shards: string[];
     contractSha256: string | null;
@@ -240,6 +253,8 @@ export interface ConformanceReport {
   scope: { outOfScope: (OutOfScope & { requirements: string[] })[] };
   mutation: { score: number | null; caught: number; total: number; survivors: string[]; unproven: string[] } | null;
   variants: { total: number; passed: number; failing: Record<string, string[]> } | null;
+  /** Why each score is absent, in a plain sentence (null when it was measured). */
+  scoreNotes: { mutation: string | null; variants: string | null };
   missingRoles: MissingRole[];
   waivers: { applied: (Waiver & { checks: string[] })[]; expired: Waiver[]; unmatched: (Waiver & { why: string })[] };
   /** Reasons the run fails besides failing checks (expired waivers, tests failing outside checks...). */
@@ -447,9 +462,12 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     verdictReason,
     run: {
       subject,
-      harnessVersion: ctx.harnessVersion, spec: catalog?.spec ?? null, specSha256: ctx.specSha256 ?? null, filter, strict,
+      harnessVersion: ctx.harnessVersion, spec: catalog?.spec ?? null, specTitle: ctx.specTitle ?? null, specSha256: ctx.specSha256 ?? null,
+      command: ctx.command ?? null, profileSha256: ctx.profileSha256 ?? null, filter, strict,
       target: ctx.target ?? outcomes.target ?? null,
-      startedAt: outcomes.startedAt, finishedAt: outcomes.finishedAt, runStatus: outcomes.runStatus, seeds,
+      // The runner's own status is not reported: a failing check ends its test without throwing, so the runner
+      // says "passed" on a NOT CONFORMANT run; an interrupted or timed-out run is a problem above.
+      startedAt: outcomes.startedAt, finishedAt: outcomes.finishedAt, seeds,
       shards, contractSha256: ctx.contractSha256, catalogSha256: ctx.catalogSha256,
     },
     summary,
@@ -466,11 +484,18 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     },
     mutation: m ? { score: m.total > 0 ? m.caught / m.total : null, caught: m.caught, total: m.total, survivors: [...m.survivors], unproven: [...m.unproven] } : null,
     variants: v ? { total: v.total, passed: v.passed, failing: { ...v.failing } } : null,
+    scoreNotes: { mutation: m ? null : scoresAbsent(subject, ctx.scoresAbsent), variants: v ? null : scoresAbsent(subject, ctx.scoresAbsent) },
     missingRoles: missingRolesOf(checks),
     waivers: { applied: [...applied].map(([w, ids]) => ({ ...w, checks: [...new Set(ids)] })), expired, unmatched },
     problems,
     warnings,
   };
+}
+
+/** Why a score is absent: the context's reason, or what the subject implies. */
+function scoresAbsent(subject: Subject, reason: string | null | undefined): string {
+  if (subject !== 'service') return `Not applicable: the mutation and variant scores measure the service checks against the reference's deliberately broken (mutants) and legitimately different (variants) services; the ${subject} checks are proven able to fail by the broken ${subject}s of the harness's own tests.`;
+  return reason ?? 'Not measured for this run: no mutation.json or variants.json was found beside the report (`conformance run --mutants` measures both against the reference sandbox).';
 }
 
 /** `grep x`, `requirement ID`, `shard 1/2`. */

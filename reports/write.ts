@@ -10,7 +10,8 @@ import { buildReport, sanitizeEvidence, type ConformanceReport, type OutcomesFil
 import { toJunit } from './junit.ts';
 import { toHtml } from './html.ts';
 
-export const REPORT_FILES = { json: 'conformance.json', junit: 'junit.xml', html: 'conformance.html', outcomes: 'outcomes.json' } as const;
+/** The files of a run's report folder. `attestation` is written only by `run --attest`/`attest`; a new run removes an old one. */
+export const REPORT_FILES = { json: 'conformance.json', junit: 'junit.xml', html: 'conformance.html', outcomes: 'outcomes.json', attestation: 'conformance.intoto.jsonl' } as const;
 
 function writeRedacted(file: string, text: string): void {
   fs.writeFileSync(file, redact(text));

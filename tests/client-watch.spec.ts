@@ -34,7 +34,7 @@ test('--watch records a hand-driven client until --duration and judges it (NOT C
   const code = await closed;
   expect(code, stderr).toBe(1);
   expect(stderr).toMatch(/recorded 2 API requests/);
-  expect(stderr).toMatch(/NOT CONFORMANT — client: /);
+  expect(stdout).toMatch(/NOT CONFORMANT — client: /);
   expect(stdout).toMatch(/FAIL client-key-only-in-authorization-header: a key was sent in the request target/);
   const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { run: { subject: string }; checks: { id: string; outcome: string }[] };
   expect(report.run.subject).toBe('client');

@@ -530,7 +530,7 @@ test.describe('conformance client, end to end', () => {
     expect(run.report.verdict).toBe('conformant');
     expect(failing(run.report)).toEqual([]);
     expect(run.report.checks).toHaveLength(CLIENT_CHECKS.length);
-    expect(run.r.stderr).toMatch(/CONFORMANT — client: verified (\d+) of \1 /);
+    expect(run.r.stdout).toMatch(/CONFORMANT — client: verified (\d+) of \1 /);
   });
 
   for (const [mode, breaks] of Object.entries(BROKEN_MODES)) {
@@ -545,7 +545,7 @@ test.describe('conformance client, end to end', () => {
       expect(failing(run.report).sort(), summary(run)).toEqual([...breaks].sort());
       expect(run.report.checks.filter((c) => c.outcome === 'warning' || c.outcome === 'not_verified').map((c) => c.id), summary(run)).toEqual([]);
       for (const id of breaks) expect(run.r.stdout).toContain(`FAIL ${id}: `);
-      expect(run.r.stderr).toMatch(/NOT CONFORMANT — client/);
+      expect(run.r.stdout).toMatch(/NOT CONFORMANT — client/);
       expect(run.secrets.filter((s) => s.kind === 'key').length).toBeGreaterThan(0);
       if (mode.startsWith('audio-')) expect(run.secrets.filter((s) => s.kind === 'audio_url').length).toBeGreaterThan(0);
       expectNoSecretShown(run);

@@ -105,7 +105,7 @@ test('conformance run --reference container ends CONFORMANT and leaves no contai
   const networks = await networkNames();
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-containerrun-'));
   const r = await runCli(['run', '--reference', 'container', '--out', out], { timeoutMs: 420_000, sampleMs: 0 });
-  expect(r.stderr).toMatch(/CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
+  expect(r.stdout).toMatch(/CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
   expect(r.code).toBe(0);
   const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { verdict: string; checks: { outcome: string; id: string }[] };
   expect(report.verdict).toBe('conformant');
@@ -234,7 +234,7 @@ test('the harness image judges a reference on the host (host.docker.internal) an
       '-e', `CONFORMANCE_CALLBACK_HOST=${ip}`, '-v', `${data}:/data`,
       image!, 'run', '--target', profile.baseUrl, '--profile', '/data/p.json', '--out', '/data/out'], 360_000);
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
-    expect(r.stderr).toMatch(/CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
+    expect(r.stdout).toMatch(/CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
     const report = JSON.parse(fs.readFileSync(path.join(data, 'out', 'conformance.json'), 'utf8')) as { verdict: string; run: { target: { baseUrl: string } }; checks: { id: string; outcome: string }[] };
     expect(report.verdict).toBe('conformant');
     expect(report.run.target.baseUrl).toBe(`http://host.docker.internal:${port}`);

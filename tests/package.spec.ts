@@ -166,7 +166,7 @@ test.describe('the npm package, installed into an empty project', () => {
       ref = await startReference({ timeoutMs: 120_000 });
       const r = await conformance(consumer, ['run', '--profile', ref.profilePath, '--out', out], 240_000);
       expect(r.code, r.stderr.slice(-3000)).toBe(0);
-      expect(lines(r.stderr).slice(-1)[0]).toMatch(/^conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
+      expect(lines(r.stdout).slice(-1)[0]).toMatch(/^conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
       const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { verdict: string; run: { harnessVersion: string; target: { baseUrl: string } } };
       expect(report.verdict).toBe('conformant');
       expect(report.run.harnessVersion).toBe(PKG.version);
@@ -185,7 +185,7 @@ test.describe('the npm package, installed into an empty project', () => {
     test.setTimeout(300_000);
     const r = await conformance(consumer, ['run'], 240_000);
     expect(r.code, r.stderr.slice(-3000)).toBe(0);
-    expect(lines(r.stderr).slice(-1)[0]).toMatch(/^conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope.*; reports in reports\/out\//);
+    expect(lines(r.stdout).slice(-1)[0]).toMatch(/^conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope.*; reports in reports\/out\//);
     expect(JSON.parse(fs.readFileSync(path.join(consumer, 'reports', 'out', 'conformance.json'), 'utf8')).verdict).toBe('conformant');
   });
 
@@ -215,7 +215,7 @@ test.describe('the npm package, installed into an empty project', () => {
     const client = await conformance(consumer, ['client', '--scenario', path.join(dist, 'reference-client', 'scenario.json'), '--out', path.join(work, 'client-out'), '--',
       process.execPath, path.join(dist, 'reference-client', 'main.js')], 180_000);
     expect(client.code, client.stderr.slice(-3000)).toBe(0);
-    expect(lines(client.stderr).slice(-1)[0]).toMatch(/^conformance: CONFORMANT — client: verified (\d+) of \1 must requirements in scope/);
+    expect(lines(client.stdout).slice(-1)[0]).toMatch(/^conformance: CONFORMANT — client: verified (\d+) of \1 must requirements in scope/);
 
     // webhook receiver: the example receiver (started from the clone) judged by the packaged command.
     const secret = 'whsec_package_test_5a6b7c8d9e';

@@ -258,3 +258,64 @@ test.describe('summary reporter', () => {
     }
   });
 });
+
+test.describe('provenance', () => {
+  test('the specification\'s title and SHA-256, the harness version, the command and the profile digest are in the report and at the top of the HTML', async () => {
+    const { loadRunContext } = await import('../reports/context.ts');
+    const { toHtml } = await import('../reports/html.ts');
+    const dir = tmp();
+    const profile = path.join(dir, 'p.json');
+    fs.writeFileSync(profile, JSON.stringify({ name: 'staging', baseUrl: 'http://127.0.0.1:9', credentials: { full: { key: 'cek_live_provenance_0123456789abcdef' } } }));
+    const ctx = loadRunContext({ outDir: dir, profilePath: profile, command: ['conformance', 'run', '--profile', profile, '--target', 'https://ops:hunter2@staging.example', '--api-key', 'sk_live_cmdline_secret'] });
+    const r = buildReport(outcomes(), { ...ctx, catalog: CATALOG });
+    expect(r.run.specTitle).toBe('Clinical Encounter Public API: Specification');
+    expect(r.run.specSha256).toBe(fs.readFileSync(path.join(ROOT, 'fixtures/spec/clinical-encounter-public-api.md.sha256'), 'utf8').trim().split(/\s+/)[0]);
+    expect(r.run.harnessVersion).toBe(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
+    expect(r.run.command).toEqual(['conformance', 'run', '--profile', profile, '--target', 'https://[REDACTED]@staging.example', '--api-key', '[REDACTED]']);
+    expect(r.run.profileSha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.run.target).toEqual({ name: 'staging', baseUrl: 'http://127.0.0.1:9' });
+    expect(JSON.stringify(r)).not.toMatch(/hunter2|sk_live_cmdline_secret|cek_live_provenance/);
+    const html = toHtml(r);
+    // The provenance block comes before the verdict.
+    expect(html.indexOf('id="provenance"')).toBeGreaterThan(0);
+    expect(html.indexOf('id="provenance"')).toBeLessThan(html.indexOf('id="verdict"'));
+    expect(html).toContain(`<dd id="prov-spec">Clinical Encounter Public API: Specification — SHA-256 ${r.run.specSha256}</dd>`);
+    expect(html).toContain(`SHA-256 ${r.run.profileSha256} (secret values left out)`);
+    expect(html).toContain('<dd id="prov-time">2026-01-02T03:04:05.000Z → 2026-01-02T03:05:00.000Z (55 s)</dd>');
+    expect(toJunit(r)).toContain(`<property name="profile.sha256" value="${r.run.profileSha256}"/>`);
+  });
+
+  test('the profile digest leaves secret values out: rotated keys keep it, a changed base URL or role changes it', async () => {
+    const { profileSha256 } = await import('../reports/context.ts');
+    const base = { name: 's', baseUrl: 'http://a', requestHeaders: { 'x-switchboard-token': 'tok1', 'x-trace': 'on' }, credentials: { full: { key: 'k1' }, revoked_key: { keyEnv: 'REVOKED' } }, webhook: { signingSecret: 'whsec1' } };
+    const rotated = { ...base, requestHeaders: { 'x-switchboard-token': 'tok2', 'x-trace': 'on' }, credentials: { revoked_key: { keyEnv: 'REVOKED' }, full: { key: 'k2' } }, webhook: { signingSecret: 'whsec2' } };
+    expect(profileSha256(rotated)).toBe(profileSha256(base));
+    expect(profileSha256({ ...base, baseUrl: 'http://b' })).not.toBe(profileSha256(base));
+    expect(profileSha256({ ...base, requestHeaders: { ...base.requestHeaders, 'x-trace': 'off' } })).not.toBe(profileSha256(base));
+    expect(profileSha256({ ...base, credentials: { ...base.credentials, revoked_key: { keyEnv: 'OTHER' } } })).not.toBe(profileSha256(base));
+  });
+
+  test('the target is named by the profile, else by its base URL: never the template\'s placeholder', async () => {
+    const { targetOf, TEMPLATE_PROFILE_NAME } = await import('../reports/context.ts');
+    expect(targetOf({ name: 'staging', baseUrl: 'https://s.example' })).toEqual({ name: 'staging', baseUrl: 'https://s.example' });
+    expect(targetOf({ name: TEMPLATE_PROFILE_NAME, baseUrl: 'https://s.example' })).toEqual({ name: 'https://s.example', baseUrl: 'https://s.example' });
+    // What `profile init` writes is that placeholder.
+    expect(fs.readFileSync(path.join(ROOT, 'cli/profile.ts'), 'utf8')).toContain('name: TEMPLATE_PROFILE_NAME');
+  });
+
+  test('no runner status that can contradict the verdict; an absent score says why in a plain sentence', async () => {
+    const { toHtml } = await import('../reports/html.ts');
+    const r = buildReport(outcomes(), context({ scoresAbsent: 'Not measured for a target run: because.' }));
+    expect(r.verdict).toBe('not_conformant');
+    expect('runStatus' in r.run).toBe(false);
+    const html = toHtml(r);
+    expect(html).not.toMatch(/Runner status/i);
+    expect(r.scoreNotes).toEqual({ mutation: 'Not measured for a target run: because.', variants: 'Not measured for a target run: because.' });
+    expect(html).toContain('<div id="mutation"><p>Not measured for a target run: because.</p></div>');
+    expect(html).not.toContain('no mutation.json)');
+    const measured = buildReport(outcomes(), context({ mutation: { total: 2, caught: 2, survivors: [], unproven: [] } }));
+    expect(measured.scoreNotes.mutation).toBeNull();
+    const client = buildReport(outcomes(), context({ subject: 'client' }));
+    expect(client.scoreNotes.mutation).toMatch(/^Not applicable: .* the client checks are proven able to fail by the broken clients/);
+  });
+});

@@ -175,7 +175,7 @@ test.describe('through the CLI', () => {
       const out = path.join(tmp(), 'out');
       const r = await cli(['run', '--profile', ref.profilePath, '--out', out], { timeoutMs: 240_000 });
       expect(r.code, r.stderr.slice(-2000)).toBe(0);
-      expect(r.stderr).toMatch(/conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
+      expect(r.stdout).toMatch(/conformance: CONFORMANT — service: verified (\d+) of \1 must requirements in scope/);
       const report = readReport(out);
       expect(report.run.subject).toBe('service');
       expect(report.run.target.baseUrl).toBe(ref.baseUrl);
@@ -184,6 +184,21 @@ test.describe('through the CLI', () => {
       const receiverOnly = new Set(catalog.requirements.filter((x) => !(x.subjects ?? ['service']).includes('service')).map((x) => x.id));
       expect(receiverOnly.size).toBeGreaterThan(0);
       expect(report.requirements.filter((x: { id: string }) => receiverOnly.has(x.id))).toEqual([]);
+      // Provenance: the command, the profile's digest, the specification's title; no runner status.
+      expect(report.run.command).toEqual(['conformance', 'run', '--profile', ref.profilePath, '--out', out]);
+      expect(report.run.profileSha256).toMatch(/^[0-9a-f]{64}$/);
+      expect(report.run.specTitle).toBe('Clinical Encounter Public API: Specification');
+      expect(report.run.runStatus).toBeUndefined();
+      // The JUnit of a real run: the verdict case passes (CONFORMANT), and the file is valid against the published schema.
+      const xml = fs.readFileSync(path.join(out, 'junit.xml'), 'utf8');
+      expect(/<testcase classname="conformance\.run" name="verdict"[^>]*>([\s\S]*?)<\/testcase>/.exec(xml)![1]).not.toContain('<failure');
+      const { validateXML } = await import('xmllint-wasm');
+      const xsd = fs.readFileSync(path.join(import.meta.dirname, 'fixtures/junit-10.xsd'), 'utf8');
+      const v = await validateXML({ xml: [{ fileName: 'junit.xml', contents: xml }], schema: [{ fileName: 'junit-10.xsd', contents: xsd }], maxMemoryPages: 16384 });
+      expect(v.errors.map((e) => e.message)).toEqual([]);
+      // Real durations: the whole is the run's wall-clock time.
+      const wall = (Date.parse(report.run.finishedAt) - Date.parse(report.run.startedAt)) / 1000;
+      expect(Number(/<testsuites [^>]*time="([0-9.]+)"/.exec(xml)![1])).toBeCloseTo(wall, 2);
     });
 
     test('without a way to make the service send, the sender checks are not verified and one line names `conformance webhook sender` and the setting', async () => {
@@ -208,7 +223,7 @@ test.describe('through the CLI', () => {
       const report = readReport(out);
       expect(report.verdict).toBe('partial');
       expect(report.run.filter).toEqual({ requirement: 'AUTH-401-REVOKED-KEY' });
-      expect(r.stderr).toMatch(/conformance: PARTIAL — service: a narrowed run \(--requirement AUTH-401-REVOKED-KEY\) makes no conformance claim/);
+      expect(r.stdout).toMatch(/conformance: PARTIAL — service: a narrowed run \(--requirement AUTH-401-REVOKED-KEY\) makes no conformance claim/);
       const html = fs.readFileSync(path.join(out, 'conformance.html'), 'utf8');
       expect(html).toContain('PARTIAL');
       expect(html).toContain('AUTH-401-REVOKED-KEY');
@@ -226,10 +241,12 @@ test.describe('through the CLI', () => {
       const r = await cli(['run', '--profile', half, '--out', out], { timeoutMs: 300_000 });
       const report = readReport(out);
       expect(report.verdict, r.stderr.slice(-3000)).toBe('incomplete');
+      // The JUnit of an INCOMPLETE run (exit 1) has a failing verdict case.
+      expect(fs.readFileSync(path.join(out, 'junit.xml'), 'utf8')).toMatch(/<testcase classname="conformance\.run" name="verdict" time="0\.000">\n {6}<failure message="INCOMPLETE — service: verified \d+ of \d+ must requirements in scope; nothing failed" type="incomplete">/);
       expect(r.code).toBe(1);
       expect(report.summary.fail).toBe(0);
       expect(report.coverage.mustVerified).toBeLessThan(report.coverage.mustInScope);
-      expect(r.stderr).toMatch(/conformance: INCOMPLETE — service: verified \d+ of \d+ must requirements in scope/);
+      expect(r.stdout).toMatch(/conformance: INCOMPLETE — service: verified \d+ of \d+ must requirements in scope/);
       expect(r.stderr).toMatch(/must requirements? in scope not verified: provide /);
       // Every credential the table asks for is one that was dropped; a service run never asks for a partner's receiver.
       const missing = report.missingRoles as { role: string; kind: string }[];

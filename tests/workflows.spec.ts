@@ -57,7 +57,8 @@ test('the reusable gate takes base-url, profile and waivers and never echoes its
 
 test('the gate requires its secret: a forgotten secret is a setup error, never a green gate', () => {
   const gate = fs.readFileSync(path.join(ROOT, '.github/workflows/conformance-gate.yml'), 'utf8');
-  const secret = /secrets:\n\s+conformance-env:\n(?:\s+[a-z-]+:.*\n)*/.exec(gate)?.[0] ?? '';
+  // The secret's own lines: those indented deeper than its name (the next secret ends it).
+  const secret = /secrets:\n( +)conformance-env:\n(?:\1 +[a-z-]+:.*\n)*/.exec(gate)?.[0] ?? '';
   expect(secret).toMatch(/required: true/);
   expect(secret).not.toMatch(/required: false/);
   // INCOMPLETE fails the gate unless the caller says otherwise.
@@ -80,4 +81,26 @@ test('the package gate runs the harness from its npm package: no checkout of the
   expect(secret).toMatch(/required: true/);
   expect(gate).toMatch(/allow-incomplete:\n(?:\s+[a-z-]+:.*\n)*\s+default: false/);
   expect(gate).toContain('conformance "${args[@]}"');
+});
+
+test('the gates leave the job summary to the command: no `tee` of its output into $GITHUB_STEP_SUMMARY (annotations and progress would land there)', () => {
+  for (const file of ['.github/workflows/conformance-gate.yml', '.github/workflows/conformance-gate-package.yml']) {
+    const gate = fs.readFileSync(path.join(ROOT, file), 'utf8');
+    expect(gate, file).not.toMatch(/tee -a "\$GITHUB_STEP_SUMMARY"/);
+    expect(gate, file).toMatch(/writes the job summary itself/);
+  }
+});
+
+test('the gate shows how to attest in GitHub Actions: an optional key secret, written private to a temporary file, removed, the reports signed before upload', () => {
+  const gate = fs.readFileSync(path.join(ROOT, '.github/workflows/conformance-gate.yml'), 'utf8');
+  const secret = /( +)attestation-key:\n(?:\1 +[a-z-]+:.*\n)*/.exec(gate.slice(gate.indexOf('secrets:')))?.[0] ?? '';
+  expect(secret).toMatch(/required: false/);
+  const step = gate.slice(gate.indexOf('- name: Attest the reports'), gate.indexOf('- uses: actions/upload-artifact@v4', gate.indexOf('- name: Attest the reports')));
+  expect(step).toContain('ATTESTATION_KEY: ${{ secrets.attestation-key }}');
+  expect(step).toContain('umask 077');
+  expect(step).toMatch(/conformance\.mjs attest "\$GITHUB_WORKSPACE\/conformance-merged" --key "\$key"/);
+  expect(step).toContain('rm -f "$key"');
+  expect(step).not.toMatch(/echo "\$ATTESTATION_KEY"/);
+  // The signature is uploaded with the reports it covers.
+  expect(gate.indexOf('- name: Attest the reports')).toBeLessThan(gate.lastIndexOf('name: conformance-report\n'));
 });

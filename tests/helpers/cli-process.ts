@@ -82,6 +82,9 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
     delete env.CONFORMANCE_WAIVERS;
     delete env.CONFORMANCE_SETUP_ERROR;
     delete env.CONFORMANCE_MUTANTS_MATRIX;
+    // The harness's own CI (GitHub Actions) must not get the job summaries and annotations of the runs its
+    // tests start; a test that wants them passes them.
+    for (const name of ['GITHUB_ACTIONS', 'GITHUB_STEP_SUMMARY']) if (!(opts.env && name in opts.env)) delete env[name];
     const child = spawn(process.execPath, [SHIM, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
