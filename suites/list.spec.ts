@@ -30,7 +30,7 @@ function firstDifference(a: string[], b: string[]): string | undefined {
 
 /** The caller's organization, read from the detail of the profile's own encounter. */
 async function callerOrganization(api: CheckApi): Promise<string> {
-  const ex = await api.get(`/external/v1/encounters/${encodeURIComponent(api.encounter('own_encounter'))}`);
+  const ex = await api.get(`/external/v1/encounters/${encodeURIComponent(api.encounter('own_encounter'))}`, { shared: true });
   return expectSuccess<{ encounter: EncounterSummary }>(ex, 'getPublicEncounter').encounter.organization_id;
 }
 
@@ -279,7 +279,7 @@ test('list-walk-yields-each-encounter-once', async ({ check }) => {
 test('list-total-at-least-profile-minimum', async ({ check }) => {
   await check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TOTAL'], title: 'total counts every matching encounter, not just the page (at least the profile\'s list_min_total)' }, async (api, scope) => {
     const min = scope.need(api.target.profile.resources?.list_min_total, 'resources.list_min_total');
-    const body = expectSuccess<{ total: number; items: unknown[] }>(await api.get(listTarget()), 'listPublicEncounters');
+    const body = expectSuccess<{ total: number; items: unknown[] }>(await api.get(listTarget(), { shared: true }), 'listPublicEncounters');
     if (body.total < min) fail('total is below the number of listable encounters', `total ${body.total} with ${body.items.length} item(s) on the page; the profile says at least ${min}`);
   });
 });
