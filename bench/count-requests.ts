@@ -34,7 +34,7 @@ const total = [...shapes.values()].reduce((a, b) => a + b, 0);
 const repeated = [...seen.values()].filter((n) => n > 1).reduce((a, n) => a + n - 1, 0);
 console.log(`exit ${code}; ${total} requests, ${seen.size} distinct (request target + key), ${repeated} repeats`);
 for (const [k, v] of [...shapes.entries()].sort((a, b) => b[1] - a[1])) console.log(`${String(v).padStart(6)} ${k}`);
-for (const [k, v] of [...seen.entries()].filter(([, n]) => n > 2).sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`  x${v} ${k}`);
+for (const [k, v] of [...seen.entries()].filter(([, n]) => n > 1).sort((a, b) => b[1] - a[1]).slice(0, 80)) console.log(`  x${v} ${k}`);
 server.close();
 agent.destroy();
 await ref.stop();
