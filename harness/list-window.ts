@@ -11,7 +11,7 @@
 // evidence; the walks of the window are).
 import { setting } from './config.ts';
 import { expectSuccess } from './assertions.ts';
-import { NotVerified } from './checks.ts';
+import { CheckFailure, NotVerified } from './checks.ts';
 import type { CheckApi, Target } from './target.ts';
 import { createdAt, formatInstant, listTarget, NS_PER_MS, type ListBody } from './list-walk.ts';
 
@@ -64,13 +64,23 @@ async function findWindow(target: Target, end: End, bound: number): Promise<List
   if (whole.total <= bound) return { params: {}, about: `the whole list (${whole.total} encounters)`, total: whole.total };
   const [lo0, hi0] = await Promise.all([first(target, { sort_order: 'asc' }), first(target, { sort_order: 'desc' })]);
   if (lo0.created === undefined || hi0.created === undefined) throw new NotVerified('the list reports a total but its first pages are empty: no window can be found');
+  // The ends of the timeline, whatever order the two sorts really gave (a target may get sort_order wrong; the checks judge that).
+  const [lo, hi] = lo0.created <= hi0.created ? [lo0.created, hi0.created] : [hi0.created, lo0.created];
   // newest: the smallest T (ms steps) with count(created_at ≥ T) ≤ bound; oldest: the largest T with count(created_at < T) ≤ bound.
   const param = end === 'newest' ? 'start_at' : 'end_at';
   const count = async (t: bigint) => (await first(target, { [param]: formatInstant(t) })).total;
-  let tooMany = end === 'newest' ? lo0.created : hi0.created + NS_PER_MS; // count(tooMany) > bound
-  let fits = end === 'newest' ? hi0.created : lo0.created + NS_PER_MS; // count(fits) ≤ bound (unless more than bound share the first or last instant)
+  let tooMany = end === 'newest' ? lo : hi + NS_PER_MS; // count(tooMany) > bound
+  let fits = end === 'newest' ? hi : lo + NS_PER_MS; // count(fits) ≤ bound (unless more than bound share the first or last instant)
   let size = await count(fits);
-  if (size > bound) throw new NotVerified(`more than ${bound} encounters share the ${end === 'newest' ? 'latest' : 'earliest'} created_at; raise --list-window`);
+  if (size > bound) {
+    // Either that many encounters share the instant, or `total` does not count what the bound selects: a page tells.
+    const q = { [param]: formatInstant(fits), limit: '100' };
+    const page = expectSuccess<ListBody>(await target.send(listTarget(q)), 'listPublicEncounters');
+    if (page.items.length < 100 && page.items.length !== size) {
+      throw new CheckFailure('total does not count the encounters of a date window', `${listTarget(q)} lists ${page.items.length} encounter(s) on its only page but says total ${size}`);
+    }
+    throw new NotVerified(`more than ${bound} encounters share the ${end === 'newest' ? 'latest' : 'earliest'} created_at; raise --list-window`);
+  }
   // Bisection on milliseconds; stop as soon as the window holds at least half the bound.
   while ((tooMany > fits ? tooMany - fits : fits - tooMany) > NS_PER_MS && size < bound / 2) {
     const mid = ((tooMany + fits) / 2n / NS_PER_MS) * NS_PER_MS;

@@ -12,7 +12,7 @@ import {
   createdAt, createdAtViolations, ID_ORDERS, listTarget, sameWalk, sample, strictlyOrdered, tieGroups, walkList,
   type EncounterSummary, type ListBody, type Walk, type WalkOptions, WALK_LIMIT,
 } from '../harness/list-walk.ts';
-import { listWindow } from '../harness/list-window.ts';
+import { listWindow, type End } from '../harness/list-window.ts';
 import { BAD_DATES, badDateId, DATE_PARAMS, RELATIONS, relationId } from './list.cases.ts';
 
 const test = suite(import.meta.filename);
@@ -60,12 +60,29 @@ async function judge(api: CheckApi, scope: CheckScope, problem: Problem | undefi
  * when it holds at most --list-window encounters, else the newest ones, so the cost does not grow with the
  * organization. The check's own parameters override the window's.
  */
-async function walkWindow(api: CheckApi, params: Record<string, string | undefined> = {}, limit?: number, opts?: WalkOptions): Promise<Walk> {
-  return walkList(api, { ...(await listWindow(api)).params, ...params }, limit, opts);
+async function walkWindow(api: CheckApi, params: Record<string, string | undefined> = {}, limit?: number, opts?: WalkOptions, end: End = 'newest'): Promise<Walk> {
+  return walkList(api, { ...(await listWindow(api, end)).params, ...params }, limit, opts);
 }
 
-function needTies(walk: Walk, what: string): { start: number; items: EncounterSummary[] }[] {
-  const groups = tieGroups(walk.items);
+/** Tie groups of the windows at both ends of the timeline (one walk when the list is walked whole): ties are sparse. */
+async function tiesAtBothEnds(api: CheckApi, sort: 'asc' | 'desc'): Promise<{ start: number; items: EncounterSummary[] }[]> {
+  const [newest, oldest] = await Promise.all([listWindow(api, 'newest'), listWindow(api, 'oldest')]);
+  const walks = [await walkWindow(api, { sort_order: sort })];
+  if (JSON.stringify(newest.params) !== JSON.stringify(oldest.params)) walks.push(await walkWindow(api, { sort_order: sort }, undefined, undefined, 'oldest'));
+  return needTies({ ...walks[0], items: [] }, 'the tie-breaker', walks.flatMap((w) => tieGroups(w.items)));
+}
+
+/**
+ * A walk of the window over at least two pages: when the window fits in one page of 100, it is walked again
+ * with pages of a third of it, so that what pagination does across pages (repeats, gaps, totals) shows.
+ */
+async function walkPages(api: CheckApi, params: Record<string, string | undefined> = {}): Promise<Walk> {
+  const walk = await walkWindow(api, params);
+  if (walk.pages.length >= 2 || walk.items.length < 2) return walk;
+  return walkWindow(api, params, Math.ceil(walk.items.length / 3));
+}
+
+function needTies(walk: Walk, what: string, groups = tieGroups(walk.items)): { start: number; items: EncounterSummary[] }[] {
   if (groups.length === 0) throw new NotVerified(`no two listed encounters share a created_at, so ${what} cannot be observed`);
   return groups;
 }
@@ -112,8 +129,7 @@ test('list-sort-default-desc', async ({ check }) => {
 // ascending was required.)
 test('list-tie-breaker-asc-encounter-id-ascending', async ({ check }) => {
   await check({ id: 'list-tie-breaker-asc-encounter-id-ascending', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=asc, encounters with equal created_at follow one consistent encounter_id order (ascending expected, descending recorded)' }, async (api, scope) => {
-    const walk = await walkWindow(api, { sort_order: 'asc' });
-    const groups = needTies(walk, 'the tie-breaker');
+    const groups = await tiesAtBothEnds(api, 'asc');
     if (ID_ORDERS.some((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, 'asc')))) return;
     const desc = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, 'desc')));
     if (desc) {
@@ -127,8 +143,7 @@ test('list-tie-breaker-asc-encounter-id-ascending', async ({ check }) => {
 
 test('list-tie-breaker-desc-consistent', async ({ check }) => {
   await check({ id: 'list-tie-breaker-desc-consistent', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=desc, ties on created_at follow one consistent encounter_id order (direction recorded)' }, async (api, scope) => {
-    const walk = await walkWindow(api, { sort_order: 'desc' });
-    const groups = needTies(walk, 'the tie-breaker');
+    const groups = await tiesAtBothEnds(api, 'desc');
     for (const dir of ['desc', 'asc'] as const) {
       const order = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, dir)));
       if (order) {
@@ -237,13 +252,8 @@ for (const rel of RELATIONS) {
 
 test('list-total-same-on-every-page', async ({ check }) => {
   await check({ id: 'list-total-same-on-every-page', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total is the same on every page of one query' }, async (api, scope) => {
-    let walk = await walkWindow(api);
-    if (walk.pages.length < 2) {
-      // Too few encounters for two pages of 100: walk again with smaller pages.
-      const n = walk.items.length;
-      if (n < 2) throw new NotVerified('fewer than two listable encounters: no second page');
-      walk = await walkWindow(api, {}, Math.ceil(n / 3));
-    }
+    const walk = await walkPages(api);
+    if (walk.pages.length < 2) throw new NotVerified('fewer than two listable encounters: no second page');
     const totals = walk.pages.map((p) => p.body.total);
     const problem = new Set(totals).size === 1 ? undefined : { title: 'total changes from page to page', detail: walk.pages.map((p) => `offset ${p.offset}: total ${p.body.total}`).join(', ') };
     await judge(api, scope, problem, [walk]);
@@ -251,8 +261,8 @@ test('list-total-same-on-every-page', async ({ check }) => {
 });
 
 test('list-total-equals-items-walked', async ({ check }) => {
-  await check({ id: 'list-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total equals the number of items found by walking every page with limit 100' }, async (api, scope) => {
-    const walk = await walkWindow(api);
+  await check({ id: 'list-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total equals the number of items found by walking every page (limit 100; smaller pages when one page would hold them all)' }, async (api, scope) => {
+    const walk = await walkPages(api);
     const bad = walk.pages.filter((p) => p.body.total !== walk.items.length);
     const problem = bad.length === 0 ? undefined : { title: 'total differs from the number of items on all pages', detail: `${walk.items.length} item(s) on ${walk.pages.length} page(s); ${bad.map((p) => `offset ${p.offset} says total ${p.body.total}`).join(', ')}` };
     await judge(api, scope, problem, [walk]);
@@ -262,7 +272,7 @@ test('list-total-equals-items-walked', async ({ check }) => {
 test('list-walk-yields-each-encounter-once', async ({ check }) => {
   await check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINATION-OFFSET-BASED', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'walking every page lists each encounter exactly once' }, async (api, scope) => {
     for (const dir of ['desc', 'asc'] as const) {
-      const walk = await walkWindow(api, { sort_order: dir });
+      const walk = await walkPages(api, { sort_order: dir });
       const seen = new Map<string, number>();
       const repeated: string[] = [];
       walk.items.forEach((item, i) => {
