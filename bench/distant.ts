@@ -20,7 +20,7 @@ export interface DistantRun {
 }
 
 /** A proxy on 127.0.0.1 that forwards every request to `upstream` and holds each answer `delayMs` first. */
-function delayProxy(upstream: string, delayMs: number): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
+export function delayProxy(upstream: string, delayMs: number): Promise<{ url: string; requests: () => number; close: () => Promise<void> }> {
   const u = new URL(upstream);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   let count = 0;

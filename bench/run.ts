@@ -5,6 +5,8 @@
 //      BENCH_ROUNDS (default 3) runs alternating with the checkout BENCH_BEFORE names, with the ratio after/before.
 //   0b. hostile (bench/hostile.ts): the whole run against each hostile target, its time, exit code and memory.
 //   0c. distant (bench/distant.ts): a target run through a proxy holding every answer BENCH_DELAY_MS (150 ms).
+//   0d. large (bench/large.ts, only when BENCH_PARTS names it): a target run on the seeded data and again with
+//       BENCH_LARGE (100,000) more encounters in the caller's organization: wall, CPU, requests, peak memory, ratios.
 //   1. cold time to verdict: `conformance run` from nothing (embedded PostgreSQL, migrations, seed, every
 //      conformance suite and property, reports) as a child process; checks, property cases, checks/s.
 //   2. reference throughput: autocannon on the list route and on document detail, beside a bare node:http
@@ -25,7 +27,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { startCluster } from '../harness/embedded-cluster.ts';
+import { bulkInsert } from './dataset.ts';
 import { distant } from './distant.ts';
+import { large } from './large.ts';
 import { hostile } from './hostile.ts';
 import { phaseRows, phases, SCENARIOS, type Scenario } from './phases.ts';
 
@@ -238,36 +242,6 @@ const LIST_SQL = `SELECT t.total, e.encounter_id, e.organization_id, e.created_a
   LEFT JOIN patients p ON p.patient_id = e.patient_id
   ORDER BY e.created_at DESC, e.encounter_id DESC`;
 
-/** Adds encounters (and one clinical note each) numbered from..to for the organization, then VACUUM ANALYZE. */
-async function bulkInsert(db: pg.Client, organizationId: string, from: number, to: number): Promise<number> {
-  const t0 = performance.now();
-  await db.query('BEGIN');
-  await db.query(
-    `INSERT INTO encounters (encounter_id, organization_id, patient_id, created_at, updated_at, date_of_service, encounter_type, status, is_demo)
-     SELECT 'enc_bench_' || lpad(g::text, 6, '0'), $1, NULL, ts, ts + interval '15 minutes', ts - interval '30 minutes', 'clinical_documentation', 'completed', false
-       FROM generate_series($2::int, $3::int) g, LATERAL (SELECT timestamptz '2020-01-01T00:00:00Z' + g * interval '1 minute' AS ts) t`,
-    [organizationId, from, to],
-  );
-  await db.query(
-    `INSERT INTO documents (document_id, encounter_id, position, schema_type, title, status, workflow_variant, audio_duration_seconds, content_text, created_at, updated_at)
-     SELECT 'doc_bench_' || lpad(g::text, 6, '0'), 'enc_bench_' || lpad(g::text, 6, '0'), 0, 'document', 'Clinical note', NULL, NULL, NULL, 'Bench note.', ts, ts
-       FROM generate_series($1::int, $2::int) g, LATERAL (SELECT timestamptz '2020-01-01T00:00:00Z' + g * interval '1 minute' AS ts) t`,
-    [from, to],
-  );
-  await db.query('COMMIT');
-  // The steady state autovacuum reaches: analysed, and the visibility map set (index-only scans depend on it). A
-  // VACUUM that overlaps a short transaction of the reference (its webhook poller) cannot mark the new rows
-  // all-visible yet, so it is repeated a few times until nearly every page is.
-  for (let attempt = 0; attempt < 5; attempt++) {
-    await db.query('VACUUM ANALYZE encounters');
-    await db.query('VACUUM ANALYZE documents');
-    const r = await db.query<{ visible: number }>(`SELECT relallvisible::float / greatest(relpages, 1) AS visible FROM pg_class WHERE relname = 'encounters'`);
-    if (r.rows[0].visible >= 0.95) break;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  return round((performance.now() - t0) / 1000);
-}
-
 async function explainDeepPage(db: pg.Client, organizationId: string) {
   const params = [organizationId, null, null, 100, 10_000];
   const r = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${LIST_SQL}`, params);
@@ -335,6 +309,13 @@ async function main(): Promise<void> {
     const h = await hostile(ROOT, log);
     result.hostile = h;
     for (const r of h) rows.push([`hostile target ${r.name}`, `${r.wallS} s, exit ${r.exitCode} (${r.counts ?? r.last.replace(/^conformance: /, '')}), peak ${r.peakRssMiB} MiB (largest process ${r.peakProcessRssMiB} MiB)`, '<= 30 s']);
+  }
+
+  // 0d. the same target with 100,000 more encounters in the caller's organization (bench/large.ts); not in the default parts.
+  if (PARTS.has('large')) {
+    const l = await large(ROOT, log);
+    result.large = l;
+    rows.push(['large target', `seeded: ${l.seeded.wallS} s, ${l.seeded.cpuS} s CPU, ${l.seeded.requests} requests, ${l.seeded.peakProcessRssMiB} MiB; +${l.large.encounters}: ${l.large.wallS} s, ${l.large.cpuS} s CPU, ${l.large.requests} requests, ${l.large.peakProcessRssMiB} MiB (ratios wall ${l.ratios.wall}, requests ${l.ratios.requests}, memory ${l.ratios.peakProcessRss}); ${l.large.verdict}`, '<= 1.3x each, same verdict']);
   }
 
   // 0c. a target 150 ms away (bench/distant.ts).

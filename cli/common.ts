@@ -62,6 +62,8 @@ Options:
                       images from CONFORMANCE_REFERENCE_IMAGE and CONFORMANCE_DB_IMAGE, see README)
   --shard I/N         run shard I of N (checks split by a hash of their id); reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
   --workers N         parallel Playwright workers
+  --list-window N     the most encounters a whole-list check walks (default 200): a larger organization's
+                      list is judged on date windows of at most N found by asking \`total\`
   --in-flight N       checks running at once in each worker (default 8; a distant target costs latency ×
                       requests ÷ (workers × N))
   --max-rps N         at most N requests per second to the target, shared over the workers (a 429, or a

@@ -2,7 +2,7 @@
 // a page-by-page walk in which every page passes through expectSuccess (closed contract schema), and
 // exact instants and tie groups for ordering checks. Nothing here decides an outcome about ordering,
 // totals or bounds: the checks do that from what the walk returns.
-import type { CheckApi } from './target.ts';
+import type { CheckApi, Target } from './target.ts';
 import { expectSuccess } from './assertions.ts';
 import { NotVerified, type Exchange } from './checks.ts';
 
@@ -57,11 +57,47 @@ export function listTarget(params: Record<string, string | number | undefined> =
   return q ? `${LIST_PATH}?${q}` : LIST_PATH;
 }
 
+export interface WalkOptions {
+  /**
+   * A fresh walk, never one shared with an earlier check: for checks that compare two walks in time
+   * (repeat-walk determinism, "did the data move" re-walks). Without it, a walk of the same query and page
+   * size already made in this worker against the same target is shared (each distinct read once per run).
+   */
+  fresh?: boolean;
+}
+
+/** Walks made in this worker, per target (a meta-suite's switched targets are new objects: nothing is shared across them). */
+const walks = new WeakMap<Target, Map<string, Promise<Walk>>>();
+
 /**
  * Walks every page of one list query (limit 100, offsets 0, 100, …) until a page is shorter than the
  * limit. A result larger than the offset range allows cannot be walked: the check is not_verified.
+ * A walk already made in this worker is shared (its exchanges recorded as this check's evidence too) unless
+ * `fresh`; a shared walk that ended in an error is walked again by the check that needs it, so its own
+ * evidence shows what happened.
  */
-export async function walkList(api: CheckApi, params: Record<string, string | undefined> = {}, limit = WALK_LIMIT): Promise<Walk> {
+export async function walkList(api: CheckApi, params: Record<string, string | undefined> = {}, limit = WALK_LIMIT, opts: WalkOptions = {}): Promise<Walk> {
+  if (opts.fresh) return walkFresh(api, params, limit);
+  let byKey = walks.get(api.target);
+  if (!byKey) walks.set(api.target, (byKey = new Map()));
+  const key = `${limit} ${JSON.stringify(Object.entries(params).filter(([, v]) => v !== undefined))}`;
+  const shared = byKey.get(key);
+  if (shared) {
+    try {
+      const walk = await shared;
+      for (const p of walk.pages) api.scope.record(p.exchange);
+      return walk;
+    } catch {
+      return walkFresh(api, params, limit);
+    }
+  }
+  const mine = walkFresh(api, params, limit);
+  byKey.set(key, mine);
+  mine.catch(() => byKey.delete(key));
+  return mine;
+}
+
+async function walkFresh(api: CheckApi, params: Record<string, string | undefined>, limit: number): Promise<Walk> {
   const walk: Walk = { params, limit, pages: [], items: [] };
   for (let offset = 0; ; offset += limit) {
     if (offset > OFFSET_MAX) {
@@ -145,6 +181,21 @@ export function createdAtViolations(items: EncounterSummary[], dir: 'asc' | 'des
     }
   }
   return out;
+}
+
+export const NS_PER_MS = 1_000_000n;
+
+/** An instant (ns since the epoch) as RFC 3339 text with the given offset in minutes; the fraction only when not zero. */
+export function formatInstant(ns: bigint, offsetMinutes = 0): string {
+  const shiftedNs = ns + BigInt(offsetMinutes) * 60_000n * NS_PER_MS;
+  const ms = shiftedNs >= 0n ? shiftedNs / NS_PER_MS : -((-shiftedNs + NS_PER_MS - 1n) / NS_PER_MS);
+  const subMs = shiftedNs - ms * NS_PER_MS; // 0 … 999999
+  const iso = new Date(Number(ms)).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
+  const fraction = `${iso.slice(20, 23)}${String(subMs).padStart(6, '0')}`.replace(/0+$/, '');
+  const clock = `${iso.slice(0, 19)}${fraction ? `.${fraction}` : ''}`;
+  if (offsetMinutes === 0) return `${clock}Z`;
+  const abs = Math.abs(offsetMinutes);
+  return `${clock}${offsetMinutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
 }
 
 /** At most `max` entries of a list, with a count of the rest. */

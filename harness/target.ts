@@ -21,10 +21,20 @@ export interface GetOptions {
   headers?: Record<string, string>;
   faults?: FaultName[];
   method?: string;
+  /**
+   * A read any check of this worker may share (each distinct read once per run, principle 9): the same GET with
+   * the same credential and headers already answered is not sent again. Only for reads whose answer does not
+   * depend on when they are made; never for audio links a check follows (they expire), faults, or a check comparing
+   * reads in time (none of the audio-links or contract suites shares).
+   * Throttled, failed (no answer) and 5xx answers are never shared.
+   */
+  shared?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+/** Larger answers are not kept for sharing (memory stays flat whatever the target answers). */
+const SHARED_MAX_BODY = 256 * 1024;
 /** How often a request in flight looks whether the breaker opened meanwhile (then it is abandoned). */
 const BREAKER_POLL_MS = 250;
 /** The plain question asked of a suspect target (the CLI's probe asks the same), and its own deadline. */
@@ -75,6 +85,28 @@ export class Target {
    * TargetStoppedAnswering when the run's breaker is open, before sending or while waiting.
    */
   async send(target: string, opts: GetOptions = {}): Promise<SentExchange> {
+    if (opts.shared && (opts.method ?? 'GET') === 'GET' && !opts.faults?.length) return this.sendShared(target, opts);
+    return this.sendFresh(target, opts);
+  }
+
+  /** Answers shared by the checks of this worker: request target, credential and headers → the first answer. */
+  private readonly shared = new Map<string, Promise<{ ex: SentExchange; transient: boolean }>>();
+
+  private async sendShared(target: string, opts: GetOptions): Promise<SentExchange> {
+    const key = JSON.stringify([target, opts.as ?? 'full', opts.headers ?? {}]);
+    let entry = this.shared.get(key);
+    if (!entry) {
+      entry = this.sendFresh(target, opts).then((ex) => ({ ex, transient: ex.throttled !== undefined || ex.error !== undefined || (ex.response?.status ?? 500) >= 500 || (ex.response?.bodyBytes ?? 0) > SHARED_MAX_BODY }));
+      this.shared.set(key, entry);
+      entry.then((e) => e.transient && this.shared.delete(key), () => this.shared.delete(key));
+      return { ...(await entry).ex };
+    }
+    const { ex, transient } = await entry;
+    // Someone else's transient answer is not this check's: it asks for itself.
+    return transient ? this.sendFresh(target, opts) : { ...ex };
+  }
+
+  private async sendFresh(target: string, opts: GetOptions): Promise<SentExchange> {
     const throttled: { ex: Exchange; waitedMs: number }[] = [];
     for (let attempt = 1; ; attempt++) {
       await workerPace.turn();

@@ -77,7 +77,7 @@ async function runProperty<T>(api: CheckApi, testInfo: TestInfo, id: string, arb
   await checkProperty({ arbitrary: arb, seed, runs, send: (x, record) => c.send(api, x, record), judge: c.judge, describe: c.describe, failure: title });
 }
 
-const send = (api: CheckApi, target: string, record: boolean) => (record ? api.get(target) : api.target.send(target));
+const send = (api: CheckApi, target: string, record: boolean) => (record ? api.get(target, { shared: true }) : api.target.send(target, { shared: true }));
 
 // ---------------------------------------------------------------- properties
 

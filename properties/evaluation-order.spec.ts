@@ -105,7 +105,7 @@ function examples(): Case[] {
 function send(api: CheckApi, { route: r, c }: Case, record: boolean): Promise<Exchange> {
   const req = requestFor(api, r, c);
   const opts = { as: req.as, faults: req.faults };
-  return record ? api.get(req.target, opts) : api.target.send(req.target, opts);
+  return record ? api.get(req.target, { ...opts, shared: true }) : api.target.send(req.target, { ...opts, shared: true });
 }
 
 /** Judges the answer; throws CheckFailure when the earliest faulty stage did not answer. */

@@ -322,7 +322,7 @@ function judgeOutside(ex: Exchange, c: FuzzCase): void {
 async function send(api: CheckApi, c: FuzzCase, record: boolean): Promise<Exchange> {
   const target = renderTarget(c);
   const opts = { as: c.auth.as, headers: c.auth.headers, faults: c.fault ? [c.fault] : [] };
-  return record ? api.get(target, opts) : api.target.send(target, opts);
+  return record ? api.get(target, { ...opts, shared: true }) : api.target.send(target, { ...opts, shared: true });
 }
 
 test(ID, async ({ check }, testInfo) => {

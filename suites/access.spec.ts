@@ -43,7 +43,7 @@ for (const route of ROUTES) {
         id, requirements: ['AUTH-ORG-SCOPE-ONLY', 'COND-NOT-ORG-SCOPED', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
         title: `${route.name}: a key that is not organization scoped answers 403 org_scope_only_required with a null field`,
       }, async (api) => {
-        const ex = await api.get(route.path(api), { as: 'not_org_scoped' });
+        const ex = await api.get(route.path(api), { as: 'not_org_scoped', shared: true });
         expectError(ex, { reason: 'org_scope_only_required', field: null });
       });
     });
@@ -55,7 +55,7 @@ for (const route of ROUTES) {
         id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
         title: `${route.name}: a key of an organization that is not approved answers 403 organization_not_allowlisted with a null field`,
       }, async (api) => {
-        const ex = await api.get(route.path(api), { as: 'org_not_allowlisted' });
+        const ex = await api.get(route.path(api), { as: 'org_not_allowlisted', shared: true });
         expectError(ex, { reason: 'organization_not_allowlisted', field: null });
       });
     });
@@ -68,7 +68,7 @@ for (const route of ROUTES) {
         id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'ERR-403-CATEGORY', req.errors],
         title: `${route.name}: a key of an organization not enabled for the ${route.routeGroup} routes answers 403 route_not_allowed with a null field`,
       }, async (api) => {
-        const ex = await api.get(route.path(api), { as: role });
+        const ex = await api.get(route.path(api), { as: role, shared: true });
         expectError(ex, { reason: 'route_not_allowed', field: null });
       });
     });
@@ -85,7 +85,7 @@ for (const route of ROUTES) {
       if (route.name === 'audio') requirements.push('AUDIO-THREE-SCOPES');
       test(id, async ({ check }) => {
         await check({ id, requirements, title: `${route.name}: a key without ${scope} answers 403 missing_scope with a null field` }, async (api) => {
-          const ex = await api.get(route.path(api), { as: role });
+          const ex = await api.get(route.path(api), { as: role, shared: true });
           expectError(ex, { reason: 'missing_scope', field: null });
         });
       });
@@ -96,7 +96,7 @@ for (const route of ROUTES) {
       if (scope === 'recordings:read') requirements.push('AUTH-RECEIVER-RECORDINGS-SCOPE');
       test(id, async ({ check }) => {
         await check({ id, requirements, title: `${route.name}: ${scope} is not required; a key lacking only it is answered 200` }, async (api) => {
-          const ex = await api.get(route.path(api), { as: role });
+          const ex = await api.get(route.path(api), { as: role, shared: true });
           expectSuccess(ex, route.operationId);
         });
       });

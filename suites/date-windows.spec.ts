@@ -10,62 +10,55 @@ import { suite } from '../harness/fixtures.ts';
 import { mapPool } from '../harness/pool.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
 import { NotVerified } from '../harness/checks.ts';
-import { createdAt, listTarget, sample, walkList, type EncounterSummary, type ListBody, type Walk } from '../harness/list-walk.ts';
+import { createdAt, formatInstant, listTarget, NS_PER_MS, sample, walkList, type EncounterSummary, type ListBody, type Walk } from '../harness/list-walk.ts';
 import type { CheckApi } from '../harness/target.ts';
+import { listWindow, type End } from '../harness/list-window.ts';
 import type { CheckScope } from '../harness/checks.ts';
 
 const test = suite(import.meta.filename);
 
 /** A small page, so that a window spans several pages and `total` is compared across them. */
 const PAGE = 10;
-const NS_PER_MS = 1_000_000n;
-
-/** An instant (ns since the epoch) as RFC 3339 text with the given offset in minutes; the fraction only when not zero. */
-function formatInstant(ns: bigint, offsetMinutes = 0): string {
-  const shiftedNs = ns + BigInt(offsetMinutes) * 60_000n * NS_PER_MS;
-  const ms = shiftedNs >= 0n ? shiftedNs / NS_PER_MS : -((-shiftedNs + NS_PER_MS - 1n) / NS_PER_MS);
-  const subMs = shiftedNs - ms * NS_PER_MS; // 0 … 999999
-  const iso = new Date(Number(ms)).toISOString(); // YYYY-MM-DDTHH:MM:SS.mmmZ
-  const fraction = `${iso.slice(20, 23)}${String(subMs).padStart(6, '0')}`.replace(/0+$/, '');
-  const clock = `${iso.slice(0, 19)}${fraction ? `.${fraction}` : ''}`;
-  if (offsetMinutes === 0) return `${clock}Z`;
-  const abs = Math.abs(offsetMinutes);
-  return `${clock}${offsetMinutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
-}
 
 interface Window {
   start?: bigint;
   end?: bigint;
+  /** The window of the list the first walk covered (harness/list-window.ts): its bound stands where this one has none. */
+  base: Record<string, string>;
   /** The encounter ids of the first walk inside [start, end). */
   expected: Set<string>;
 }
 
-/** Every listable encounter of the caller, ascending, with its instant. Not enough distinct instants → not verified. */
-async function everything(api: CheckApi): Promise<{ items: EncounterSummary[]; instants: bigint[] }> {
-  const walk = await walkList(api, { sort_order: 'asc' });
+/**
+ * Every listable encounter of the caller within the window at one end of the timeline (the whole list when it is
+ * no larger than --list-window), ascending, with its instant. Not enough distinct instants → not verified.
+ */
+async function everything(api: CheckApi, end: End = 'newest'): Promise<{ items: EncounterSummary[]; instants: bigint[]; base: Record<string, string> }> {
+  const base = (await listWindow(api, end)).params;
+  const walk = await walkList(api, { ...base, sort_order: 'asc' });
   const items = walk.items;
   const instants = [...new Set(items.map(createdAt))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   if (instants.length < 4) throw new NotVerified(`the caller's organization lists ${items.length} encounters at ${instants.length} distinct created_at instants; a date window needs at least 4`);
-  return { items, instants };
+  return { items, instants, base };
 }
 
-function windowOf(items: EncounterSummary[], start?: bigint, end?: bigint): Window {
+function windowOf(items: EncounterSummary[], base: Record<string, string>, start?: bigint, end?: bigint): Window {
   const inside = items.filter((i) => (start === undefined || createdAt(i) >= start) && (end === undefined || createdAt(i) < end));
-  return { start, end, expected: new Set(inside.map((i) => i.encounter_id)) };
+  return { start, end, base, expected: new Set(inside.map((i) => i.encounter_id)) };
 }
 
 /** A window whose bounds are existing created_at instants, from about a quarter to about two thirds of the list. */
-function middleWindow(items: EncounterSummary[], instants: bigint[]): Window {
+function middleWindow({ items, instants, base }: { items: EncounterSummary[]; instants: bigint[]; base: Record<string, string> }): Window {
   const start = instants[Math.floor(instants.length / 4)];
   const end = instants[Math.max(Math.floor((instants.length * 2) / 3), Math.floor(instants.length / 4) + 1)];
-  return windowOf(items, start, end);
+  return windowOf(items, base, start, end);
 }
 
 function params(w: Window, offsetMinutes = 0, sort: 'asc' | 'desc' = 'asc'): Record<string, string | undefined> {
   return {
     sort_order: sort,
-    start_at: w.start === undefined ? undefined : formatInstant(w.start, offsetMinutes),
-    end_at: w.end === undefined ? undefined : formatInstant(w.end, offsetMinutes),
+    start_at: w.start === undefined ? w.base.start_at : formatInstant(w.start, offsetMinutes),
+    end_at: w.end === undefined ? w.base.end_at : formatInstant(w.end, offsetMinutes),
   };
 }
 
@@ -97,9 +90,11 @@ function setDifferences(walked: EncounterSummary[], expected: Set<string>): stri
 
 test('date-window-total-equals-items-walked', async ({ check }) => {
   await check({ id: 'date-window-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: `with start_at, end_at or both, total equals the number of encounters walked through every page of the window (limit ${PAGE})` }, async (api, scope) => {
-    const { items, instants } = await everything(api);
-    const mid = middleWindow(items, instants);
-    const windows = [windowOf(items, mid.start), windowOf(items, undefined, mid.end), mid];
+    const newest = await everything(api);
+    const mid = middleWindow(newest);
+    // The end-only window is taken at the oldest end of the timeline, so that it stays bounded on a large list.
+    const oldest = await everything(api, 'oldest');
+    const windows = [windowOf(newest.items, newest.base, mid.start), windowOf(oldest.items, oldest.base, undefined, middleWindow(oldest).end), mid];
     const problems: string[] = [];
     // The three windows are walked at once (each walk goes page by page).
     const walks = await mapPool(windows, windows.length, (w) => walkList(api, params(w), PAGE));
@@ -114,8 +109,7 @@ test('date-window-total-equals-items-walked', async ({ check }) => {
 
 test('date-window-offset-forms-same-set', async ({ check }) => {
   await check({ id: 'date-window-offset-forms-same-set', requirements: ['LIST-DATETIME-SAME-INSTANT', 'LIST-DATETIME-TZ-AWARE', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'the same window written with Z, +05:30 and -08:00 (percent-encoded) selects the same encounters and the same total' }, async (api, scope) => {
-    const { items, instants } = await everything(api);
-    const w = middleWindow(items, instants);
+    const w = middleWindow(await everything(api));
     const offsets = [330, -480];
     // The same window in three spellings, walked at once.
     const [reference, ...others] = await mapPool([0, ...offsets], 3, (offset) => walkList(api, params(w, offset)));
@@ -141,8 +135,7 @@ for (const sort of ['asc', 'desc'] as const) {
   const id = `date-window-both-bounds-exact-${sort}`;
   test(id, async ({ check }) => {
     await check({ id, requirements: ['LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE', 'FIELD-LIST-ITEMS'], title: `start_at and end_at together, sort_order=${sort}, give exactly the encounters created in [start_at, end_at)` }, async (api) => {
-      const { items, instants } = await everything(api);
-      const w = middleWindow(items, instants);
+      const w = middleWindow(await everything(api));
       const walk = await walkList(api, params(w, 0, sort));
       const diffs = setDifferences(walk.items, w.expected);
       if (diffs.length > 0) fail(`the window ${describeWindow(w)} (${sort}) does not give exactly its encounters`, `${walk.items.length} walked, ${w.expected.size} expected: ${diffs.join('; ')}`);
@@ -152,13 +145,13 @@ for (const sort of ['asc', 'desc'] as const) {
 
 test('date-window-empty-total-zero', async ({ check }) => {
   await check({ id: 'date-window-empty-total-zero', requirements: ['FIELD-LIST-TOTAL', 'FIELD-LIST-ITEMS', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'a date window that matches no encounter gives total 0 and no items' }, async (api) => {
-    const { items, instants } = await everything(api);
+    const { items, instants, base } = await everything(api);
     // A gap between two consecutive instants (start just after one, end at the next), else a day before the first.
     let w: Window | undefined;
     for (let i = 1; i < instants.length && !w; i++) {
-      if (instants[i] - instants[i - 1] >= 2n * NS_PER_MS) w = windowOf(items, instants[i - 1] + NS_PER_MS, instants[i]);
+      if (instants[i] - instants[i - 1] >= 2n * NS_PER_MS) w = windowOf(items, base, instants[i - 1] + NS_PER_MS, instants[i]);
     }
-    if (!w || w.expected.size > 0) w = windowOf(items, instants[0] - 2n * 86_400_000n * NS_PER_MS, instants[0] - 86_400_000n * NS_PER_MS);
+    if (!w || w.expected.size > 0) w = windowOf(items, base, instants[0] - 2n * 86_400_000n * NS_PER_MS, instants[0] - 86_400_000n * NS_PER_MS);
     if (w.expected.size > 0) throw new NotVerified('no window without encounters could be found in the first walk');
     const page = expectSuccess<ListBody>(await api.get(listTarget({ ...params(w), limit: PAGE })), 'listPublicEncounters');
     if (page.total !== 0 || page.items.length > 0) {

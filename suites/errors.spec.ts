@@ -66,7 +66,7 @@ for (const c of LIST_UNSUPPORTED) {
       id, requirements: ['COND-UNSUPPORTED-FILTER', 'LIST-UNSUPPORTED-KEYS', 'LIST-ERRORS', 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
       title: `list: the unsupported key ${c.what} answers 400 unsupported_filter with field ${JSON.stringify(c.field)}`,
     }, async (api) => {
-      expectError(await api.get(`${LIST}?${c.query}`), { reason: 'unsupported_filter', field: c.field });
+      expectError(await api.get(`${LIST}?${c.query}`, { shared: true }), { reason: 'unsupported_filter', field: c.field });
     });
   });
 }
@@ -81,7 +81,7 @@ for (const r of ROUTES) {
       id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
       title: `${r.name}: the key Limit (differs from limit only in case) answers 400 unsupported_filter with field "Limit"`,
     }, async (api) => {
-      expectError(await api.get(`${r.path(api)}?Limit=1`), { reason: 'unsupported_filter', field: 'Limit' });
+      expectError(await api.get(`${r.path(api)}?Limit=1`, { shared: true }), { reason: 'unsupported_filter', field: 'Limit' });
     });
   });
 }
@@ -100,7 +100,7 @@ for (const r of ITEM_ROUTES) {
         id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
         title: `${r.name}: the query key ${c.what} answers 400 unsupported_filter with field ${JSON.stringify(c.field)}`,
       }, async (api) => {
-        expectError(await api.get(`${r.path(api)}?${c.query}`), { reason: 'unsupported_filter', field: c.field });
+        expectError(await api.get(`${r.path(api)}?${c.query}`, { shared: true }), { reason: 'unsupported_filter', field: c.field });
       });
     });
   }
@@ -111,7 +111,7 @@ for (const r of ITEM_ROUTES) {
       id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-FIELD-SANITIZATION'],
       title: `${r.name}: the key %6Cimit (percent-encoded limit) answers 400 unsupported_filter naming the decoded key "limit"`,
     }, async (api, scope) => {
-      const ex = await api.get(`${r.path(api)}?%6Cimit=1`);
+      const ex = await api.get(`${r.path(api)}?%6Cimit=1`, { shared: true });
       // The decoded name is the field name; echoing the key as sent is a sanitization choice §7 leaves open.
       const asSent = fieldOf(ex) === '%6Cimit';
       expectError(ex, { reason: 'unsupported_filter', field: asSent ? '%6Cimit' : 'limit' });
@@ -126,7 +126,7 @@ test('errors-list-percent-encoded-key-is-supported', async ({ check }) => {
     id: 'errors-list-percent-encoded-key-is-supported', requirements: ['LIST-UNSUPPORTED-KEYS', 'LIST-QUERY-OPTIONAL', 'LIST-LIMIT-RANGE'],
     title: 'list: %6Cimit=1 is the supported key limit (RFC 3986 equivalence), answered 200 with limit 1',
   }, async (api) => {
-    const body = expectSuccess<{ limit: number; items: unknown[] }>(await api.get(`${LIST}?%6Cimit=1`), 'listPublicEncounters');
+    const body = expectSuccess<{ limit: number; items: unknown[] }>(await api.get(`${LIST}?%6Cimit=1`, { shared: true }), 'listPublicEncounters');
     if (body.limit !== 1 || body.items.length > 1) fail('%6Cimit=1 was not read as limit=1', `limit ${body.limit}, ${body.items.length} item(s)`);
   });
 });
@@ -163,7 +163,7 @@ for (const c of QUERY_CASES) {
       id: c.id, requirements: [...c.requirements, 'LIST-ERRORS', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
       title: `list: ${c.what} answers 422 ${c.reason} with field ${JSON.stringify(c.field)}`,
     }, async (api) => {
-      expectError(await api.get(`${LIST}?${c.query}`), { reason: c.reason, field: c.field });
+      expectError(await api.get(`${LIST}?${c.query}`, { shared: true }), { reason: c.reason, field: c.field });
     });
   });
 }
@@ -183,7 +183,7 @@ async function documentOfAnotherEncounter(api: CheckApi, documentRole: DocumentR
   }
   const other = own.find((e) => e !== undefined && e !== doc.encounter_id);
   if (other) return { encounterId: other, documentId: doc.document_id };
-  const body = expectSuccess<{ items: { encounter_id: string }[] }>(await api.get(`${LIST}?limit=10`), 'listPublicEncounters');
+  const body = expectSuccess<{ items: { encounter_id: string }[] }>(await api.get(`${LIST}?limit=10`, { shared: true }), 'listPublicEncounters');
   // A listed encounter that the detail route serves: the list may include demo/training encounters (LIST-DEMO-TRAINING).
   let found: string | undefined;
   for (const item of body.items.filter((i) => i.encounter_id !== doc.encounter_id)) {
@@ -245,7 +245,7 @@ for (const c of NOT_FOUND) {
   const id = `errors-${c.name}`;
   test(id, async ({ check }) => {
     await check({ id, requirements: req, title: `${c.route}: ${c.what} answers 404 ${c.reason} with a null field${c.open ? ` (or, recorded, ${c.open.reasons.join(' / ')})` : ''}` }, async (api, scope) => {
-      const ex = await api.get(await c.path(api));
+      const ex = await api.get(await c.path(api), { shared: true });
       if (c.open) expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t));
       else expectError(ex, { reason: c.reason, field: null });
     });
@@ -254,7 +254,7 @@ for (const c of NOT_FOUND) {
   const observed = `errors-404-category-observed-${c.name}`;
   test(observed, async ({ check }) => {
     await check({ id: observed, requirements: ['ERR-404-CATEGORY', ...c.requirements], title: `${c.route}: 404 ${c.reason} carries a category string (value recorded; §7.1 does not show it)` }, async (api, scope) => {
-      const ex = await api.get(await c.path(api));
+      const ex = await api.get(await c.path(api), { shared: true });
       const body = c.open ? expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t)) : expectError(ex, { reason: c.reason, field: null });
       if (ex.response!.status === 404) scope.observe(`404 ${body.reason_code} category ${JSON.stringify(body.error)}`);
     });

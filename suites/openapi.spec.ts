@@ -40,13 +40,13 @@ function expectJsonDocument(ex: Exchange): unknown {
  * full key, and `onAuth` records it.
  */
 async function served(api: CheckApi, onAuth?: (text: string) => void): Promise<Json> {
-  let ex = await api.get(OPENAPI_PATH, { as: 'none' });
+  let ex = await api.get(OPENAPI_PATH, { as: 'none', shared: true });
   if (ex.response?.status === 401) {
     const body = expectJsonDocument(ex);
     const invalid = validateAgainst('PublicApiErrorResponse', body);
     if (invalid) fail('The 401 for the OpenAPI document does not match PublicApiErrorResponse', invalid);
     onAuth?.(`the OpenAPI document needs a bearer key: without one it answered 401 ${(body as Json).reason_code}; fetched with the full key`);
-    ex = await api.get(OPENAPI_PATH, { as: 'full' });
+    ex = await api.get(OPENAPI_PATH, { as: 'full', shared: true });
   }
   if (ex.response && ex.response.status !== 200) fail('The OpenAPI document is not served', describe(ex));
   const doc = expectJsonDocument(ex);

@@ -32,7 +32,7 @@ function profileDocuments(api: CheckApi): { role: string; encounter_id: string; 
 
 /** The detail of an encounter, or undefined when the caller may not read it (another organization, demo data…). */
 async function detailOrNothing(api: CheckApi, encounterId: string): Promise<EncounterSummary | undefined> {
-  const ex = await api.get(encounterPath(encounterId));
+  const ex = await api.get(encounterPath(encounterId), { shared: true });
   const body = expectDocumented(ex, 'getPublicEncounter') as { encounter?: EncounterSummary };
   return ex.response!.status === 200 ? body.encounter : undefined;
 }
@@ -49,7 +49,7 @@ async function scene(api: CheckApi): Promise<Scene> {
   api.key('full');
   const profileDocs = profileDocuments(api);
   const owner = new Map(profileDocs.map((d) => [d.document_id, d.encounter_id]));
-  const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 })), 'listPublicEncounters');
+  const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 }), { shared: true }), 'listPublicEncounters');
   for (const item of page.items) for (const d of item.documents ?? []) if (!owner.has(d.document_id)) owner.set(d.document_id, item.encounter_id);
   const ids = [...new Set([...profileDocs.map((d) => d.encounter_id), ...(api.target.encounter('own_encounter') ? [api.target.encounter('own_encounter')!] : [])])];
   const listed = page.items.filter((i) => !ids.includes(i.encounter_id) && (i.documents?.length ?? 1) > 0).slice(0, LISTED).map((i) => i.encounter_id);

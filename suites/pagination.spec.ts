@@ -19,7 +19,7 @@ import {
 
 const test = suite(import.meta.filename);
 
-const get = (api: CheckApi, query: string) => api.get(query === '' ? LIST : `${LIST}?${query}`);
+const get = (api: CheckApi, query: string) => api.get(query === '' ? LIST : `${LIST}?${query}`, { shared: true });
 
 // ---------------------------------------------------------------- bounds
 

@@ -22,12 +22,12 @@ const documentPath = (e: string, d: string) => `${encounterPath(e)}/documents/${
 type Json = Record<string, unknown>;
 
 async function encounterDetail(api: CheckApi, encounterId: string): Promise<EncounterSummary> {
-  return expectSuccess<{ encounter: EncounterSummary }>(await api.get(encounterPath(encounterId)), 'getPublicEncounter').encounter;
+  return expectSuccess<{ encounter: EncounterSummary }>(await api.get(encounterPath(encounterId), { shared: true }), 'getPublicEncounter').encounter;
 }
 
 async function documentDetail(api: CheckApi, role: DocumentRole): Promise<{ doc: Json; path: { encounter_id: string; document_id: string } }> {
   const d = api.document(role);
-  const body = expectSuccess<{ document: Json }>(await api.get(documentPath(d.encounter_id, d.document_id)), 'getPublicEncounterDocument');
+  const body = expectSuccess<{ document: Json }>(await api.get(documentPath(d.encounter_id, d.document_id), { shared: true }), 'getPublicEncounterDocument');
   return { doc: body.document, path: d };
 }
 
@@ -84,7 +84,7 @@ test('resources-encounter-detail-equals-list-item', async ({ check }) => {
     const pages: ListBody[] = [];
     let found: EncounterSummary | undefined;
     for (let offset = 0; offset <= 10_000 && !found; offset += 100) {
-      const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100, offset })), 'listPublicEncounters');
+      const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100, offset }), { shared: true }), 'listPublicEncounters');
       pages.push(page);
       found = page.items.find((i) => i.encounter_id === own);
       if (page.items.length < 100) break;
@@ -101,7 +101,7 @@ test('resources-encounter-detail-equals-list-item', async ({ check }) => {
     // nothing decided was verified and the check is informational.
     let compared = 0;
     for (const item of items) {
-      const ex = await api.get(encounterPath(item.encounter_id));
+      const ex = await api.get(encounterPath(item.encounter_id), { shared: true });
       // Whether the list includes demo/training encounters is open (LIST-DEMO-TRAINING); their detail is refused.
       if (ex.response?.status === 403 && /"reason_code"\s*:\s*"demo_training_denied"/.test(ex.response.body)) {
         expectError(ex, { reason: 'demo_training_denied', field: null });
@@ -175,11 +175,11 @@ for (const role of ['billing_summary', 'checklist_summary'] as const) {
 test('resources-document-of-other-encounter-rejected', async ({ check }) => {
   await check({ id: 'resources-document-of-other-encounter-rejected', requirements: ['DOC-BELONGS-TO-ENCOUNTER', 'DOC-WRONG-ENCOUNTER-REASON', 'COND-NOT-FOUND'], title: 'a document addressed under another encounter of the same organization is not returned (404 document_not_found)' }, async (api, scope) => {
     const doc = api.document('clinical_document');
-    const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 })), 'listPublicEncounters');
+    const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 }), { shared: true }), 'listPublicEncounters');
     // Another listed encounter that the detail route serves (the list may include demo/training encounters, LIST-DEMO-TRAINING).
     let other: EncounterSummary | undefined;
     for (const i of page.items.filter((i) => i.encounter_id !== doc.encounter_id && !(i.documents ?? []).some((x) => x.document_id === doc.document_id))) {
-      if ((await api.get(encounterPath(i.encounter_id))).response?.status === 200) {
+      if ((await api.get(encounterPath(i.encounter_id), { shared: true })).response?.status === 200) {
         other = i;
         break;
       }
@@ -204,7 +204,7 @@ test('resources-document-of-other-encounter-rejected', async ({ check }) => {
 test('resources-transcript-turns-chronological', async ({ check }) => {
   await check({ id: 'resources-transcript-turns-chronological', requirements: ['TRANSCRIPT-CHRONOLOGICAL', 'FIELD-TRANSCRIPT-TRANSCRIPT-TURNS', 'TRANSCRIPT-FINALIZED-TURNS', 'TRANSCRIPT-TURN-BOUNDS'], title: 'transcript turns are in chronological order: each turn starts no earlier than the one before' }, async (api, scope) => {
     const d = api.document('ambient_transcript_with_audio');
-    const body = expectSuccess<{ transcript: { turns: { start: number; end: number }[] } }>(await api.get(`${documentPath(d.encounter_id, d.document_id)}/transcript`), 'getPublicEncounterDocumentTranscript');
+    const body = expectSuccess<{ transcript: { turns: { start: number; end: number }[] } }>(await api.get(`${documentPath(d.encounter_id, d.document_id)}/transcript`, { shared: true }), 'getPublicEncounterDocumentTranscript');
     const turns = body.transcript.turns;
     const back = turns.flatMap((t, i) => (i > 0 && t.start < turns[i - 1].start ? [`turn ${i} (start ${t.start}) follows turn ${i - 1} (start ${turns[i - 1].start})`] : []));
     if (back.length > 0) fail('transcript turns are not in chronological order', sample(back));
@@ -231,7 +231,7 @@ test('resources-identifiers-echo-path', async ({ check }) => {
       same(`${role} detail encounter_id`, doc.encounter_id, path.encounter_id);
     }
     const t = api.document('ambient_transcript_with_audio');
-    const body = expectSuccess<Json>(await api.get(`${documentPath(t.encounter_id, t.document_id)}/transcript`), 'getPublicEncounterDocumentTranscript');
+    const body = expectSuccess<Json>(await api.get(`${documentPath(t.encounter_id, t.document_id)}/transcript`, { shared: true }), 'getPublicEncounterDocumentTranscript');
     same('transcript document_id', body.document_id, t.document_id);
     same('transcript encounter_id', body.encounter_id, t.encounter_id);
     if (problems.length > 0) fail('a response does not echo the identifiers of its path', problems.join('; '));

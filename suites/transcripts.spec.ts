@@ -22,7 +22,7 @@ interface Turn { speaker: string; text: string; start: number; end: number }
 test('transcript-unfinalized-turns-not-returned', async ({ check }) => {
   await check({ id: 'transcript-unfinalized-turns-not-returned', requirements: ['TRANSCRIPT-FINALIZED-TURNS', 'TRANSCRIPT-NOT-FINALIZED', 'FIELD-TRANSCRIPT-TRANSCRIPT'], title: 'a transcript none of whose turns is finalized is never returned with turns (200 with turns fails; the error answered instead is recorded)' }, async (api, scope) => {
     const d = api.document('ambient_transcript_unfinalized');
-    const ex = await api.get(transcriptPath(d.encounter_id, d.document_id));
+    const ex = await api.get(transcriptPath(d.encounter_id, d.document_id), { shared: true });
     const body = expectDocumented(ex, 'getPublicEncounterDocumentTranscript');
     const status = ex.response!.status;
     if (status === 200) {
@@ -44,7 +44,7 @@ test('transcript-turns-chronological-everywhere', async ({ check }) => {
       const d = api.target.document(role);
       if (d) targets.set(d.document_id, d);
     }
-    const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 })), 'listPublicEncounters');
+    const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 }), { shared: true }), 'listPublicEncounters');
     let listed = 0;
     for (const item of page.items) {
       for (const doc of item.documents ?? []) {
@@ -56,7 +56,7 @@ test('transcript-turns-chronological-everywhere', async ({ check }) => {
     const problems: string[] = [];
     let read = 0;
     await inPool([...targets.values()], READS_IN_FLIGHT, async (t) => {
-      const ex = await api.get(transcriptPath(t.encounter_id, t.document_id));
+      const ex = await api.get(transcriptPath(t.encounter_id, t.document_id), { shared: true });
       expectDocumented(ex, 'getPublicEncounterDocumentTranscript');
       if (ex.response!.status !== 200) return; // no finalized transcript: nothing to order
       read++;
