@@ -4,7 +4,7 @@
 //       plays the service: posts the valid delivery, boundaries, replays, retries and the adversarial battery;
 //       prints the results grouped by cause (with the §6.3 step and one example delivery each) and the
 //       verdict of the same report model as `run`; --out writes conformance.json, junit.xml, conformance.html.
-//   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--duration S]
+//   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--header-word W] [--duration S]
 //       [--events N] [--hold-ms N] [--observe-ms N]
 //       listens as a receiver, judges each delivery as it comes, answers the n-th delivery of an event with
 //       the n-th script step (`timeout` holds the response), then judges the retries.
@@ -30,7 +30,7 @@ import { runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
 import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
 import { CheckFailure } from '../harness/checks.ts';
-import { WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
+import { SPEC_HEADER_WORD, webhookHeaders } from '../harness/webhook/signature.ts';
 
 export interface WebhookIo {
   stdout: (line: string) => void;
@@ -43,8 +43,8 @@ export interface WebhookIo {
 const HELP = `Usage:
   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR]
                                [--strict] [--allow-incomplete] [--verbose]
-                               [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]]
-  conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H]
+                               [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]] [--header-word W]
+  conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--header-word W]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
 
 receiver: sends the receiver at URL the valid delivery and every adversarial one, signed with the secret
@@ -59,7 +59,8 @@ receiver: sends the receiver at URL the valid delivery and every adversarial one
           receiver that works from a queue. Without it that must stays
           not verified and the verdict is INCOMPLETE at best (exit 1; --allow-incomplete exits 0).
           --out DIR writes conformance.json, junit.xml and conformance.html; --strict fails on
-          warnings; --verbose prints every check.
+          warnings; --verbose prints every check. --header-word W sends the five §6.2 headers as
+          W-Event-Id, W-Signature … (the service's own word; default Service).
 sender:   listens on port N and judges the deliveries the service sends, signed with the secret in $NAME.
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
@@ -95,6 +96,17 @@ function intOption(value: string | undefined, name: string, min: number, max: nu
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} must be an integer ${min}..${max}`);
   return Number(value);
+}
+
+/** --header-word: the word of the service's §6.2 header names (default Service). */
+function headerWordOption(value: string | undefined): string {
+  const word = value ?? SPEC_HEADER_WORD;
+  try {
+    webhookHeaders(word);
+  } catch {
+    throw new UsageError(`--header-word must be letters and digits (hyphens between), the word of Service-Event-Id …; got ${JSON.stringify(word)}`);
+  }
+  return word;
 }
 
 function secretFrom(env: NodeJS.ProcessEnv, name: string): string {
@@ -347,6 +359,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
       url: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, out: { type: 'string' },
       strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' }, verbose: { type: 'boolean' },
       'follow-up-port': { type: 'string' }, 'follow-up-host': { type: 'string' }, 'follow-up-settle-ms': { type: 'string' },
+      'header-word': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -362,6 +375,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   if (values.out !== undefined && values.out.trim() === '') throw new UsageError('--out needs a folder');
   const secretEnv = values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET';
   const secret = secretFrom(io.env, secretEnv);
+  const headerWord = headerWordOption(values['header-word']);
   const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
   const probePort = intOption(values['follow-up-port'], 'follow-up-port', 1, 65_535);
   if (values['follow-up-host'] !== undefined && probePort === undefined) throw new UsageError('--follow-up-host needs --follow-up-port');
@@ -375,7 +389,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   const startedAt = new Date().toISOString();
   let results: ReceiverCheckResult[];
   try {
-    results = await runReceiverSuite({ url: url.href, secret, timeoutMs, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: settleMs } : {}) }, (r) => {
+    results = await runReceiverSuite({ url: url.href, secret, timeoutMs, headerWord, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: settleMs } : {}) }, (r) => {
       if (values.verbose) io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
     }, (sofar) => receiverStopped(sofar, timeoutMs));
   } catch (e) {
@@ -420,6 +434,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
     options: {
       port: { type: 'string' }, host: { type: 'string' }, 'secret-env': { type: 'string' }, script: { type: 'string' },
       duration: { type: 'string' }, events: { type: 'string' }, 'hold-ms': { type: 'string' }, 'observe-ms': { type: 'string' },
+      'header-word': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -428,6 +443,8 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
   if (port === undefined) throw new UsageError('webhook sender needs --port N (0 picks a free port)');
   if (!values['secret-env']) throw new UsageError('webhook sender needs --secret-env NAME');
   const secret = secretFrom(io.env, values['secret-env']);
+  const headerWord = headerWordOption(values['header-word']);
+  const H = webhookHeaders(headerWord);
   const script = parseScript(values.script ?? '200');
   const durationS = intOption(values.duration, 'duration', 1, 86_400) ?? 300;
   const eventsWanted = intOption(values.events, 'events', 1, 10_000);
@@ -442,8 +459,9 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
     port,
     holdMs,
     defaultScript: script,
+    headerWord,
     onDelivery: (d) => {
-      const eventId = header(d, WEBHOOK_HEADERS.eventId).join(',') || '(no event id)';
+      const eventId = header(d, H.eventId).join(',') || '(no event id)';
       const track = events.get(eventId) ?? { deliveries: [] };
       track.deliveries.push(d);
       events.set(eventId, track);
@@ -451,7 +469,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
       for (const j of DELIVERY_JUDGES) {
         const tally = perCheck.get(j.def.id)!;
         try {
-          j.judge(d, secret);
+          j.judge(d, secret, { headerWord });
           tally.pass += 1;
         } catch (e) {
           tally.fail += 1;
@@ -459,7 +477,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
         }
       }
       const ex = deliveryExchange(d);
-      io.stdout(redact(`delivery #${d.seq} ${ex.request.method} ${ex.request.target} event ${eventId} delivery ${header(d, WEBHOOK_HEADERS.deliveryId).join(',') || '-'}: answered ${d.answered}; ${failures.length === 0 ? 'all delivery checks pass' : `${failures.length} failing`}`));
+      io.stdout(redact(`delivery #${d.seq} ${ex.request.method} ${ex.request.target} event ${eventId} delivery ${header(d, H.deliveryId).join(',') || '-'}: answered ${d.answered}; ${failures.length === 0 ? 'all delivery checks pass' : `${failures.length} failing`}`));
       for (const f of failures) io.stdout(redact(`  FAIL ${f}`));
       wake();
     },
@@ -507,7 +525,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
           return;
         }
         try {
-          judgeRetryIds(d, next);
+          judgeRetryIds(d, next, H);
           retry.pass += 1;
         } catch (e) {
           retry.fail += 1;

@@ -38,6 +38,7 @@ export const SETTINGS = {
   breakerFile: { name: 'CONFORMANCE_BREAKER_FILE', about: 'file shared by the workers: consecutive transport failures of the target' },
   mutantsMatrix: { name: 'CONFORMANCE_MUTANTS_MATRIX', about: 'mutant meta-suite: JSON file of mutant → check ids' },
   variantsSet: { name: 'CONFORMANCE_VARIANTS_SET', about: 'variant meta-suite: JSON file of the variant bundles' },
+  variantsProfiles: { name: 'CONFORMANCE_VARIANTS_PROFILES', about: 'variant meta-suite: JSON file of bundle → what its variants declare in the profile (webhook.headerWord), merged into the profile for that bundle' },
   variantsSingle: { name: 'CONFORMANCE_VARIANTS_SINGLE', about: 'variant meta-suite: 1 runs one bundle per variant instead of the packed bundles' },
   // Names of secrets rather than settings: the project proposes them, the user sets them, profiles and flags may name others.
   keyPrefix: { name: 'CONFORMANCE_KEY_', about: 'prefix of the variable `profile init` names for each credential role: CONFORMANCE_KEY_<ROLE> (secrets)' },

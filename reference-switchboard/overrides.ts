@@ -422,6 +422,15 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   'webhook-retries-410-422': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 410 || r.status === 422), true) },
   'webhook-conflict-too-early-terminal': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 409 || r.status === 425), false) },
   'webhook-only-503-retried': { retryable: retryWhen((r) => r.kind === 'status' && r.status >= 500 && r.status !== 503, false) },
+  // One header with another word than the other four (§6.2: one word stands in every name; the rest is exact).
+  'webhook-header-word-mixed': {
+    deliveryHeaders: header((h) => {
+      const [name] = Object.keys(h).filter((k) => k.endsWith('-signature'));
+      if (name === undefined) return;
+      h[name.startsWith('ceapi-') ? 'service-signature' : 'ceapi-signature'] = h[name];
+      delete h[name];
+    }),
+  },
 };
 
 /** Mutants api-key-query-param-accepted / api-key-anywhere-accepted: a key sent outside the Authorization header. */
@@ -552,6 +561,10 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   // The area openapi: the served document rewritten without changing its meaning (served-contract.ts), in its order.
   ...Object.fromEntries(OPENAPI_VARIANTS.map((name): [VariantName, Override] => [name, { servedContract: (c) => (doc) => applyOpenapiVariants(structuredClone(c(doc)) as Json, new Set([name])) }])),
   'openapi-oai-media-type': { contractContentType: () => 'application/vnd.oai.openapi+json;version=3.1.0' },
+  // The sender's own name in the five §6.2 header names; its deliveries carry the choice (the variant sticks to the subscription).
+  'webhook-header-word-ceapi': { webhookHeaderWord: () => 'Ceapi' },
+  // The same digest in uppercase hexadecimal text.
+  'webhook-signature-uppercase-hex': { webhookDigestText: (correct) => (hex) => correct(hex).toUpperCase() },
 };
 
 const VARIANT_LIST = Object.entries(VARIANT_OVERRIDES) as [VariantName, Override][];

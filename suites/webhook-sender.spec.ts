@@ -1,12 +1,16 @@
 // §6 (service side): outbound `recording.transcript_ready` deliveries. The harness listens as a receiver
 // and makes the service produce events through the profile's `webhook.sandboxControlUrl`; without one
-// (a target whose webhook delivery is not generally available, §6) every check is not_verified.
+// (a target whose webhook delivery is not generally available, §6) every check is not_verified, naming the
+// setting (webhook.delivery, webhook.sender) that would decide it. A profile that declares webhook delivery
+// not activated (`webhook.delivery: "not_activated"`) declares no case at all: the sender is out of scope
+// (reports/context.ts), and nothing of it is counted, verified or not.
 // Its cases mostly wait for deliveries: they start first, all at once, in a test of their own. Mutant runs reach the delivery worker through the
 // subscription: the switchboard headers of the activating request stick to it.
 import { suite, SENDER_TIMEOUT_MS } from '../harness/fixtures.ts';
 import { setting } from '../harness/config.ts';
 import { registerSecret } from '../harness/redact.ts';
-import type { CredentialRole } from '../harness/profile.ts';
+import fs from 'node:fs';
+import { deliveryNotActivated, headerWordOf, missingSenderSetting, type CredentialRole } from '../harness/profile.ts';
 import { SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 
 const test = suite(import.meta.filename, { capture: true, inFlight: 64, waits: true });
@@ -31,11 +35,28 @@ function controlHeaders(profile: { requestHeaders?: Record<string, string>; faul
 const BACKOFF_MS = 100;
 const OBSERVE_MS = 6 * BACKOFF_MS;
 
-for (const c of SENDER_CASES) {
+/**
+ * The profile's declaration, read as the cases are declared (every process of the run reads the same file, so all
+ * plan the same tests). A profile that is not there yet (the reference's own, written once it starts) or not
+ * readable declares nothing here; its loader says what is wrong.
+ */
+function declaredNotActivated(): boolean {
+  const file = setting('profile');
+  if (!file) return false;
+  try {
+    return deliveryNotActivated(JSON.parse(fs.readFileSync(file, 'utf8')));
+  } catch {
+    return false;
+  }
+}
+
+for (const c of declaredNotActivated() ? [] : SENDER_CASES) {
   test(c.def.id, async ({ check, capture }) => {
     // `check` runs the body once, or once per mutant in the meta-suite (api.target then carries its switchboard headers).
     await check(c.def, async (api, scope) => {
       const profile = api.target.profile;
+      const missing = missingSenderSetting(profile);
+      if (missing) scope.need(undefined, missing);
       const controlUrl = scope.need(profile.webhook?.sandboxControlUrl, 'webhook.sandboxControlUrl (a way to make the service produce events; outbound delivery is planned_not_generally_available)');
       const document = scope.need(profile.resources?.ambient_transcript_with_audio, 'resources.ambient_transcript_with_audio (a document with a finalized transcript)');
       const ctx = new SenderContext({
@@ -47,6 +68,8 @@ for (const c of SENDER_CASES) {
         maxAttempts: 3,
         waitMs: 5_000,
         observeMs: OBSERVE_MS,
+        // The word of the deployment's §6.2 header names (webhook.headerWord, default Service).
+        headerWord: headerWordOf(profile),
         // Every API key of the profile: a delivery must carry none (webhook-sender-no-api-key).
         apiKeys: (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k)),
         // Follow-up fetches with the receiver's key: the profile's full key (absent → those checks are not_verified).

@@ -19,11 +19,14 @@ import { CheckFailure, NotVerified } from '../checks.ts';
 import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
 import { registerSecret } from '../redact.ts';
 import { checkWebhookEvent } from './event-schema.ts';
-import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS } from './signature.ts';
+import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS, webhookHeaders, type WebhookHeaderNames } from './signature.ts';
 import { runStandalone } from './standalone-check.ts';
 import type { StandaloneRecord } from './standalone-check.ts';
 
-const H = WEBHOOK_HEADERS;
+/** The §6.2 names with the deployment's header word (profile webhook.headerWord; default Service). */
+export function namesFor(headerWord?: string): WebhookHeaderNames {
+  return headerWord === undefined ? WEBHOOK_HEADERS : webhookHeaders(headerWord);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The listening receiver
@@ -57,6 +60,8 @@ export interface CaptureOptions {
   defaultScript?: ScriptStep[];
   /** Called for every delivery, after it was answered. */
   onDelivery?: (d: CapturedDelivery) => void;
+  /** The word of the §6.2 header names: the event-id header the n-th delivery of an event is counted by. */
+  headerWord?: string;
 }
 
 /** Where a scripted 3xx on `path` points (a delivery there means the sender followed the redirect). */
@@ -138,9 +143,10 @@ export class Capture {
       const path = (req.url ?? '/').split('?')[0];
       const headers: Record<string, string[]> = {};
       for (const [k, v] of Object.entries(req.headersDistinct)) if (v) headers[k] = v;
-      const eventId = headers[H.eventId.toLowerCase()]?.join(',') ?? '';
+      const eventHeader = namesFor(this.opts.headerWord).eventId.toLowerCase();
+      const eventId = headers[eventHeader]?.join(',') ?? '';
       const script = this.scripts.get(path) ?? this.opts.defaultScript ?? [204];
-      const previous = this.deliveries.filter((d) => d.path === path && (d.headers[H.eventId.toLowerCase()]?.join(',') ?? '') === eventId).length;
+      const previous = this.deliveries.filter((d) => d.path === path && (d.headers[eventHeader]?.join(',') ?? '') === eventId).length;
       const step = script[Math.min(previous, script.length - 1)] ?? 204;
       const d: CapturedDelivery = { seq: this.deliveries.length + 1, path, method: req.method ?? '', headers, body: Buffer.concat(chunks), receivedAtMs: Date.now(), answered: step };
       this.deliveries.push(d);
@@ -188,31 +194,40 @@ export function judgePostJson(d: CapturedDelivery): void {
   parsed(d);
 }
 
-export function judgeHeadersPresent(d: CapturedDelivery): void {
+export function judgeHeadersPresent(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   for (const name of Object.values(H)) {
     const v = single(d, name);
     if (v.length === 0) throw new CheckFailure(`Required header ${name} empty`, `delivery #${d.seq}`);
   }
 }
 
-export function judgeTimestamp(d: CapturedDelivery): void {
+export function judgeTimestamp(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const ts = single(d, H.timestamp);
-  if (!/^(0|[1-9][0-9]*)$/.test(ts)) throw new CheckFailure('Service-Timestamp is not canonical decimal Unix seconds', `delivery #${d.seq}: ${JSON.stringify(ts.slice(0, 40))}`);
+  if (!/^(0|[1-9][0-9]*)$/.test(ts)) throw new CheckFailure(`${H.timestamp} is not canonical decimal Unix seconds`, `delivery #${d.seq}: ${JSON.stringify(ts.slice(0, 40))}`);
   // Judged at the moment of receipt: the timestamp is the time of signing (§6.2).
   const skew = Math.floor(d.receivedAtMs / 1000) - Number(ts);
   if (Math.abs(skew) > TIMESTAMP_TOLERANCE_SECONDS) {
-    throw new CheckFailure('Service-Timestamp outside the 300-second tolerance', `delivery #${d.seq}: ${Math.abs(skew)} s ${skew < 0 ? 'ahead of' : 'behind'} the harness clock at receipt`);
+    throw new CheckFailure(`${H.timestamp} outside the 300-second tolerance`, `delivery #${d.seq}: ${Math.abs(skew)} s ${skew < 0 ? 'ahead of' : 'behind'} the harness clock at receipt`);
   }
 }
 
-export function judgeSignature(d: CapturedDelivery, secret: string): void {
+/** The interop note of a sender that writes its digest in uppercase hex (WEBHOOK-SIG-UPPERCASE-HEX: the case is open). */
+export const UPPERCASE_HEX_NOTE = 'the digest is written in uppercase hex: §6.2 says "hexadecimal text" and the catalog leaves the case open (WEBHOOK-SIG-UPPERCASE-HEX), so this is not a failure; interop note: receivers that compare the digest as text, or follow the common lowercase convention (the harness\'s own verifier among them), reject it, so lowercase is the safe choice';
+
+/**
+ * §6.2: `v1=` + the hexadecimal HMAC-SHA256 of `{timestamp}.{raw body}`. Throws CheckFailure when it is not; returns
+ * an observation (the check is then informational) when the digest matches in uppercase hex, a case the spec leaves open.
+ */
+export function judgeSignature(d: CapturedDelivery, secret: string, H: WebhookHeaderNames = WEBHOOK_HEADERS): string | undefined {
   const sig = single(d, H.signature);
   const ts = single(d, H.timestamp);
-  if (!/^v1=[0-9a-f]{64}$/.test(sig)) throw new CheckFailure('Service-Signature is not v1= followed by 64 lowercase hex digits', `delivery #${d.seq}: length ${sig.length}, prefix ${JSON.stringify(sig.slice(0, 3))}`);
+  if (!/^v1=[0-9a-fA-F]{64}$/.test(sig)) throw new CheckFailure(`${H.signature} is not v1= followed by 64 hex digits`, `delivery #${d.seq}: length ${sig.length}, prefix ${JSON.stringify(sig.slice(0, 3))}`);
   const expected = Buffer.from(sign({ secret, timestamp: ts, rawBody: d.body }));
-  if (!crypto.timingSafeEqual(expected, Buffer.from(sig))) {
-    throw new CheckFailure('Service-Signature does not match the HMAC-SHA256 of the timestamp and the raw body', `delivery #${d.seq}: ${d.body.length} body bytes, timestamp ${ts}`);
+  if (!crypto.timingSafeEqual(expected, Buffer.from(`v1=${sig.slice(3).toLowerCase()}`))) {
+    throw new CheckFailure(`${H.signature} does not match the HMAC-SHA256 of the timestamp and the raw body`, `delivery #${d.seq}: ${d.body.length} body bytes, timestamp ${ts}`);
   }
+  if (!/^v1=[0-9a-f]{64}$/.test(sig)) return `delivery #${d.seq}: ${UPPERCASE_HEX_NOTE}`;
+  return undefined;
 }
 
 export function judgeSchema(d: CapturedDelivery): void {
@@ -252,16 +267,16 @@ export function judgeThin(d: CapturedDelivery, secret: string): void {
   if (found.length > 0) throw new CheckFailure('Delivery body carries more than identifiers', `delivery #${d.seq}: ${found.join('; ')}`);
 }
 
-export function judgeEventIdHeader(d: CapturedDelivery): void {
+export function judgeEventIdHeader(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const v = single(d, H.eventId);
   const body = parsed(d) as { id?: unknown } | null;
-  if (body === null || typeof body !== 'object' || v !== body.id) throw new CheckFailure('Service-Event-Id differs from body id', `delivery #${d.seq}`);
+  if (body === null || typeof body !== 'object' || v !== body.id) throw new CheckFailure(`${H.eventId} differs from body id`, `delivery #${d.seq}`);
 }
 
-export function judgeVersionHeader(d: CapturedDelivery): void {
+export function judgeVersionHeader(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const v = single(d, H.version);
   const body = parsed(d) as { api_version?: unknown } | null;
-  if (body === null || typeof body !== 'object' || v !== body.api_version) throw new CheckFailure('Service-Webhook-Version differs from body api_version', `delivery #${d.seq}: header ${JSON.stringify(v)}, body ${JSON.stringify(body?.api_version)}`);
+  if (body === null || typeof body !== 'object' || v !== body.api_version) throw new CheckFailure(`${H.version} differs from body api_version`, `delivery #${d.seq}: header ${JSON.stringify(v)}, body ${JSON.stringify(body?.api_version)}`);
 }
 
 const CREDENTIAL_HEADER = /^(proxy-)?authorization$|api[-_]?key|access[-_]?token|^x-auth/i;
@@ -286,7 +301,7 @@ export function judgeNoApiKey(d: CapturedDelivery, apiKeys: readonly string[] = 
 }
 
 /** Same event, same delivery (§6.2: the delivery id is reused across retries). */
-export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery): void {
+export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const e1 = single(first, H.eventId);
   const e2 = single(retry, H.eventId);
   if (e1 !== e2) throw new CheckFailure('Retry carries another event id', `deliveries #${first.seq} and #${retry.seq}`);
@@ -298,16 +313,22 @@ export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery):
   if (b1?.id !== b2?.id) throw new CheckFailure('Retry carries another body id', `deliveries #${first.seq} and #${retry.seq}`);
 }
 
-/** The per-delivery judges, by check id (the CLI's passive mode runs them on every delivery). */
-export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secret: string, known?: { apiKeys?: readonly string[] }) => void }[] = [
+/** What a judge knows besides the delivery: the profile's API keys, the deployment's header word. */
+export interface JudgeContext { apiKeys?: readonly string[]; headerWord?: string }
+
+/**
+ * The per-delivery judges, by check id (the CLI's passive mode runs them on every delivery). A judge throws
+ * CheckFailure, or returns an observation of a choice the spec leaves open (the check is then informational).
+ */
+export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secret: string, known?: JudgeContext) => string | void }[] = [
   { def: { id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body' }, judge: (d) => judgePostJson(d) },
-  { def: { id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five Service-* headers exactly once, non-empty' }, judge: (d) => judgeHeadersPresent(d) },
-  { def: { id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'Service-Timestamp is canonical decimal Unix seconds within 300 s of the receiver clock' }, judge: (d) => judgeTimestamp(d) },
-  { def: { id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'Service-Signature is v1= + the lowercase hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret' }, judge: (d, s) => judgeSignature(d, s) },
+  { def: { id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five §6.2 headers (Service-* or the deployment\'s header word) exactly once, non-empty' }, judge: (d, _s, k) => judgeHeadersPresent(d, namesFor(k?.headerWord)) },
+  { def: { id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'the timestamp header is canonical decimal Unix seconds within 300 s of the receiver clock' }, judge: (d, _s, k) => judgeTimestamp(d, namesFor(k?.headerWord)) },
+  { def: { id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'the signature header is v1= + the hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret (uppercase hex: informational)' }, judge: (d, s, k) => judgeSignature(d, s, namesFor(k?.headerWord)) },
   { def: { id: 'webhook-sender-payload-schema', requirements: ['FIELD-EVENT-ID', 'FIELD-EVENT-TYPE', 'FIELD-EVENT-API-VERSION', 'FIELD-EVENT-OCCURRED-AT', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-NO-OTHER-EVENT-TYPES', 'VERSION-WEBHOOK-DATE', 'WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-SINGLE-EVENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'the body is a valid closed RecordingTranscriptReadyWebhookEvent' }, judge: (d) => judgeSchema(d) },
   { def: { id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret' }, judge: (d, s) => judgeThin(d, s) },
-  { def: { id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'Service-Event-Id equals body id' }, judge: (d) => judgeEventIdHeader(d) },
-  { def: { id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'Service-Webhook-Version equals body api_version' }, judge: (d) => judgeVersionHeader(d) },
+  { def: { id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'the event-id header equals body id' }, judge: (d, _s, k) => judgeEventIdHeader(d, namesFor(k?.headerWord)) },
+  { def: { id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'the webhook-version header equals body api_version' }, judge: (d, _s, k) => judgeVersionHeader(d, namesFor(k?.headerWord)) },
   { def: { id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)' }, judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) },
 ];
 
@@ -416,6 +437,8 @@ export interface SenderContextOptions {
   observeMs?: number;
   /** The target's API keys (from the profile): no delivery may carry one. */
   apiKeys?: readonly string[];
+  /** The word of the deployment's §6.2 header names (profile webhook.headerWord; default Service). */
+  headerWord?: string;
   /** GET on the target's REST routes with the receiver's key (the suite's client); absent in the CLI. */
   rest?: (target: string) => Promise<Exchange>;
 }
@@ -476,7 +499,8 @@ const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
   def,
   async run(ctx, scope) {
     const ds = await ctx.scenario(scope, def.id.replace('webhook-sender-', ''), [204], (x) => x.length >= 1);
-    judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys });
+    const observed = judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys, headerWord: ctx.opts.headerWord });
+    if (observed) scope.observe(observed);
   },
 }));
 
@@ -493,7 +517,7 @@ function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout' | '
       const ds = await ctx.scenario(scope, `retry-${label}`, [step, 204], (x) => x.length >= 2);
       const first = firstOrFail(ds);
       if (ds.length < 2) throw new CheckFailure('Retryable failure not retried', `the delivery answered ${step === 'timeout' ? 'with a held response (timeout)' : how} was not delivered again within the wait`);
-      judgeRetryIds(first, ds[1]);
+      judgeRetryIds(first, ds[1], namesFor(ctx.opts.headerWord));
     },
   };
 }
@@ -531,11 +555,14 @@ const noRedeliveryAfter2xx: SenderCase = {
   },
 };
 
-/** §6.2/§6.3 on every attempt: the retries too are signed over their own body and timestamp, fresh and complete. */
+/**
+ * §6.2/§6.3 on every attempt: the retries too are signed over their own body and timestamp, fresh and complete. The
+ * digest's case is not judged here (webhook-sender-signature-valid observes it): this check verifies the HMAC itself.
+ */
 const everyAttemptJudged: SenderCase = {
   def: {
     id: 'webhook-sender-every-attempt-signed-and-fresh',
-    requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-HEADER-TIMESTAMP', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-RETRYABLE-FAILURES'],
+    requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY', 'WEBHOOK-HEADER-TIMESTAMP', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-RETRYABLE-FAILURES'],
     title: 'every attempt of a delivery, retries included, carries the header contract, a current timestamp and a valid signature',
   },
   async run(ctx, scope) {
@@ -543,8 +570,9 @@ const everyAttemptJudged: SenderCase = {
     firstOrFail(ds);
     if (ds.length < 2) throw new NotVerified('the delivery answered 503 was not retried: no retry to judge (webhook-sender-retries-503-with-same-ids judges that)');
     const problems: string[] = [];
+    const H = namesFor(ctx.opts.headerWord);
     for (const d of ds) {
-      for (const judge of [judgePostJson, judgeHeadersPresent, judgeTimestamp, (x: CapturedDelivery) => judgeSignature(x, ctx.secret), judgeEventIdHeader, judgeVersionHeader]) {
+      for (const judge of [judgePostJson, (x: CapturedDelivery) => judgeHeadersPresent(x, H), (x: CapturedDelivery) => judgeTimestamp(x, H), (x: CapturedDelivery) => judgeSignature(x, ctx.secret, H), (x: CapturedDelivery) => judgeEventIdHeader(x, H), (x: CapturedDelivery) => judgeVersionHeader(x, H)]) {
         try {
           judge(d);
         } catch (e) {
@@ -679,7 +707,7 @@ export interface SenderSuiteOptions extends Omit<SenderContextOptions, 'capture'
 
 /** Runs every sender case against a service with sandbox control; one record each (redacted evidence). */
 export async function runSenderSuite(opts: SenderSuiteOptions, onResult?: (r: StandaloneRecord) => void): Promise<StandaloneRecord[]> {
-  const capture = new Capture({ host: opts.listenHost, port: opts.listenPort, holdMs: (opts.senderTimeoutMs ?? 500) + 1000 });
+  const capture = new Capture({ host: opts.listenHost, port: opts.listenPort, holdMs: (opts.senderTimeoutMs ?? 500) + 1000, headerWord: opts.headerWord });
   await capture.listen();
   try {
     const ctx = new SenderContext({ ...opts, capture, control: new SandboxControl(opts.control) });
