@@ -43,6 +43,11 @@ export const SETTINGS = {
   // Names of secrets rather than settings: the project proposes them, the user sets them, profiles and flags may name others.
   keyPrefix: { name: 'CONFORMANCE_KEY_', about: 'prefix of the variable `profile init` names for each credential role: CONFORMANCE_KEY_<ROLE> (secrets)' },
   webhookSigningSecret: { name: 'CONFORMANCE_WEBHOOK_SIGNING_SECRET', about: 'variable `profile init` names for the webhook signing secret (a secret)' },
+  webhookScenario: { name: 'CONFORMANCE_WEBHOOK_SCENARIO', about: 'set by the harness for the trigger command of webhook.sender: the scenario the command is run for (one event each)' },
+  webhookSubscription: { name: 'CONFORMANCE_WEBHOOK_SUBSCRIPTION', about: 'set for the trigger command: active, or inactive (finalize a transcript while the harness\'s subscription is not active)' },
+  webhookReceiverUrl: { name: 'CONFORMANCE_WEBHOOK_RECEIVER_URL', about: 'set for the trigger command: the URL the harness listens at (where the deployment delivers)' },
+  webhookEncounterId: { name: 'CONFORMANCE_WEBHOOK_ENCOUNTER_ID', about: 'set for the trigger command: the encounter of the document to finalize (resources.ambient_transcript_with_audio)' },
+  webhookDocumentId: { name: 'CONFORMANCE_WEBHOOK_DOCUMENT_ID', about: 'set for the trigger command: the document to finalize (resources.ambient_transcript_with_audio)' },
   webhookSecret: { name: 'CONFORMANCE_WEBHOOK_SECRET', about: 'default variable of the secret of `webhook receiver` (--secret-env names another; a secret)' },
 } as const satisfies Record<string, { name: `CONFORMANCE_${string}`; about: string }>;
 

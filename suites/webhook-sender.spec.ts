@@ -10,8 +10,10 @@ import { suite, SENDER_TIMEOUT_MS } from '../harness/fixtures.ts';
 import { setting } from '../harness/config.ts';
 import { registerSecret } from '../harness/redact.ts';
 import fs from 'node:fs';
-import { deliveryNotActivated, headerWordOf, missingSenderSetting, type CredentialRole } from '../harness/profile.ts';
+import path from 'node:path';
+import { deliveryNotActivated, headerWordOf, missingSenderSetting, signingSecret, type CredentialRole, type Profile } from '../harness/profile.ts';
 import { SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
+import { Deployment } from '../harness/webhook/deployment.ts';
 
 const test = suite(import.meta.filename, { capture: true, inFlight: 64, waits: true });
 
@@ -50,13 +52,52 @@ function declaredNotActivated(): boolean {
   }
 }
 
+/**
+ * A deployment judged as it is (webhook.sender): one listener for the run's sender checks, at the profile's address,
+ * its scenarios one at a time. Made when the first check needs it; its server does not keep the worker alive.
+ */
+let deployment: Promise<Deployment> | undefined;
+function deploymentFor(profile: Profile, headerWord: string, document: { encounter_id: string; document_id: string } | undefined): Promise<Deployment> {
+  deployment ??= (async () => {
+    const file = setting('profile');
+    const d = new Deployment({ settings: profile.webhook!.sender!, cwd: file ? path.dirname(path.resolve(file)) : process.cwd(), headerWord, document, log: (l) => process.stderr.write(`conformance: webhook sender: ${l}\n`) });
+    await d.listen();
+    d.capture.unref();
+    return d;
+  })();
+  return deployment;
+}
+
+/** How long a deployment's scenarios may take in all: each waits for its deliveries and watches for redeliveries. */
+function deploymentBudgetMs(profile: Profile): number {
+  const s = profile.webhook!.sender!;
+  const trigger = s.trigger === 'none' ? 0 : (s.trigger.timeoutMs ?? 60_000);
+  const wait = s.waitMs ?? (s.trigger === 'none' ? 300_000 : 30_000);
+  return SENDER_CASES.length * (trigger + 3 * wait + (s.observeMs ?? 5_000)) + 60_000;
+}
+
 for (const c of declaredNotActivated() ? [] : SENDER_CASES) {
-  test(c.def.id, async ({ check, capture }) => {
+  test(c.def.id, async ({ check, capture }, testInfo) => {
     // `check` runs the body once, or once per mutant in the meta-suite (api.target then carries its switchboard headers).
     await check(c.def, async (api, scope) => {
       const profile = api.target.profile;
       const missing = missingSenderSetting(profile);
       if (missing) scope.need(undefined, missing);
+      const apiKeys = (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k));
+      const rest = api.target.key('full') ? (target: string) => api.get(target) : undefined;
+      if (!profile.webhook?.sandboxControlUrl && profile.webhook?.sender) {
+        // A deployment: its subscription delivers to the harness's listener; its trigger (or its team) causes events.
+        const secret = scope.need(signingSecret(profile), 'webhook.signingSecretEnv (the secret the deployment signs its deliveries with)');
+        const document = profile.resources?.ambient_transcript_with_audio;
+        testInfo.setTimeout(Math.max(testInfo.timeout, deploymentBudgetMs(profile)));
+        const d = await deploymentFor(profile, headerWordOf(profile), document);
+        const ctx = new SenderContext({
+          capture: d.capture, deployment: d, secret, document: document ?? { encounter_id: '', document_id: '' }, documentKnown: document !== undefined,
+          waitMs: d.waitMs, observeMs: d.observeMs, apiKeys, rest, headerWord: headerWordOf(profile),
+        });
+        await c.run(ctx, scope);
+        return;
+      }
       const controlUrl = scope.need(profile.webhook?.sandboxControlUrl, 'webhook.sandboxControlUrl (a way to make the service produce events; outbound delivery is planned_not_generally_available)');
       const document = scope.need(profile.resources?.ambient_transcript_with_audio, 'resources.ambient_transcript_with_audio (a document with a finalized transcript)');
       const ctx = new SenderContext({
@@ -71,9 +112,9 @@ for (const c of declaredNotActivated() ? [] : SENDER_CASES) {
         // The word of the deployment's §6.2 header names (webhook.headerWord, default Service).
         headerWord: headerWordOf(profile),
         // Every API key of the profile: a delivery must carry none (webhook-sender-no-api-key).
-        apiKeys: (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k)),
+        apiKeys,
         // Follow-up fetches with the receiver's key: the profile's full key (absent → those checks are not_verified).
-        rest: api.target.key('full') ? (target) => api.get(target) : undefined,
+        rest,
       });
       await c.run(ctx, scope);
     });

@@ -22,6 +22,7 @@ import { checkWebhookEvent } from './event-schema.ts';
 import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS, webhookHeaders, type WebhookHeaderNames } from './signature.ts';
 import { runStandalone } from './standalone-check.ts';
 import type { StandaloneRecord } from './standalone-check.ts';
+import type { Deployment } from './deployment.ts';
 
 /** The §6.2 names with the deployment's header word (profile webhook.headerWord; default Service). */
 export function namesFor(headerWord?: string): WebhookHeaderNames {
@@ -62,6 +63,8 @@ export interface CaptureOptions {
   onDelivery?: (d: CapturedDelivery) => void;
   /** The word of the §6.2 header names: the event-id header the n-th delivery of an event is counted by. */
   headerWord?: string;
+  /** The URL the service delivers to, when it is not the address listened on (a tunnel, a proxy): the capture's url. */
+  advertiseUrl?: string;
 }
 
 /** Where a scripted 3xx on `path` points (a delivery there means the sender followed the redirect). */
@@ -82,6 +85,9 @@ export class Capture {
   private readonly server: http.Server;
   private readonly waiters = new Set<() => void>();
   private readonly held = new Set<http.ServerResponse>();
+  /** Scripts waiting for the next new event (a deployment's deliveries all come to one URL), and each event's script. */
+  private readonly claims: { script: ScriptStep[]; bind: (eventId: string) => void }[] = [];
+  private readonly eventScripts = new Map<string, ScriptStep[]>();
 
   constructor(opts: CaptureOptions = {}) {
     this.opts = opts;
@@ -95,8 +101,42 @@ export class Capture {
     });
     const { port, address } = this.server.address() as AddressInfo;
     const host = this.opts.advertiseHost ?? address;
-    this.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.url = this.opts.advertiseUrl?.replace(/\/+$/, '') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     return this.url;
+  }
+
+  /** Lets the process end while this listens (a listener made on first use, with no place to close it). */
+  unref(): void {
+    this.server.unref();
+  }
+
+  /** The port listened on. */
+  get port(): number {
+    return (this.server.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /**
+   * The next delivery of an event not seen before is that event's first, and its deliveries are answered with
+   * `script` (whatever path they come to); resolves with the event id. One claim per event a scenario causes.
+   */
+  claimNextEvent(script: ScriptStep[]): { eventId: Promise<string>; cancel: () => void } {
+    let bind!: (eventId: string) => void;
+    const eventId = new Promise<string>((resolve) => (bind = resolve));
+    const claim = { script, bind };
+    this.claims.push(claim);
+    return {
+      eventId,
+      cancel: () => {
+        const i = this.claims.indexOf(claim);
+        if (i >= 0) this.claims.splice(i, 1);
+      },
+    };
+  }
+
+  /** The deliveries of one event (by its event-id header), optionally on one path. */
+  ofEvent(eventId: string, path?: string): CapturedDelivery[] {
+    const name = namesFor(this.opts.headerWord).eventId.toLowerCase();
+    return this.deliveries.filter((d) => (d.headers[name]?.join(',') ?? '') === eventId && (path === undefined || d.path === path));
   }
 
   setScript(path: string, steps: ScriptStep[]): void {
@@ -145,8 +185,16 @@ export class Capture {
       for (const [k, v] of Object.entries(req.headersDistinct)) if (v) headers[k] = v;
       const eventHeader = namesFor(this.opts.headerWord).eventId.toLowerCase();
       const eventId = headers[eventHeader]?.join(',') ?? '';
-      const script = this.scripts.get(path) ?? this.opts.defaultScript ?? [204];
-      const previous = this.deliveries.filter((d) => d.path === path && (d.headers[eventHeader]?.join(',') ?? '') === eventId).length;
+      const known = eventId !== '' && (this.eventScripts.has(eventId) || this.deliveries.some((d) => (d.headers[eventHeader]?.join(',') ?? '') === eventId));
+      if (!known && eventId !== '' && this.claims.length > 0) {
+        const claim = this.claims.shift()!;
+        this.eventScripts.set(eventId, claim.script);
+        claim.bind(eventId);
+      }
+      const byEvent = this.eventScripts.get(eventId);
+      const script = byEvent ?? this.scripts.get(path) ?? this.opts.defaultScript ?? [204];
+      // A claimed event is counted across paths (a followed redirect is one more delivery of it); others per path.
+      const previous = this.deliveries.filter((d) => (byEvent !== undefined || d.path === path) && (d.headers[eventHeader]?.join(',') ?? '') === eventId).length;
       const step = script[Math.min(previous, script.length - 1)] ?? 204;
       const d: CapturedDelivery = { seq: this.deliveries.length + 1, path, method: req.method ?? '', headers, body: Buffer.concat(chunks), receivedAtMs: Date.now(), answered: step };
       this.deliveries.push(d);
@@ -424,9 +472,16 @@ export const PROMPT_ANSWER_TIMEOUT_MS = 5_000;
 
 export interface SenderContextOptions {
   capture: Capture;
-  control: SandboxControl;
+  /** The sandbox's control routes (subscriptions made per scenario), or … */
+  control?: SandboxControl;
+  /** … a deployment whose deliveries are caused by its trigger command or its team (webhook.sender). */
+  deployment?: Deployment;
+  /** The secret the deployment signs with (webhook.signingSecretEnv); the sandbox is given a fresh one per run. */
+  secret?: string;
   /** An ambient transcript document with a finalized transcript (profile role ambient_transcript_with_audio). */
   document: { encounter_id: string; document_id: string };
+  /** False when the document is not known (a deployment whose team causes the events): the event's document is then fetched, not compared. */
+  documentKnown?: boolean;
   /** Subscription settings asked of the sandbox: short, so retries come quickly. */
   backoffMs?: number;
   senderTimeoutMs?: number;
@@ -445,10 +500,23 @@ export interface SenderContextOptions {
 
 export class SenderContext {
   readonly opts: SenderContextOptions;
-  readonly secret = `whsec_conf_${crypto.randomBytes(12).toString('hex')}`;
+  readonly secret: string;
   constructor(opts: SenderContextOptions) {
+    this.secret = opts.secret ?? `whsec_conf_${crypto.randomBytes(12).toString('hex')}`;
     registerSecret(this.secret);
     this.opts = opts;
+  }
+
+  /**
+   * A deployment's event answered 204, shared by the checks that judge one correct delivery (each event costs the
+   * team's trigger a finalized transcript); the sandbox makes one per check, as before.
+   */
+  async oneDelivery(scope: CheckScope, name: string): Promise<CapturedDelivery[]> {
+    const deployment = this.opts.deployment;
+    if (!deployment) return this.scenario(scope, name, [204], (x) => x.length >= 1);
+    const r = await deployment.shared('one-delivery', () => deployment.scenario({ ...scope, record: () => undefined }, 'one-delivery', [204], (x) => x.length >= 1));
+    for (const d of r.deliveries) scope.record(deliveryExchange(d));
+    return r.deliveries;
   }
 
   /**
@@ -460,8 +528,11 @@ export class SenderContext {
   }
 
   /** As scenario(), also giving the receiver path used (to look at its redirect sibling). */
-  async scenarioAt(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs = 0): Promise<{ path: string; deliveries: CapturedDelivery[] }> {
-    const { capture, control } = this.opts;
+  async scenarioAt(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs = 0): Promise<ScenarioResultOf> {
+    if (this.opts.deployment) return this.opts.deployment.scenario(scope, name, script, until, extraWaitMs, script.length);
+    const { capture } = this.opts;
+    const control = this.opts.control;
+    if (!control) throw new Error('the sender context has neither a sandbox control nor a deployment');
     const path = `/receiver/${name}-${crypto.randomBytes(4).toString('hex')}`;
     capture.setScript(path, script);
     // Only a scenario about the sender's timeout needs that timeout short. Elsewhere a generous one keeps a
@@ -480,10 +551,14 @@ export class SenderContext {
       await control.deactivate(scope, sub).catch(() => undefined);
     }
     const ds = capture.on(path);
-    for (const d of ds) scope.record(deliveryExchange(d));
-    return { path, deliveries: ds };
+    const followed = capture.on(redirectPath(path));
+    for (const d of [...ds, ...followed]) scope.record(deliveryExchange(d));
+    return { path, deliveries: ds, followed };
   }
 }
+
+/** What one scenario brought: the path its deliveries came to, them, and those that followed a scripted redirect. */
+export interface ScenarioResultOf { path: string; deliveries: CapturedDelivery[]; followed: CapturedDelivery[] }
 
 export interface SenderCase {
   def: CheckDef;
@@ -498,7 +573,7 @@ function firstOrFail(ds: CapturedDelivery[]): CapturedDelivery {
 const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
   def,
   async run(ctx, scope) {
-    const ds = await ctx.scenario(scope, def.id.replace('webhook-sender-', ''), [204], (x) => x.length >= 1);
+    const ds = await ctx.oneDelivery(scope, def.id.replace('webhook-sender-', ''));
     const observed = judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys, headerWord: ctx.opts.headerWord });
     if (observed) scope.observe(observed);
   },
@@ -531,11 +606,9 @@ function terminalCase(status: 400 | 401 | 404 | 410 | 422 | 302): SenderCase {
       title: redirect ? 'a delivery answered 302 is neither retried nor redirected (the Location is never followed)' : `a delivery answered ${status} is not retried`,
     },
     async run(ctx, scope) {
-      const { path, deliveries: ds } = await ctx.scenarioAt(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
+      const { deliveries: ds, followed } = await ctx.scenarioAt(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
       firstOrFail(ds);
       if (redirect) {
-        const followed = ctx.opts.capture.on(redirectPath(path));
-        for (const d of followed) scope.record(deliveryExchange(d));
         if (followed.length > 0) throw new CheckFailure('Redirect followed', `the delivery answered 302 was sent on to its Location ${followed.length} time(s); a 3xx is a terminal answer`);
       }
       if (ds.length > 1) throw new CheckFailure('Terminal failure retried', `the delivery answered ${status} came again ${ds.length - 1} time(s) within ${ctx.opts.observeMs ?? 1500} ms`);
@@ -598,11 +671,15 @@ const eventNamesFinalizedDocument: SenderCase = {
   async run(ctx, scope) {
     const rest = ctx.opts.rest;
     if (!rest) throw new NotVerified('no REST client for follow-up fetches (the suite passes the profile\'s full key)');
-    const d = firstOrFail(await ctx.scenario(scope, 'names-document', [204], (x) => x.length >= 1));
+    const d = firstOrFail(await ctx.oneDelivery(scope, 'names-document'));
     const body = parsed(d) as { organization_id?: unknown; resources?: { encounter_id?: unknown; document_id?: unknown } };
-    const doc = ctx.opts.document;
+    const doc = { ...ctx.opts.document };
     const got = { encounter_id: body?.resources?.encounter_id, document_id: body?.resources?.document_id };
-    if (got.encounter_id !== doc.encounter_id || got.document_id !== doc.document_id) {
+    if (ctx.opts.documentKnown === false) {
+      if (typeof got.encounter_id !== 'string' || typeof got.document_id !== 'string') throw new CheckFailure('The event does not name a document', `delivery #${d.seq}: resources ${JSON.stringify(got)}`);
+      doc.encounter_id = got.encounter_id;
+      doc.document_id = got.document_id;
+    } else if (got.encounter_id !== doc.encounter_id || got.document_id !== doc.document_id) {
       throw new CheckFailure('The event does not name the finalized document', `delivery #${d.seq}: resources ${JSON.stringify(got)}, finalized ${JSON.stringify(doc)}`);
     }
     const seg = encodeURIComponent;
@@ -632,8 +709,14 @@ const noDeliveryWithoutActivation: SenderCase = {
     title: 'a transcript finalized for a subscription that is not active brings no delivery',
   },
   async run(ctx, scope) {
-    const { capture, control } = ctx.opts;
+    const { capture, control, deployment } = ctx.opts;
     const observeMs = ctx.opts.observeMs ?? 1500;
+    if (deployment) {
+      const arrived = await deployment.inactive(scope, 'no-delivery-without-activation', observeMs);
+      if (arrived.length > 0) throw new CheckFailure('Delivery to a subscription that is not active', `${arrived.length} delivery(ies) arrived within ${observeMs} ms of a transcript the trigger finalized while the subscription was not active`);
+      return;
+    }
+    if (!control) throw new NotVerified('no way to hold a subscription inactive (webhook.sandboxControlUrl, or webhook.sender.trigger)');
     const path = `/receiver/inactive-${crypto.randomBytes(4).toString('hex')}`;
     capture.setScript(path, [204]);
     const sub = await control.activate(scope, `${capture.url}${path}`, ctx.secret, {
@@ -657,6 +740,9 @@ const retriesRefusedConnection: SenderCase = {
   def: { id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again' },
   async run(ctx, scope) {
     const { control } = ctx.opts;
+    // A deployment's first attempt at a closed port leaves no trace the harness could see: a retry that arrives after
+    // the port opens again cannot be told apart from a late first attempt. Only the sender's own schedule shows it.
+    if (!control) throw new NotVerified('a refused connection is judged from the sender\'s own schedule of attempts (the sandbox control\'s GET /__sandbox/webhooks/events/{id}/deliveries); a deployment offers none, and its reset-connection and timeout scenarios judge transport failures');
     const port = await new Promise<number>((resolve, reject) => {
       const probe = http.createServer();
       probe.once('error', reject);
