@@ -563,7 +563,15 @@ export interface ScenarioResultOf { path: string; deliveries: CapturedDelivery[]
 export interface SenderCase {
   def: CheckDef;
   run(ctx: SenderContext, scope: CheckScope): Promise<void>;
+  /**
+   * Judged only from the sender's own schedule of attempts (the sandbox control): a deployment judged as it is
+   * (webhook.sender) offers none, so the case is not part of that run (its requirements are verified by the others).
+   */
+  needsSchedule?: boolean;
 }
+
+/** The cases a deployment judged through webhook.sender runs (every case but those only a sandbox's schedule decides). */
+export const DEPLOYMENT_CASES = (): readonly SenderCase[] => SENDER_CASES.filter((c) => !c.needsSchedule);
 
 function firstOrFail(ds: CapturedDelivery[]): CapturedDelivery {
   if (ds.length === 0) throw new CheckFailure('No delivery arrived for the finalized transcript', 'the active subscription received nothing within the wait');
@@ -737,6 +745,7 @@ const noDeliveryWithoutActivation: SenderCase = {
  * No delivery can arrive, so the sender's own schedule (sandbox control) shows whether it tried again.
  */
 const retriesRefusedConnection: SenderCase = {
+  needsSchedule: true,
   def: { id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again' },
   async run(ctx, scope) {
     const { control } = ctx.opts;
