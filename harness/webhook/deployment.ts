@@ -11,7 +11,7 @@ import type { CheckScope, Exchange } from '../checks.ts';
 import { settingName } from '../config.ts';
 import { redact } from '../redact.ts';
 import { Capture, deliveryExchange, redirectPath } from './sender-suite.ts';
-import type { CapturedDelivery, ScriptStep } from './sender-suite.ts';
+import type { CapturedDelivery, Deployment as DeploymentSource, ScenarioResultOf, ScriptStep } from './sender-suite.ts';
 import type { SenderSettings } from '../profile.ts';
 
 export interface DeploymentOptions {
@@ -25,16 +25,11 @@ export interface DeploymentOptions {
   log?: (line: string) => void;
 }
 
-export interface ScenarioResult {
-  path: string;
-  deliveries: CapturedDelivery[];
-  /** Deliveries of the event that followed a scripted redirect. */
-  followed: CapturedDelivery[];
-}
+export type ScenarioResult = ScenarioResultOf;
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
 
-export class Deployment {
+export class Deployment implements DeploymentSource {
   readonly capture: Capture;
   readonly opts: DeploymentOptions;
   private queue: Promise<unknown> = Promise.resolve();

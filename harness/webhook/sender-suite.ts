@@ -22,7 +22,6 @@ import { checkWebhookEvent } from './event-schema.ts';
 import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS, webhookHeaders, type WebhookHeaderNames } from './signature.ts';
 import { runStandalone } from './standalone-check.ts';
 import type { StandaloneRecord } from './standalone-check.ts';
-import type { Deployment } from './deployment.ts';
 
 /** The §6.2 names with the deployment's header word (profile webhook.headerWord; default Service). */
 export function namesFor(headerWord?: string): WebhookHeaderNames {
@@ -559,6 +558,13 @@ export class SenderContext {
 
 /** What one scenario brought: the path its deliveries came to, them, and those that followed a scripted redirect. */
 export interface ScenarioResultOf { path: string; deliveries: CapturedDelivery[]; followed: CapturedDelivery[] }
+
+/** A deployment whose events its trigger or team causes, one scenario at a time (harness/webhook/deployment.ts). */
+export interface Deployment {
+  scenario(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs?: number, wanted?: number): Promise<ScenarioResultOf>;
+  inactive(scope: CheckScope, name: string, observeMs: number): Promise<CapturedDelivery[]>;
+  shared(key: string, make: () => Promise<ScenarioResultOf>): Promise<ScenarioResultOf>;
+}
 
 export interface SenderCase {
   def: CheckDef;
