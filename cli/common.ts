@@ -7,7 +7,7 @@ import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { redact } from '../harness/redact.ts';
 import { setting, settingName, type Setting } from '../harness/config.ts';
-import { verdictLine, type ConformanceReport } from '../reports/model.ts';
+import { lackedRole, verdictLine, type ConformanceReport } from '../reports/model.ts';
 import { githubAnnotations, stepSummary } from '../reports/summary.ts';
 import { makeDir, REPORT_FILES } from '../reports/write.ts';
 
@@ -272,13 +272,40 @@ function tellMissingRoles(report: ConformanceReport, opts: { allowIncomplete?: b
     if (roles.length > 25) process.stderr.write(`conformance:   … and ${roles.length - 25} more (see ${REPORT_FILES.json} missingRoles)\n`);
   }
   // The sender is the service's (§6.2-§6.4 sender side): never dropped from a service run, and never silently.
-  const sender = roles.find((r) => r.role === 'webhook.sandboxControlUrl');
-  if (sender) process.stderr.write(`conformance: ${sender.checks} webhook sender checks not verified: set webhook.sandboxControlUrl so the harness can make the service send, or run \`conformance webhook sender --port N\` and trigger deliveries to it yourself\n`);
+  const sender = roles.find((r) => r.role === 'webhook.delivery' || r.role === 'webhook.sender' || r.role === 'webhook.sandboxControlUrl');
+  if (sender) process.stderr.write(`conformance: ${sender.checks} webhook sender checks not verified: set webhook.delivery "not_activated" if the deployment sends no webhooks yet (§6), or give webhook.sender so the harness can judge its deliveries (or judge them apart with \`conformance webhook sender\` and \`conformance merge\`)\n`);
   if (report.verdict === 'incomplete') {
-    const what = roles.length ? `provide ${roles.slice(0, 5).map((r) => r.role).join(', ')}${roles.length > 5 ? ', …' : ''}` : 'see the not-verified checks in the report';
     const out = report.coverage.mustNotVerified.length;
-    process.stderr.write(`conformance: ${out} must requirement${out === 1 ? '' : 's'} in scope not verified: ${what}, or declare parts out of scope in the profile${opts.allowIncomplete ? '' : ' (--allow-incomplete exits 0 on INCOMPLETE)'}\n`);
+    process.stderr.write(`conformance: ${out} must requirement${out === 1 ? '' : 's'} in scope not verified; what would complete the run${opts.allowIncomplete ? '' : ' (--allow-incomplete exits 0 on INCOMPLETE)'}:\n`);
+    for (const line of completions(report)) process.stderr.write(`conformance:   ${line}\n`);
   }
+}
+
+/**
+ * Exactly what would complete an INCOMPLETE run: each profile role (or setting) whose absence left a must
+ * requirement in scope unverified, with those requirements; then the requirements no missing role accounts for,
+ * which only declaring them out of scope (profile `outOfScope`, with a reason) would settle.
+ */
+export function completions(report: Pick<ConformanceReport, 'coverage' | 'checks'>): string[] {
+  const open = new Set(report.coverage.mustNotVerified);
+  const byRole = new Map<string, Set<string>>();
+  const explained = new Set<string>();
+  for (const c of report.checks) {
+    if (c.outcome !== 'not_verified') continue;
+    const role = lackedRole(c.detail);
+    if (!role) continue;
+    for (const r of c.requirements) {
+      if (!open.has(r)) continue;
+      byRole.set(role, (byRole.get(role) ?? new Set()).add(r));
+      explained.add(r);
+    }
+  }
+  const lines = [...byRole].sort((a, b) => b[1].size - a[1].size || a[0].localeCompare(b[0]))
+    .map(([role, reqs]) => `provide ${role}: ${[...reqs].sort().join(', ')}`);
+  const rest = [...open].filter((r) => !explained.has(r)).sort();
+  if (rest.length) lines.push(`or declare out of scope (profile outOfScope, with a reason) or make verifiable: ${rest.join(', ')}`);
+  if (lines.length === 0) lines.push('see the not-verified checks in the report');
+  return lines;
 }
 
 /** Creates the report folder and removes the previous run's reports; a folder that cannot be written is a SetupError. */

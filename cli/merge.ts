@@ -1,11 +1,22 @@
-// `conformance merge`: one report (JSON, JUnit, HTML) and one verdict from the outcomes of several shards.
+// `conformance merge`: one report (JSON, JUnit, HTML) and one verdict from the outcomes of several shards, or of a
+// service run and `conformance webhook sender --profile` (the sender judged apart).
 import path from 'node:path';
 import { loadProfile } from '../harness/profile.ts';
 import { setting } from '../harness/config.ts';
 import { loadWaivers, loadRunContext, type WaiverError } from '../reports/context.ts';
-import { exitCodeFor, mergeOutcomes, summaryLine } from '../reports/model.ts';
+import { exitCodeFor, mergeOutcomes, summaryLine, type OutcomesFile } from '../reports/model.ts';
 import { readOutcomes, writeOutcomes, writeReports } from '../reports/write.ts';
 import { HELP, parse, prepareOutDir, SetupError, tellProblems } from './common.ts';
+
+/**
+ * A check one part could not verify (not_verified: a run whose profile did not let it make the service send) and
+ * another part did verify (`webhook sender --profile` judged the sender apart): the verified record stands, the
+ * not_verified one is dropped. Shards never record one check twice, so this changes nothing for them.
+ */
+export function supersedeUnverified(parts: OutcomesFile[]): OutcomesFile[] {
+  const verified = new Set(parts.flatMap((p) => p.checks.filter((c) => c.outcome !== 'not_verified').map((c) => c.id)));
+  return parts.map((p) => ({ ...p, checks: p.checks.filter((c) => c.outcome !== 'not_verified' || !verified.has(c.id)) }));
+}
 
 export async function merge(argv: string[]): Promise<number> {
   const { values: o, positionals } = parse('merge', argv, { out: { type: 'string' }, waivers: { type: 'string' }, profile: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' } }, true);
@@ -32,7 +43,7 @@ export async function merge(argv: string[]): Promise<number> {
     }
   });
   const outDir = path.resolve(o.out);
-  const merged = mergeOutcomes(parts);
+  const merged = mergeOutcomes(supersedeUnverified(parts));
   const ctx = loadRunContext({ outDir, profilePath: o.profile !== undefined ? path.resolve(o.profile) : undefined, waiversPath: waiversPath ? path.resolve(waiversPath) : undefined, strict: o.strict === true });
   if (!ctx.target && merged.target) ctx.target = merged.target;
   prepareOutDir(outDir);

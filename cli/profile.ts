@@ -12,7 +12,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
-import { KEY_ROLE_ANSWER, loadProfile, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
+import { DEFAULT_HEADER_WORD, KEY_ROLE_ANSWER, loadProfile, missingSenderSetting, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
+import { SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 import { sendRaw, TransportError, type RawResponse } from '../harness/http.ts';
 import { redact } from '../harness/redact.ts';
 import { reasonOf } from '../harness/assertions.ts';
@@ -241,7 +242,8 @@ export function templateProfile(baseUrl: string, file: string, roles = profileRo
     resources,
     faults,
     outOfScope: [],
-    webhook: { signingSecretEnv: SIGNING_SECRET_VARIABLE, receiverUrl: `${PLACEHOLDER}: your receiver's URL (conformance webhook receiver)` },
+    // The sender's scope is a choice the team makes, written out: §6's own status is planned_not_generally_available.
+    webhook: { delivery: 'not_activated', headerWord: DEFAULT_HEADER_WORD, signingSecretEnv: SIGNING_SECRET_VARIABLE, receiverUrl: `${PLACEHOLDER}: your receiver's URL (conformance webhook receiver)` },
   };
 }
 
@@ -275,6 +277,21 @@ ${table('fault', 'fault', () => 'the profile (headers)')}
 ## Webhook settings
 
 ${table('webhook', 'setting', (r) => (r.role === 'signingSecretEnv' ? `\`${SIGNING_SECRET_VARIABLE}\`` : 'the profile'))}
+
+The template declares \`"delivery": "not_activated"\`: the deployment sends no webhooks yet (§6: outbound delivery
+is planned_not_generally_available), so every requirement of the webhook sender is out of scope and the verdict
+line says so. When delivery is activated, write \`"delivery": "activated"\`, set \`headerWord\` to the word of
+your header names (Ceapi for Ceapi-Event-Id …) and describe how the harness judges the sender:
+
+\`\`\`json
+"sender": {
+  "listen": { "host": "0.0.0.0", "port": 8787, "url": "https://conformance-hook.example.com" },
+  "trigger": { "command": ["./scripts/finalize-transcript.sh"], "timeoutMs": 60000 },
+  "waitMs": 30000
+}
+\`\`\`
+
+(\`"trigger": "none"\` instead: the harness waits for deliveries you cause yourself.) See docs/webhook-sender.md.
 
 Then: \`npx conformance profile check --profile ${path.basename(file)}\`, and \`npx conformance run --profile ${path.basename(file)}\`.
 `;
@@ -342,7 +359,7 @@ function question(kind: RoleKind, role: string, description: string): string {
   return what ? `is this ${/^(a|an|the)\b/.test(what) ? '' : 'the '}${what}?` : `is this the right ${role}?`;
 }
 
-export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = process.env): Promise<{ lines: Line[]; missing: RoleSpec[] }> {
+export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = process.env): Promise<{ lines: Line[]; missing: RoleSpec[]; missingSender?: string }> {
   const roles = profileRoles();
   const lines: Line[] = [];
   const client = { baseUrl: profile.baseUrl, timeoutMs: profile.timeouts?.requestMs ?? 10_000, maxBodyBytes: profile.timeouts?.maxBodyBytes };
@@ -377,12 +394,15 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
     if (kind === 'fault') return (profile.faults as Record<string, unknown> | undefined)?.[role] !== undefined;
     return (profile.webhook as Record<string, unknown> | undefined)?.[role] !== undefined;
   };
-  // Webhook settings: signingSecretEnv and signingSecret are alternatives; sandboxControlUrl is for the sandbox only.
+  // Webhook settings of a service profile: whether delivery is activated (and then how the sender is judged), and the
+  // secret it signs with when the harness judges it. The header word has a default; sandboxControlUrl is the
+  // sandbox's; receiverUrl is a partner's setting (`conformance webhook receiver`), never missing here.
+  const missingSender = missingSenderSetting(profile);
   const webhookMissing = (r: RoleSpec) =>
-    r.role === 'sandboxControlUrl' ? false
-      : r.role === 'signingSecret' ? false
-        : r.role === 'signingSecretEnv' ? !has('webhook', 'signingSecretEnv') && !has('webhook', 'signingSecret')
-          : !has(r.kind, r.role);
+    r.role === 'delivery' ? missingSender?.startsWith('webhook.delivery') === true
+      : r.role === 'sender' ? missingSender?.startsWith('webhook.sender') === true
+        : r.role === 'signingSecretEnv' ? has('webhook', 'sender') && !has('webhook', 'signingSecretEnv') && !has('webhook', 'signingSecret')
+          : false;
   const missing = roles.filter((r) => (r.kind === 'webhook' ? webhookMissing(r) : !has(r.kind, r.role)));
   const full = credentialKey(profile, 'full', env);
 
@@ -438,7 +458,7 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
   for (const r of roles.filter((x) => x.kind === 'webhook' && has(x.kind, x.role))) {
     lines.push({ kind: r.kind, role: r.role, ok: null, text: `${r.role}: set (${r.role === 'signingSecretEnv' ? 'its variable is set' : 'not called by profile check'})` });
   }
-  return { lines, missing };
+  return { lines, missing, missingSender };
 }
 
 function placeholders(value: unknown, where: string, out: string[]): string[] {
@@ -473,7 +493,7 @@ async function check(argv: string[]): Promise<number> {
   const unset = unresolvedVariables(profile);
   if (unset.length) throw new Setup(`${unset.length} variable(s) the profile names are unset: ${unset.map((u) => `${u.variable} (${u.where})`).join(', ')}`);
 
-  const { lines, missing } = await checkProfile(profile);
+  const { lines, missing, missingSender } = await checkProfile(profile);
   const out: string[] = [`profile check: ${profile.name} at ${profile.baseUrl}`];
   const titles: Record<RoleKind, string> = { credential: 'credentials', resource: 'resources', fault: 'fault switches', webhook: 'webhook settings' };
   for (const kind of ['credential', 'resource', 'fault', 'webhook'] as RoleKind[]) {
@@ -488,6 +508,11 @@ async function check(argv: string[]): Promise<number> {
       ? `missing roles (their checks end not verified; counts from ${o.report}):`
       : `missing roles (their checks end not verified; "checks named for it" is a lower bound, \`conformance run\` counts them exactly, then --report):`);
     const count = (r: RoleSpec) => {
+      // The sender's settings unlock the sender's checks as a whole (webhook.delivery "not_activated" settles them instead).
+      if (r.kind === 'webhook' && (r.role === 'delivery' || r.role === 'sender')) {
+        const m = measured?.get(`webhook.${r.role}`);
+        return m ? `${m.checks} checks, ${m.requirements} requirements` : `the ${SENDER_CASES.length} webhook sender checks`;
+      }
       if (!measured) return unlockText(unlocks(r.role, coverage));
       const m = measured.get(r.role);
       return m ? `${m.checks} checks, ${m.requirements} requirements` : '0 checks in that run';
@@ -497,6 +522,7 @@ async function check(argv: string[]): Promise<number> {
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
     for (const row of [head, ...rows]) out.push(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}`);
   }
+  if (missingSender) out.push(`webhook sender: the profile lacks ${missingSender}`);
   const wrong = lines.filter((l) => l.ok === false).length;
   const good = lines.filter((l) => l.ok === true).length;
   out.push(`conformance: profile check: ${good} role(s) answer as they should, ${wrong} do not, ${missing.length} missing`);

@@ -4,7 +4,7 @@
 //       plays the service: posts the valid delivery, boundaries, replays, retries and the adversarial battery;
 //       prints the results grouped by cause (with the §6.3 step and one example delivery each) and the
 //       verdict of the same report model as `run`; --out writes conformance.json, junit.xml, conformance.html.
-//   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--duration S]
+//   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--header-word W] [--duration S]
 //       [--events N] [--hold-ms N] [--observe-ms N]
 //       listens as a receiver, judges each delivery as it comes, answers the n-th delivery of an event with
 //       the n-th script step (`timeout` holds the response), then judges the retries.
@@ -14,6 +14,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRunContext } from '../reports/context.ts';
@@ -29,8 +30,15 @@ import { runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
 import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
 import { CheckFailure } from '../harness/checks.ts';
-import { WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
-import { connectOnce } from '../harness/http.ts';
+import { SPEC_HEADER_WORD, webhookHeaders } from '../harness/webhook/signature.ts';
+import { credentialKey, headerWordOf, loadProfile, ProfileError, signingSecret, unresolvedVariables, type CredentialRole } from '../harness/profile.ts';
+import { DEPLOYMENT_CASES, SENDER_CASES, SenderContext } from '../harness/webhook/sender-suite.ts';
+import { Deployment } from '../harness/webhook/deployment.ts';
+import { senderRequirementIds } from '../harness/webhook/sender-scope.ts';
+import { runStandalone } from '../harness/webhook/standalone-check.ts';
+import type { StandaloneRecord } from '../harness/webhook/standalone-check.ts';
+import { connectOnce, sendRaw } from '../harness/http.ts';
+import type { Exchange } from '../harness/checks.ts';
 
 export interface WebhookIo {
   stdout: (line: string) => void;
@@ -43,8 +51,9 @@ export interface WebhookIo {
 const HELP = `Usage:
   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR]
                                [--strict] [--allow-incomplete] [--verbose]
-                               [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]]
-  conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H]
+                               [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]] [--header-word W]
+  conformance webhook sender --profile FILE [--out DIR] [--header-word W] [--strict] [--allow-incomplete]
+  conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--header-word W]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
 
 receiver: sends the receiver at URL the valid delivery and every adversarial one, signed with the secret
@@ -59,8 +68,13 @@ receiver: sends the receiver at URL the valid delivery and every adversarial one
           receiver that works from a queue. Without it that must stays
           not verified and the verdict is INCOMPLETE at best (exit 1; --allow-incomplete exits 0).
           --out DIR writes conformance.json, junit.xml and conformance.html; --strict fails on
-          warnings; --verbose prints every check.
-sender:   listens on port N and judges the deliveries the service sends, signed with the secret in $NAME.
+          warnings; --verbose prints every check. --header-word W sends the five §6.2 headers as
+          W-Event-Id, W-Signature … (the service's own word; default Service).
+sender:   with --profile: judges the deployment's webhook sender as \`conformance run\` does, from the profile's
+          webhook block (webhook.sender: where to listen, the trigger command or "none"; webhook.signingSecretEnv;
+          webhook.headerWord), and writes the same reports (subject service, scope the webhook sender) to
+          --out DIR (default reports/out-webhook-sender), which \`conformance merge\` joins with a run's.
+          With --port: listens on port N and judges the deliveries the service sends, signed with the secret in $NAME.
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
           settled events, or on Ctrl-C, then prints a summary.
@@ -95,6 +109,17 @@ function intOption(value: string | undefined, name: string, min: number, max: nu
   if (value === undefined) return undefined;
   if (!/^[0-9]+$/.test(value) || Number(value) < min || Number(value) > max) throw new UsageError(`--${name} must be an integer ${min}..${max}`);
   return Number(value);
+}
+
+/** --header-word: the word of the service's §6.2 header names (default Service). */
+function headerWordOption(value: string | undefined): string {
+  const word = value ?? SPEC_HEADER_WORD;
+  try {
+    webhookHeaders(word);
+  } catch {
+    throw new UsageError(`--header-word must be letters and digits (hyphens between), the word of Service-Event-Id …; got ${JSON.stringify(word)}`);
+  }
+  return word;
 }
 
 function secretFrom(env: NodeJS.ProcessEnv, name: string): string {
@@ -336,6 +361,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
       url: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, out: { type: 'string' },
       strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' }, verbose: { type: 'boolean' },
       'follow-up-port': { type: 'string' }, 'follow-up-host': { type: 'string' }, 'follow-up-settle-ms': { type: 'string' },
+      'header-word': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -351,6 +377,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   if (values.out !== undefined && values.out.trim() === '') throw new UsageError('--out needs a folder');
   const secretEnv = values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET';
   const secret = secretFrom(io.env, secretEnv);
+  const headerWord = headerWordOption(values['header-word']);
   const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
   const probePort = intOption(values['follow-up-port'], 'follow-up-port', 1, 65_535);
   if (values['follow-up-host'] !== undefined && probePort === undefined) throw new UsageError('--follow-up-host needs --follow-up-port');
@@ -364,7 +391,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   const startedAt = new Date().toISOString();
   let results: ReceiverCheckResult[];
   try {
-    results = await runReceiverSuite({ url: url.href, secret, timeoutMs, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: settleMs } : {}) }, (r) => {
+    results = await runReceiverSuite({ url: url.href, secret, timeoutMs, headerWord, ...(probe ? { followUpProbe: () => probe.count(), followUpSettleMs: settleMs } : {}) }, (r) => {
       if (values.verbose) io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.detail ? `: ${r.detail}` : ''}`));
     }, (sofar) => receiverStopped(sofar, timeoutMs));
   } catch (e) {
@@ -403,20 +430,133 @@ interface EventTrack {
   deliveries: CapturedDelivery[];
 }
 
+/** The sender's records as a run's outcomes, for the report writers (and `conformance merge`). */
+export function senderOutcomes(results: StandaloneRecord[], target: { name: string; baseUrl: string }, startedAt: string, finishedAt: string): OutcomesFile {
+  const checks: CollectedCheck[] = results.map((r) => {
+    let evidence: unknown = [];
+    try {
+      evidence = JSON.parse(r.evidence);
+    } catch {
+      /* none */
+    }
+    return { id: r.id, requirements: r.requirements, title: r.title, outcome: r.outcome, ...(r.detail ? { detail: r.detail } : {}), project: 'webhook-sender', file: 'harness/webhook/sender-suite.ts', test: r.id, evidence };
+  });
+  return { startedAt, finishedAt, runStatus: 'passed', seed: null, target, checks };
+}
+
+/**
+ * The report of a sender run: the report model of `run`, subject the service, its scope the sender's requirements
+ * (harness/webhook/sender-scope.ts), said in the verdict ("webhook sender"); merged with a run's outcomes by
+ * `conformance merge`, the whole service is judged.
+ */
+export function senderContext(profilePath: string, opts: { outDir: string; strict?: boolean }): RunContext {
+  const ctx = loadRunContext({ outDir: opts.outDir, profilePath, strict: opts.strict === true });
+  ctx.subject = 'service';
+  ctx.mutation = null;
+  ctx.variants = null;
+  if (ctx.catalog) {
+    const mine = new Set(senderRequirementIds(ctx.catalog));
+    ctx.catalog = { ...ctx.catalog, requirements: ctx.catalog.requirements.filter((r) => mine.has(r.id)) };
+  }
+  ctx.scopeLabel = 'webhook sender';
+  return ctx;
+}
+
+/** `webhook sender --profile FILE`: the sender checks of a run, against the deployment the profile describes. */
+async function senderProfileCommand(values: Record<string, string | boolean | undefined>, io: WebhookIo): Promise<number> {
+  const file = path.resolve(String(values.profile));
+  let profile;
+  try {
+    profile = loadProfile(file);
+  } catch (e) {
+    if (e instanceof ProfileError) throw new UsageError(e.message);
+    throw e;
+  }
+  const unset = unresolvedVariables(profile, io.env);
+  if (unset.length) throw new UsageError(`profile ${file} names environment variable(s) that are unset or empty: ${unset.map((u) => `${u.variable} (${u.where})`).join(', ')}`);
+  const w = profile.webhook;
+  if (w?.delivery === 'not_activated') throw new UsageError('the profile declares webhook delivery not activated (webhook.delivery): there is no sender to judge');
+  if (!w?.sender) throw new UsageError('webhook sender --profile needs webhook.sender in the profile (where the harness listens and how deliveries are caused: a trigger command, or "none")');
+  const secret = signingSecret(profile, io.env);
+  if (!secret) throw new UsageError('webhook sender --profile needs webhook.signingSecretEnv (the secret the deployment signs its deliveries with)');
+  const headerWord = values['header-word'] !== undefined ? headerWordOption(String(values['header-word'])) : headerWordOf(profile);
+  const outDir = path.resolve(String(values.out ?? 'reports/out-webhook-sender'));
+  const document = profile.resources?.ambient_transcript_with_audio;
+  const deployment = new Deployment({ settings: w.sender, cwd: path.dirname(file), headerWord, document, log: (l) => io.stdout(redact(`webhook sender: ${l}`)) });
+  try {
+    await deployment.listen();
+  } catch (e) {
+    throw new UsageError(`cannot listen on ${w.sender.listen?.host ?? '127.0.0.1'}:${w.sender.listen?.port ?? 0}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const full = credentialKey(profile, 'full', io.env);
+  const apiKeys = (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => credentialKey(profile, r, io.env)).filter((k): k is string => Boolean(k));
+  const rest = full ? async (target: string): Promise<Exchange> => {
+    const headers = { ...profile.requestHeaders, authorization: `Bearer ${full}` };
+    const ex: Exchange = { request: { method: 'GET', target, headers } };
+    try {
+      const res = await sendRaw({ baseUrl: profile.baseUrl, timeoutMs: profile.timeouts?.requestMs ?? 10_000 }, { target, headers });
+      ex.response = { status: res.status, headers: res.headers, body: res.body.toString('utf8'), bodyBytes: res.body.length, durationMs: Math.round(res.durationMs) };
+    } catch (e) {
+      ex.error = { kind: 'other', message: (e as Error).message };
+    }
+    return ex;
+  } : undefined;
+  const cases = DEPLOYMENT_CASES();
+  const skipped = SENDER_CASES.filter((c) => !cases.includes(c)).map((c) => c.def.id);
+  io.stdout(redact(`conformance webhook sender: judging the sender of ${profile.name} (${cases.length} checks${skipped.length ? `; ${skipped.join(', ')} only through a sandbox's schedule` : ''}); listening at ${deployment.capture.url}/ (any path); trigger ${w.sender.trigger === 'none' ? 'none: cause one delivery per scenario when asked' : w.sender.trigger.command.join(' ')}`));
+  const startedAt = new Date().toISOString();
+  const results: StandaloneRecord[] = [];
+  try {
+    const ctx = () => new SenderContext({
+      capture: deployment.capture, deployment, secret, document: document ?? { encounter_id: '', document_id: '' }, documentKnown: document !== undefined,
+      waitMs: deployment.waitMs, observeMs: deployment.observeMs, apiKeys, rest, headerWord,
+    });
+    for (const c of cases) {
+      const r = await runStandalone(c.def, (scope) => c.run(ctx(), scope));
+      results.push(r);
+      io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.outcome !== 'pass' && r.detail ? `: ${r.detail.slice(0, 300)}` : ''}`));
+    }
+  } finally {
+    await deployment.close();
+  }
+  const outcomes = senderOutcomes(results, { name: profile.name, baseUrl: profile.baseUrl }, startedAt, new Date().toISOString());
+  let report: ConformanceReport;
+  try {
+    fs.mkdirSync(outDir, { recursive: true });
+    writeOutcomes(outDir, outcomes);
+    report = writeReports(outDir, outcomes, senderContext(file, { outDir, strict: values.strict === true }));
+  } catch (e) {
+    throw new SetupError(`cannot write the reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  io.stdout(summaryLine(report.summary));
+  io.stdout(redact(verdictLine(report)));
+  io.stdout(redact(`reports in ${outDir}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit}); \`conformance merge --out DIR <run folder> ${outDir}\` joins them with a run's`));
+  return exitCodeFor(report, { allowIncomplete: values['allow-incomplete'] === true });
+}
+
 async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
+      profile: { type: 'string' }, out: { type: 'string' }, strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' },
       port: { type: 'string' }, host: { type: 'string' }, 'secret-env': { type: 'string' }, script: { type: 'string' },
       duration: { type: 'string' }, events: { type: 'string' }, 'hold-ms': { type: 'string' }, 'observe-ms': { type: 'string' },
+      'header-word': { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
+  if (values.profile !== undefined) {
+    if (values.port !== undefined || values['secret-env'] !== undefined || values.script !== undefined) throw new UsageError('--profile takes where to listen, the secret and the trigger from the profile: give --profile or --port, not both');
+    return senderProfileCommand(values, io);
+  }
+  if (values.out !== undefined) throw new UsageError('--out needs --profile (the passive --port mode prints its judgement only)');
   const port = intOption(values.port, 'port', 0, 65_535);
   if (port === undefined) throw new UsageError('webhook sender needs --port N (0 picks a free port)');
   if (!values['secret-env']) throw new UsageError('webhook sender needs --secret-env NAME');
   const secret = secretFrom(io.env, values['secret-env']);
+  const headerWord = headerWordOption(values['header-word']);
+  const H = webhookHeaders(headerWord);
   const script = parseScript(values.script ?? '200');
   const durationS = intOption(values.duration, 'duration', 1, 86_400) ?? 300;
   const eventsWanted = intOption(values.events, 'events', 1, 10_000);
@@ -431,8 +571,9 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
     port,
     holdMs,
     defaultScript: script,
+    headerWord,
     onDelivery: (d) => {
-      const eventId = header(d, WEBHOOK_HEADERS.eventId).join(',') || '(no event id)';
+      const eventId = header(d, H.eventId).join(',') || '(no event id)';
       const track = events.get(eventId) ?? { deliveries: [] };
       track.deliveries.push(d);
       events.set(eventId, track);
@@ -440,7 +581,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
       for (const j of DELIVERY_JUDGES) {
         const tally = perCheck.get(j.def.id)!;
         try {
-          j.judge(d, secret);
+          j.judge(d, secret, { headerWord });
           tally.pass += 1;
         } catch (e) {
           tally.fail += 1;
@@ -448,7 +589,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
         }
       }
       const ex = deliveryExchange(d);
-      io.stdout(redact(`delivery #${d.seq} ${ex.request.method} ${ex.request.target} event ${eventId} delivery ${header(d, WEBHOOK_HEADERS.deliveryId).join(',') || '-'}: answered ${d.answered}; ${failures.length === 0 ? 'all delivery checks pass' : `${failures.length} failing`}`));
+      io.stdout(redact(`delivery #${d.seq} ${ex.request.method} ${ex.request.target} event ${eventId} delivery ${header(d, H.deliveryId).join(',') || '-'}: answered ${d.answered}; ${failures.length === 0 ? 'all delivery checks pass' : `${failures.length} failing`}`));
       for (const f of failures) io.stdout(redact(`  FAIL ${f}`));
       wake();
     },
@@ -496,7 +637,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
           return;
         }
         try {
-          judgeRetryIds(d, next);
+          judgeRetryIds(d, next, H);
           retry.pass += 1;
         } catch (e) {
           retry.fail += 1;

@@ -40,10 +40,16 @@ export const SETTINGS = {
   breakerFile: { name: 'CONFORMANCE_BREAKER_FILE', about: 'file shared by the workers: consecutive transport failures of the target' },
   mutantsMatrix: { name: 'CONFORMANCE_MUTANTS_MATRIX', about: 'mutant meta-suite: JSON file of mutant → check ids' },
   variantsSet: { name: 'CONFORMANCE_VARIANTS_SET', about: 'variant meta-suite: JSON file of the variant bundles' },
+  variantsProfiles: { name: 'CONFORMANCE_VARIANTS_PROFILES', about: 'variant meta-suite: JSON file of bundle → what its variants declare in the profile (webhook.headerWord), merged into the profile for that bundle' },
   variantsSingle: { name: 'CONFORMANCE_VARIANTS_SINGLE', about: 'variant meta-suite: 1 runs one bundle per variant instead of the packed bundles' },
   // Names of secrets rather than settings: the project proposes them, the user sets them, profiles and flags may name others.
   keyPrefix: { name: 'CONFORMANCE_KEY_', about: 'prefix of the variable `profile init` names for each credential role: CONFORMANCE_KEY_<ROLE> (secrets)' },
   webhookSigningSecret: { name: 'CONFORMANCE_WEBHOOK_SIGNING_SECRET', about: 'variable `profile init` names for the webhook signing secret (a secret)' },
+  webhookScenario: { name: 'CONFORMANCE_WEBHOOK_SCENARIO', about: 'set by the harness for the trigger command of webhook.sender: the scenario the command is run for (one event each)' },
+  webhookSubscription: { name: 'CONFORMANCE_WEBHOOK_SUBSCRIPTION', about: 'set for the trigger command: active, or inactive (finalize a transcript while the harness\'s subscription is not active)' },
+  webhookReceiverUrl: { name: 'CONFORMANCE_WEBHOOK_RECEIVER_URL', about: 'set for the trigger command: the URL the harness listens at (where the deployment delivers)' },
+  webhookEncounterId: { name: 'CONFORMANCE_WEBHOOK_ENCOUNTER_ID', about: 'set for the trigger command: the encounter of the document to finalize (resources.ambient_transcript_with_audio)' },
+  webhookDocumentId: { name: 'CONFORMANCE_WEBHOOK_DOCUMENT_ID', about: 'set for the trigger command: the document to finalize (resources.ambient_transcript_with_audio)' },
   webhookSecret: { name: 'CONFORMANCE_WEBHOOK_SECRET', about: 'default variable of the secret of `webhook receiver` (--secret-env names another; a secret)' },
 } as const satisfies Record<string, { name: `CONFORMANCE_${string}`; about: string }>;
 

@@ -39,6 +39,8 @@ interface WorkerFixtures {
   mutantMatrix: Record<string, string[]> | undefined;
   /** Variant bundles (variant mode), or undefined. */
   variantBundles: Record<string, string[]> | undefined;
+  /** Variant mode: what each bundle's variants declare in the profile (a header word), by bundle. */
+  variantProfiles: Record<string, { webhook?: Record<string, unknown> }>;
   /** The webhook listener of the sender suite (suites/webhook-sender.spec.ts). */
   capture: Capture;
 }
@@ -84,6 +86,13 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
     },
     { scope: 'worker' },
   ],
+  variantProfiles: [
+    async ({}, use) => {
+      const file = setting('variantsProfiles');
+      await use(file ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, { webhook?: Record<string, unknown> }>) : {});
+    },
+    { scope: 'worker' },
+  ],
   target: [
     async ({}, use) => {
       const file = setting('profile');
@@ -97,13 +106,18 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
     },
     { scope: 'worker' },
   ],
-  checker: async ({ target, mutantMatrix, variantBundles }, use) => {
+  checker: async ({ target, mutantMatrix, variantBundles, variantProfiles }, use) => {
     // Meta-suites: every check once per variant bundle, or once per mutant that names it, each with the
     // switchboard headers that switch it on; otherwise once, against the profile's target.
     const token = setting('switchboardToken');
     const runs = (def: CheckDef): { tag: { mutant?: string; variant?: string }; target: Target }[] => {
-      const switched = (headers: Record<string, string>) => new Target({ ...target.profile, requestHeaders: { ...target.profile.requestHeaders, 'x-switchboard-token': token!, ...headers } });
-      if (variantBundles) return Object.entries(variantBundles).map(([variant, names]) => ({ tag: { variant }, target: switched({ 'x-switchboard-variant': names.join(',') }) }));
+      const switched = (headers: Record<string, string>, declared: { webhook?: Record<string, unknown> } = {}) => new Target({
+        ...target.profile,
+        requestHeaders: { ...target.profile.requestHeaders, 'x-switchboard-token': token!, ...headers },
+        // What a service making the bundle's choices declares in its profile (the sender's header word).
+        ...(declared.webhook ? { webhook: { ...target.profile.webhook, ...declared.webhook } } : {}),
+      });
+      if (variantBundles) return Object.entries(variantBundles).map(([variant, names]) => ({ tag: { variant }, target: switched({ 'x-switchboard-variant': names.join(',') }, variantProfiles[variant]) }));
       if (mutantMatrix) return mutantsFor(def.id, mutantMatrix).map((mutant) => ({ tag: { mutant }, target: switched({ 'x-switchboard-mutant': mutant }) }));
       return [{ tag: {}, target }];
     };

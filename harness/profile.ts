@@ -59,9 +59,59 @@ export interface Profile {
   credentials: Partial<Record<CredentialRole, Credential>>;
   resources?: Partial<Record<EncounterRole, { encounter_id: string }> & Record<DocumentRole, { encounter_id: string; document_id: string }>> & { list_min_total?: number; audio_url_reachable?: boolean };
   faults?: Partial<Record<FaultName, { headers: Record<string, string> }>>;
-  webhook?: { signingSecretEnv?: string; signingSecret?: string; receiverUrl?: string; sandboxControlUrl?: string };
+  webhook?: WebhookSettings;
   /** Parts of the contract this target does not offer, each with its reason (a requirement id, `area:<area>` or `section:<n>`). */
   outOfScope?: { part: string; reason: string }[];
+}
+
+/** How the harness judges a deployment's webhook sender (profile `webhook.sender`). */
+export interface SenderSettings {
+  listen?: { host?: string; port?: number; url?: string };
+  /** The team's command run once per scenario, or "none": the team causes the deliveries itself. */
+  trigger: 'none' | { command: string[]; timeoutMs?: number };
+  waitMs?: number;
+  observeMs?: number;
+  holdMs?: number;
+}
+
+export interface WebhookSettings {
+  /** §6: whether the deployment's outbound delivery is activated; `not_activated` puts the sender out of scope. */
+  delivery?: 'activated' | 'not_activated';
+  /** The word of the §6.2 header names (default Service). */
+  headerWord?: string;
+  signingSecretEnv?: string;
+  signingSecret?: string;
+  receiverUrl?: string;
+  sandboxControlUrl?: string;
+  sender?: SenderSettings;
+}
+
+/** §6.2: the neutral word the specification writes where the service's own name would stand. */
+export const DEFAULT_HEADER_WORD = 'Service';
+
+/** The word of the deployment's §6.2 header names (profile `webhook.headerWord`, default Service). */
+export function headerWordOf(profile: Pick<Profile, 'webhook'>): string {
+  return profile.webhook?.headerWord ?? DEFAULT_HEADER_WORD;
+}
+
+/** The profile declares the deployment's webhook delivery not activated (§6 planned_not_generally_available). */
+export function deliveryNotActivated(profile: Pick<Profile, 'webhook'> | undefined): boolean {
+  return profile?.webhook?.delivery === 'not_activated';
+}
+
+/** Said wherever the declaration puts the sender out of scope: the reports' reason and the verdict line. */
+export const DELIVERY_NOT_ACTIVATED = 'webhook delivery declared not activated';
+export const DELIVERY_NOT_ACTIVATED_REASON = 'the profile declares webhook delivery not activated (webhook.delivery "not_activated"; §6: outbound delivery is planned_not_generally_available and unavailable until the service activates a receiver)';
+
+/**
+ * What a service profile lacks to judge the sender: the one wording `run` (the sender checks' not_verified detail,
+ * read back as a missing role) and `profile check` give. Undefined when the sender can be judged or is out of scope.
+ */
+export function missingSenderSetting(profile: Pick<Profile, 'webhook'>): string | undefined {
+  const w = profile.webhook;
+  if (w?.delivery === 'not_activated' || w?.sender || w?.sandboxControlUrl) return undefined;
+  if (w?.delivery === 'activated') return 'webhook.sender (where the harness listens and how deliveries are caused: a trigger command, or "none" to wait for deliveries the team causes)';
+  return 'webhook.delivery (declare "not_activated" when the deployment sends no webhooks yet, §6 planned_not_generally_available; or "activated" with webhook.sender so the harness judges its deliveries)';
 }
 
 export class ProfileError extends Error {

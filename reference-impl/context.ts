@@ -188,6 +188,10 @@ export interface Points {
   /** The bytes sent, given the event and its compact serialisation (the bytes signed). */
   webhookBody: (event: Record<string, unknown>, compact: Buffer) => Buffer;
   webhookTimestamp: (nowSeconds: number) => number;
+  /** §6.2: the word that stands where the spec writes Service in the five header names (the service's own name). */
+  webhookHeaderWord: string;
+  /** §6.2: the digest's hexadecimal text, given the lowercase hex (the case is open: WEBHOOK-SIG-UPPERCASE-HEX). */
+  webhookDigestText: (lowercaseHex: string) => string;
   deliveryHeaders: (headers: Record<string, string>, d: DeliveryInfo) => Record<string, string>;
   followRedirect: (result: DeliveryResult) => boolean;
   deliverySucceeded: (result: DeliveryResult) => boolean;

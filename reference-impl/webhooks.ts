@@ -16,6 +16,8 @@ import { isRetryableStatus } from '../fixtures/contract/webhook-retries.ts';
 export const WEBHOOK_API_VERSION = '2026-05-01';
 export const WEBHOOK_EVENT_TYPE = 'recording.transcript_ready';
 export const WEBHOOK_RUNTIME_STATUS = 'planned_not_generally_available';
+/** The word of the §6.2 header names the reference uses: the spec's own (a named point lets another service use its name). */
+export const DEFAULT_HEADER_WORD = 'Service';
 
 export class WebhookInputError extends Error {
   readonly status: number;
@@ -247,14 +249,16 @@ export class DeliveryWorker {
     // The bytes sent are the bytes signed.
     const body = rule('webhookBody', (_e: Record<string, unknown>, bytes: Buffer) => bytes)(event, compact);
     const timestamp = String(rule('webhookTimestamp', (now: number) => now)(Math.floor(Date.now() / 1000)));
-    const digest = crypto.createHmac('sha256', row.signing_secret).update(`${timestamp}.`, 'utf8').update(compact).digest('hex');
+    const digest = rule('webhookDigestText', (hex: string) => hex)(crypto.createHmac('sha256', row.signing_secret).update(`${timestamp}.`, 'utf8').update(compact).digest('hex'));
+    // §6.2 writes a neutral word (Service) where the service's own name stands: the word is the service's choice.
+    const word = rule('webhookHeaderWord', DEFAULT_HEADER_WORD).toLowerCase();
     const correctHeaders: Record<string, string> = {
       'content-type': 'application/json',
-      'service-event-id': row.event_id,
-      'service-delivery-id': row.delivery_id,
-      'service-timestamp': timestamp,
-      'service-signature': `v1=${digest}`,
-      'service-webhook-version': String(row.payload.api_version),
+      [`${word}-event-id`]: row.event_id,
+      [`${word}-delivery-id`]: row.delivery_id,
+      [`${word}-timestamp`]: timestamp,
+      [`${word}-signature`]: `v1=${digest}`,
+      [`${word}-webhook-version`]: String(row.payload.api_version),
       'user-agent': 'cek-reference-webhooks/1',
     };
     const info: DeliveryInfo = { event_id: row.event_id, delivery_id: row.delivery_id, attempts: row.attempts, api_version: String(row.payload.api_version), timestamp };

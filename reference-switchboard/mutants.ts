@@ -156,6 +156,7 @@ export const MUTANTS = {
   'webhook-retries-410-422': { area: 'webhook-sender', description: '410 and 422 answers are treated as retryable' },
   'webhook-refused-not-retried': { area: 'webhook-sender', description: 'a refused connection is treated as terminal (not retried)' },
   'webhook-reset-not-retried': { area: 'webhook-sender', description: 'a connection reset before any answer is treated as terminal (not retried)' },
+  'webhook-header-word-mixed': { area: 'webhook-sender', description: 'the signature header is sent as Ceapi-Signature while the other four use Service: one word for some names, another for the rest' },
   'api-key-query-param-accepted': { area: 'auth-reason', description: 'a key in the api_key query parameter authenticates a request that has no Authorization header' },
   'api-key-anywhere-accepted': { area: 'auth-reason', description: 'a key in the api_key or access_token query parameter, an api_key/access_token cookie or an X-API-Key header authenticates a request that has no Authorization header' },
   'bearer-scheme-case-sensitive': { area: 'auth-reason', description: 'the Authorization scheme must be spelled "Bearer": bearer and BEARER count as no bearer key' },

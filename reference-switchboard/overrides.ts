@@ -540,6 +540,15 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
       }
     }),
   },
+  // One header with another word than the other four (§6.2: one word stands in every name; the rest is exact).
+  'webhook-header-word-mixed': {
+    deliveryHeaders: header((h) => {
+      const [name] = Object.keys(h).filter((k) => k.endsWith('-signature'));
+      if (name === undefined) return;
+      h[name.startsWith('ceapi-') ? 'service-signature' : 'ceapi-signature'] = h[name];
+      delete h[name];
+    }),
+  },
 };
 
 /** Mutants api-key-query-param-accepted / api-key-anywhere-accepted: a key sent outside the Authorization header. */
@@ -674,6 +683,10 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   'datetime-offsets-within-18h': { matchDateTime: refuseMatch((m) => offsetMinutesOf(m) > 18 * 60) },
   'datetime-fraction-nine-digits-max': { matchDateTime: (correct) => (t) => (/\.[0-9]{10,}/.test(t) ? null : correct(t)) },
   'datetime-years-from-1583': { matchDateTime: refuseMatch((m) => Number(m[1]) < 1583) },
+  // The sender's own name in the five §6.2 header names; its deliveries carry the choice (the variant sticks to the subscription).
+  'webhook-header-word-ceapi': { webhookHeaderWord: () => 'Ceapi' },
+  // The same digest in uppercase hexadecimal text.
+  'webhook-signature-uppercase-hex': { webhookDigestText: (correct) => (hex) => correct(hex).toUpperCase() },
 };
 
 const VARIANT_LIST = Object.entries(VARIANT_OVERRIDES) as [VariantName, Override][];

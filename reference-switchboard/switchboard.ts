@@ -44,15 +44,32 @@ export function readSwitches(req: http.IncomingMessage, token: string | null, de
 }
 
 /**
- * The hook of a reference with a switchboard. A subscription keeps the key of its activating request's hook: the
- * name of its mutant (its variants do not stick to it), so its deliveries are made the mutant's way.
+ * What outlives a request (a webhook subscription) keeps: the mutant's name, then `+` and the variants, so the
+ * subscription's deliveries are made the mutant's way and with the variants' choices (the sender's header word).
+ */
+export function switchesKey(sw: Switches): string | null {
+  if (sw.variants.size === 0) return sw.mutant;
+  return `${sw.mutant ?? ''}+${[...sw.variants].join(',')}`;
+}
+
+function switchesOfKey(key: string | null): Switches {
+  const [mutant, variants] = (key ?? '').split('+');
+  return {
+    mutant: mutant && isMutantName(mutant) ? mutant : null,
+    variants: new Set((variants ?? '').split(',').filter((v): v is VariantName => isVariantName(v))),
+  };
+}
+
+/**
+ * The hook of a reference with a switchboard. A subscription keeps the key of its activating request's hook (its
+ * mutant and variants, switchesKey), so its deliveries are made that way.
  */
 export function switchboardHook(token: string | null, defaultMutant: MutantName | null): Hook {
   const ofMutant = (mutant: MutantName | null): Rule => ruleFor({ mutant, variants: new Set() });
   return {
     forRequest(req) {
       const sw = readSwitches(req, token, defaultMutant);
-      return 'refused' in sw ? sw : { rule: ruleFor(sw), key: sw.mutant };
+      return 'refused' in sw ? sw : { rule: ruleFor(sw), key: switchesKey(sw) };
     },
     // A request head node:http refused: its mutant, read with the same token rule (it never reached the parser).
     forRawHead(headers) {
@@ -60,6 +77,6 @@ export function switchboardHook(token: string | null, defaultMutant: MutantName 
       if (token === null || !tokenMatches(headers[TOKEN_HEADER] ?? '', token) || mutant === undefined || !isMutantName(mutant)) return null;
       return ofMutant(mutant);
     },
-    fromKey: (key) => ofMutant(key !== null && isMutantName(key) ? key : null),
+    fromKey: (key) => ruleFor(switchesOfKey(key)),
   };
 }

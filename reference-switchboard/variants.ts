@@ -14,6 +14,12 @@ export interface Variant {
   justification: string;
   /** Variants that cannot be on together with this one (two answers to the same open question). */
   excludes?: readonly string[];
+  /**
+   * What a service making this choice declares in its target profile, because the spec leaves the choice to the
+   * service and the harness takes it as a setting (§6.2's header word): the variant meta-suite runs the bundle
+   * holding it with this merged into the profile. Variants with different declarations never share a bundle.
+   */
+  profile?: { webhook?: { headerWord?: string } };
 }
 
 export const VARIANTS = {
@@ -74,6 +80,9 @@ export const VARIANTS = {
   'openapi-harmless-additions': { area: 'openapi', clause: '§1, §5.1; OpenAPI 3.1 (annotations)', justification: 'Descriptions, summaries, tags, servers, contact and license, externalDocs, x- extensions, bearerFormat, examples and explicit style: form / explode: true (the defaults) change no meaning.' },
   'openapi-base-path-in-servers': { area: 'openapi', clause: '§1 (routes under /external/v1); OpenAPI 3.1 §4.8.10 (paths are relative to the server URL)', justification: 'servers carries /external/v1 and paths start at /encounters: a client reaches the same five routes.' },
   'openapi-keys-reordered': { area: 'openapi', clause: 'RFC 8259 §4 (objects are unordered)', justification: 'Every object of the document with its members in reverse alphabetical order.' },
+  // ---------------------------------------------------------------- webhook sender: choices §6.2 leaves to the service
+  'webhook-header-word-ceapi': { area: 'webhook-sender', clause: '§6.2 (the header names use a neutral word where the service\'s own name would stand); WEBHOOK-HEADER-PREFIX', justification: 'A service named Ceapi sends Ceapi-Event-Id, Ceapi-Delivery-Id, Ceapi-Timestamp, Ceapi-Signature and Ceapi-Webhook-Version; its profile says so (webhook.headerWord).', profile: { webhook: { headerWord: 'Ceapi' } } },
+  'webhook-signature-uppercase-hex': { area: 'webhook-sender', clause: '§6.2 (an HMAC-SHA256 digest (hexadecimal text)); WEBHOOK-SIG-UPPERCASE-HEX', justification: 'Hexadecimal text may be written with A-F: the same digest; the catalog leaves the case open (informational, with an interop note).' },
   'openapi-oai-media-type': { area: 'openapi', clause: '§1 (served at /openapi/v1/openapi.json); RFC 6839 §3.1 (+json)', justification: 'The document served as application/vnd.oai.openapi+json;version=3.1.0, the registered OpenAPI media type: JSON.' },
   // ---------------------------------------------------------------- REST: date-time ranges of a service's date type (issue 30)
   'datetime-offsets-within-18h': { area: 'open-choice', clause: '§4.1 (timezone-aware ISO datetime); LIST-DATETIME-FORMAT-DETAILS', justification: 'Real UTC offsets lie within -12:00..+14:00; a date type limited to ±18:00 (java.time.ZoneOffset) refuses +23:59, which RFC 3339\'s grammar allows but no zone uses, with 422 invalid_query.' },

@@ -8,8 +8,9 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { setting } from '../harness/config.ts';
-import { loadProfile, registerProfileSecrets, SECRET_HEADER, type Profile } from '../harness/profile.ts';
 import { redact } from '../harness/redact.ts';
+import { deliveryNotActivated, DELIVERY_NOT_ACTIVATED, DELIVERY_NOT_ACTIVATED_REASON, loadProfile, registerProfileSecrets, SECRET_HEADER, type Profile } from '../harness/profile.ts';
+import { senderRequirementIds } from '../harness/webhook/sender-scope.ts';
 import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type VariantInput, type Waiver } from './model.ts';
 import { SPEC_PATH } from '../fixtures/paths.ts';
 import { readNotTested } from './coverage.ts';
@@ -205,6 +206,7 @@ export function loadRunContext(opts: ContextOptions): RunContext {
   let target: RunContext['target'] = null;
   let outOfScope: OutOfScope[] = [];
   let profileDigest: string | null = null;
+  let notActivated = false;
   if (opts.profilePath) {
     try {
       const profile = loadProfile(opts.profilePath);
@@ -214,11 +216,15 @@ export function loadRunContext(opts: ContextOptions): RunContext {
       target = targetOf(profile);
       profileDigest = profileSha256(profile);
       outOfScope = (profile.outOfScope ?? []).map((p) => ({ part: p.part, reason: p.reason }));
+      notActivated = deliveryNotActivated(profile);
     } catch (e) {
       warnings.push(`the target profile could not be read: ${(e as Error).message}`);
     }
   }
   const catalogPath = opts.catalogPath ?? CATALOG_PATH;
+  const catalog = loadCatalog(catalogPath);
+  // Webhook delivery declared not activated (§6): every requirement of the sender is out of scope, said in the verdict.
+  if (notActivated && catalog) outOfScope.push({ part: 'webhook.delivery', reason: DELIVERY_NOT_ACTIVATED_REASON, requirements: senderRequirementIds(catalog) });
   let waivers: Waiver[] = [];
   let waiverError: string | undefined;
   if (opts.waiversPath) {
@@ -249,7 +255,7 @@ export function loadRunContext(opts: ContextOptions): RunContext {
     target,
     contractSha256: sha256File(CONTRACT_PATH),
     catalogSha256: sha256File(catalogPath),
-    catalog: loadCatalog(catalogPath),
+    catalog,
     notTested: readNotTested(), // the reviewed reasons (fixtures/requirements/not-tested.json)
     waivers,
     mutation: typeof mutation === 'string' ? null : mutation,
@@ -257,5 +263,6 @@ export function loadRunContext(opts: ContextOptions): RunContext {
     warnings,
   };
   if (waiverError !== undefined) ctx.waiverError = waiverError;
+  if (notActivated) ctx.scopeLabel = `REST API; ${DELIVERY_NOT_ACTIVATED}`;
   return ctx;
 }

@@ -36,6 +36,13 @@ export interface RunFilter {
 export interface OutOfScope {
   part: string;
   reason: string;
+  /** The requirement ids the part covers, when it is not a requirement id, area or section (a profile setting such as `webhook.delivery`). */
+  requirements?: string[];
+}
+
+/** Whether a declared part covers a requirement: its own list of ids, or a requirement id, `area:` or `section:`. */
+export function outOfScopeCovers(p: OutOfScope, r: Pick<Requirement, 'id' | 'area' | 'section'>): boolean {
+  return p.requirements ? p.requirements.includes(r.id) : partCovers(p.part, r);
 }
 
 /** One check as the Playwright reporter collected it (outcomes.json `checks[]`). */
@@ -134,6 +141,11 @@ export interface RunContext {
   scoresAbsent?: string | null;
   /** Parts of the contract the profile declares out of scope, each with its reason. */
   outOfScope?: OutOfScope[];
+  /**
+   * What the run's scope is, when the profile or command declares it (`REST API; webhook delivery declared not
+   * activated`, `webhook sender`): it leads the verdict reason, so the verdict line and every report say it.
+   */
+  scopeLabel?: string;
   /** --strict: a warning (a `should` not met) fails the run. */
   strict?: boolean;
   /** The variant meta-suite's result (variants.json), when measured. */
@@ -250,7 +262,7 @@ export interface ConformanceReport {
     notTested: Record<string, string>;
     outOfScope: { id: string; reason: string }[];
   };
-  scope: { outOfScope: (OutOfScope & { requirements: string[] })[] };
+  scope: { outOfScope: (OutOfScope & { requirements: string[] })[]; declared?: string | null };
   mutation: { score: number | null; caught: number; total: number; survivors: string[]; unproven: string[] } | null;
   variants: { total: number; passed: number; failing: Record<string, string[]> } | null;
   /** Why each score is absent, in a plain sentence (null when it was measured). */
@@ -312,6 +324,12 @@ export function isPartial(filter: RunFilter | null | undefined, shards: string[]
 // "... resource role 'x'", "... fault switch 'x'", or a setting by its path ("profile lacks webhook.receiverUrl (...)").
 const LACKS = /profile lacks (?:(credential role|resource role|fault switch) '([^']+)'|([a-z]+)\.([A-Za-z0-9_.]+))/;
 const KIND_OF_SECTION: Record<string, MissingRole['kind']> = { webhook: 'webhook', resources: 'resource', credentials: 'credential', faults: 'fault' };
+
+/** The profile role (or setting path) a not_verified detail says the profile lacks, as missingRoles names it. */
+export function lackedRole(detail: string | null | undefined): string | undefined {
+  const m = detail ? LACKS.exec(detail) : null;
+  return m ? (m[1] ? m[2] : `${m[3]}.${m[4]}`) : undefined;
+}
 
 /** Groups not-verified checks by the profile role or setting whose absence the check named. */
 function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: string | null; requirements: string[] }[]): MissingRole[] {
@@ -383,7 +401,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
   for (const u of [...unknownReqs].sort()) warnings.push(`check names a requirement that is not in the catalog: ${u}`);
 
   const outOfScopeParts = ctx.outOfScope ?? [];
-  const outOfScopeReason = (r: Requirement): string | undefined => outOfScopeParts.find((p) => partCovers(p.part, r))?.reason;
+  const outOfScopeReason = (r: Requirement): string | undefined => outOfScopeParts.find((p) => outOfScopeCovers(p, r))?.reason;
   const requirements: ReportRequirement[] = (catalog?.requirements ?? []).map((r) => {
     const mine = checks.filter((c) => c.requirements.includes(r.id));
     const counts: Partial<Record<ReportedOutcome, number>> = {};
@@ -404,7 +422,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     return row;
   });
   for (const p of outOfScopeParts) {
-    if (catalog && !(catalog.requirements).some((r) => partCovers(p.part, r))) warnings.push(`out-of-scope part "${p.part}" names no requirement of the catalog (use a requirement id, area:<area> or section:<n>)`);
+    if (catalog && !(catalog.requirements).some((r) => outOfScopeCovers(p, r))) warnings.push(`out-of-scope part "${p.part}" names no requirement of the catalog (use a requirement id, area:<area> or section:<n>)`);
   }
 
   const summary: Summary = { pass: 0, fail: 0, warning: 0, not_verified: 0, informational: 0, waived: 0 };
@@ -453,6 +471,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     const aside = [outOfScopeParts.length ? `${must.filter((r) => r.status === 'out_of_scope').length} declared out of scope` : '', notTestable.size ? `${notTestable.size} observable by no run` : ''].filter(Boolean);
     verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope${aside.length ? ` (${aside.join('; ')})` : ''}`;
   }
+  if (ctx.scopeLabel) verdictReason = `${ctx.scopeLabel}; ${verdictReason}`;
 
   const m = ctx.mutation;
   const v = ctx.variants;
@@ -480,7 +499,8 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
       outOfScope: requirements.filter((r) => r.outOfScope !== undefined).map((r) => ({ id: r.id, reason: r.outOfScope! })),
     },
     scope: {
-      outOfScope: outOfScopeParts.map((p) => ({ ...p, requirements: (catalog?.requirements ?? []).filter((r) => partCovers(p.part, r)).map((r) => r.id) })),
+      outOfScope: outOfScopeParts.map((p) => ({ part: p.part, reason: p.reason, requirements: (catalog?.requirements ?? []).filter((r) => outOfScopeCovers(p, r)).map((r) => r.id) })),
+      declared: ctx.scopeLabel ?? null,
     },
     mutation: m ? { score: m.total > 0 ? m.caught / m.total : null, caught: m.caught, total: m.total, survivors: [...m.survivors], unproven: [...m.unproven] } : null,
     variants: v ? { total: v.total, passed: v.passed, failing: { ...v.failing } } : null,

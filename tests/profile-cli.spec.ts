@@ -145,7 +145,10 @@ test.describe('against the sandbox', () => {
     expect(r.stdout).toContain('other_org_encounter answers 403 cross_organization_denied');
     expect(r.stdout).toContain('audio_storage_unavailable answers 503 audio_storage_unavailable');
     expect(r.stdout).toMatch(/conformance: profile check: \d+ role\(s\) answer as they should, 0 do not, 1 missing\n$/);
-    expect(r.stdout).toMatch(/receiverUrl +webhook/);
+    // A service profile is never asked for a partner's receiver URL; it is asked whether its webhook delivery is activated.
+    expect(r.stdout).toMatch(/\n  delivery +webhook +the \d+ webhook sender checks/);
+    expect(r.stdout).not.toMatch(/receiverUrl +webhook/);
+    expect(r.stdout).toContain('webhook sender: the profile lacks webhook.delivery (declare "not_activated"');
     for (const k of keys()) expect(r.stdout).not.toContain(k);
     expect(r.code).toBe(0);
   });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
-import { failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
+import { bundleProfiles, failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
 import { setting } from '../harness/config.ts';
 import { listCheckIds, OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 import { loadCatalog } from '../reports/context.ts';
@@ -28,7 +28,7 @@ test.beforeAll(async () => {
   const box = await sandbox();
   ref = box.ref;
   const started = Date.now();
-  ({ outcomes, log: childLog } = await runMetaChild('tests/variants/playwright.variants.config.ts', box, 'variantsSet', bundles, 'cec-variants-'));
+  ({ outcomes, log: childLog } = await runMetaChild('tests/variants/playwright.variants.config.ts', box, 'variantsSet', bundles, 'cec-variants-', { variantsProfiles: bundleProfiles(bundles) }));
   seconds = Math.round((Date.now() - started) / 1000);
   // Written before any test judges, so a serial run that stops at the first failing variant still reports all.
   fs.mkdirSync(outDir, { recursive: true });

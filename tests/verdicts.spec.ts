@@ -201,7 +201,7 @@ test.describe('through the CLI', () => {
       expect(Number(/<testsuites [^>]*time="([0-9.]+)"/.exec(xml)![1])).toBeCloseTo(wall, 2);
     });
 
-    test('without a way to make the service send, the sender checks are not verified and one line names `conformance webhook sender` and the setting', async () => {
+    test('without a way to make the service send, the sender checks are not verified and name the missing setting, webhook.delivery, as profile check does', async () => {
       const dir = tmp();
       const profile = JSON.parse(fs.readFileSync(ref.profilePath, 'utf8')) as { webhook?: Record<string, unknown> };
       delete profile.webhook?.sandboxControlUrl;
@@ -213,7 +213,44 @@ test.describe('through the CLI', () => {
       const sender = report.checks.filter((c: { id: string }) => c.id.startsWith('webhook-sender-'));
       expect(sender.length, r.stderr.slice(-2000)).toBeGreaterThan(0);
       for (const c of sender) expect(c.outcome, `${c.id}: ${c.detail}`).toBe('not_verified');
-      expect(r.stderr).toMatch(/conformance: \d+ webhook sender checks not verified: set webhook\.sandboxControlUrl .*`conformance webhook sender --port N`/);
+      for (const c of sender) expect(c.detail).toMatch(/^profile lacks webhook\.delivery \(declare "not_activated"/);
+      expect(report.missingRoles).toContainEqual(expect.objectContaining({ role: 'webhook.delivery', kind: 'webhook', checks: sender.length }));
+      expect(r.stderr).toMatch(/conformance: \d+ webhook sender checks not verified: set webhook\.delivery "not_activated" .* webhook\.sender .*`conformance webhook sender`/);
+    });
+
+    test('webhook delivery declared not activated: every sender requirement out of scope with that reason, CONFORMANT exit 0, and the verdict line and every report say so', async () => {
+      const dir = tmp();
+      const profile = JSON.parse(fs.readFileSync(ref.profilePath, 'utf8')) as { webhook?: Record<string, unknown> };
+      delete profile.webhook?.sandboxControlUrl;
+      profile.webhook = { ...profile.webhook, delivery: 'not_activated' };
+      const file = path.join(dir, 'not-activated.profile.json');
+      fs.writeFileSync(file, JSON.stringify(profile));
+      const out = path.join(dir, 'out');
+      const r = await cli(['run', '--profile', file, '--out', out], { timeoutMs: 300_000 });
+      expect(r.code, r.stderr.slice(-3000)).toBe(0);
+      const line = /^conformance: CONFORMANT — service: REST API; webhook delivery declared not activated; verified (\d+) of \1 must requirements in scope \((\d+) declared out of scope.*$/m;
+      expect(r.stderr).toMatch(line);
+      const report = readReport(out);
+      expect(report.verdict).toBe('conformant');
+      expect(report.verdictReason).toMatch(/^REST API; webhook delivery declared not activated; verified/);
+      expect(report.scope.declared).toBe('REST API; webhook delivery declared not activated');
+      // No sender check ran; every requirement of the sender, FIELD-EVENT-*, VERSION-WEBHOOK-* and LIMIT-WEBHOOK-TOLERANCE included, is out of scope with the reason.
+      expect(report.checks.filter((c: { id: string }) => c.id.startsWith('webhook-sender-'))).toEqual([]);
+      const part = report.scope.outOfScope.find((p: { part: string }) => p.part === 'webhook.delivery');
+      expect(part.reason).toMatch(/webhook delivery not activated .*planned_not_generally_available/);
+      for (const id of ['FIELD-EVENT-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'VERSION-WEBHOOK-DATE', 'VERSION-WEBHOOK-EQUAL', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-SUBSCRIPTIONS-DISABLED-DEFAULT']) {
+        expect(part.requirements, id).toContain(id);
+        const row = report.requirements.find((x: { id: string }) => x.id === id);
+        expect(row.status, id).toBe('out_of_scope');
+        expect(row.outOfScope).toBe(part.reason);
+      }
+      // REST requirements stay in scope, and nothing is left unverified.
+      expect(part.requirements).not.toContain('AUTH-401-REVOKED-KEY');
+      expect(report.coverage.mustNotVerified).toEqual([]);
+      expect(report.missingRoles.map((m: { role: string }) => m.role)).toEqual([]);
+      expect(fs.readFileSync(path.join(out, 'conformance.html'), 'utf8')).toContain('REST API; webhook delivery declared not activated');
+      expect(fs.readFileSync(path.join(out, 'junit.xml'), 'utf8')).toContain('REST API; webhook delivery declared not activated');
+      expect(r.stderr).not.toMatch(/webhook sender checks not verified/);
     });
 
     test('--requirement narrows the run: PARTIAL in every report, the filter in the metadata, exit 0', async () => {
@@ -247,7 +284,8 @@ test.describe('through the CLI', () => {
       expect(report.summary.fail).toBe(0);
       expect(report.coverage.mustVerified).toBeLessThan(report.coverage.mustInScope);
       expect(r.stdout).toMatch(/conformance: INCOMPLETE — service: verified \d+ of \d+ must requirements in scope/);
-      expect(r.stderr).toMatch(/must requirements? in scope not verified: provide /);
+      expect(r.stderr).toMatch(/must requirements? in scope not verified; what would complete the run[^\n]*:\nconformance:   provide [a-z_]+: [A-Z]/);
+      for (const role of dropped.filter((d) => (report.missingRoles as { role: string }[]).some((m) => m.role === d))) expect(r.stderr).toContain(`conformance:   provide ${role}: `);
       // Every credential the table asks for is one that was dropped; a service run never asks for a partner's receiver.
       const missing = report.missingRoles as { role: string; kind: string }[];
       for (const r of missing.filter((m) => m.kind === 'credential')) expect(dropped).toContain(r.role);

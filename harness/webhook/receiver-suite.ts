@@ -26,7 +26,7 @@ import type { TransportErrorKind } from '../http.ts';
 import { CheckFailure, NotVerified } from '../checks.ts';
 import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
 import { registerSecret } from '../redact.ts';
-import { buildDelivery, REASON_REQUIREMENTS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE } from './signature.ts';
+import { buildDelivery, REASON_REQUIREMENTS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE, withHeaderWord } from './signature.ts';
 import type { HeaderBag, VerifyReason, WebhookEvent } from './signature.ts';
 import { fabricateRejections } from './adversarial.ts';
 import { runStandalone } from './standalone-check.ts';
@@ -54,6 +54,8 @@ export interface ReceiverSuiteOptions {
   /** Real identifiers for the receiver's follow-up fetches (a partner receiver fetches them from the service). */
   organizationId?: string;
   resources?: { encounter_id: string; document_id: string };
+  /** The word of the service's §6.2 header names the receiver expects (default Service): every delivery is sent with it. */
+  headerWord?: string;
 }
 
 /** What a receiver did with one delivery. */
@@ -123,8 +125,10 @@ export class ReceiverContext {
       if (value === undefined) continue;
       const values = Array.isArray(value) ? value : [value as string];
       // sendRaw takes a record: spell each repeat differently (HTTP names are case-insensitive).
+      // The names are built with the spec's word, and sent with the service's (withHeaderWord).
+      const sent = withHeaderWord(name, this.opts.headerWord);
       values.forEach((v, i) => {
-        headers[i === 0 ? name : i === 1 ? name.toLowerCase() : name.toUpperCase()] = String(v);
+        headers[i === 0 ? sent : i === 1 ? sent.toLowerCase() : sent.toUpperCase()] = String(v);
       });
     }
     const target = `${u.pathname}${u.search}`;

@@ -19,11 +19,14 @@ import { CheckFailure, NotVerified } from '../checks.ts';
 import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
 import { registerSecret } from '../redact.ts';
 import { checkWebhookEvent } from './event-schema.ts';
-import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS } from './signature.ts';
+import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS, webhookHeaders, type WebhookHeaderNames } from './signature.ts';
 import { runStandalone } from './standalone-check.ts';
 import type { StandaloneRecord } from './standalone-check.ts';
 
-const H = WEBHOOK_HEADERS;
+/** The §6.2 names with the deployment's header word (profile webhook.headerWord; default Service). */
+export function namesFor(headerWord?: string): WebhookHeaderNames {
+  return headerWord === undefined ? WEBHOOK_HEADERS : webhookHeaders(headerWord);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The listening receiver
@@ -57,6 +60,10 @@ export interface CaptureOptions {
   defaultScript?: ScriptStep[];
   /** Called for every delivery, after it was answered. */
   onDelivery?: (d: CapturedDelivery) => void;
+  /** The word of the §6.2 header names: the event-id header the n-th delivery of an event is counted by. */
+  headerWord?: string;
+  /** The URL the service delivers to, when it is not the address listened on (a tunnel, a proxy): the capture's url. */
+  advertiseUrl?: string;
 }
 
 /** Where a scripted 3xx on `path` points (a delivery there means the sender followed the redirect). */
@@ -77,6 +84,9 @@ export class Capture {
   private readonly server: http.Server;
   private readonly waiters = new Set<() => void>();
   private readonly held = new Set<http.ServerResponse>();
+  /** Scripts waiting for the next new event (a deployment's deliveries all come to one URL), and each event's script. */
+  private readonly claims: { script: ScriptStep[]; bind: (eventId: string) => void }[] = [];
+  private readonly eventScripts = new Map<string, ScriptStep[]>();
 
   constructor(opts: CaptureOptions = {}) {
     this.opts = opts;
@@ -90,8 +100,42 @@ export class Capture {
     });
     const { port, address } = this.server.address() as AddressInfo;
     const host = this.opts.advertiseHost ?? address;
-    this.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+    this.url = this.opts.advertiseUrl?.replace(/\/+$/, '') ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
     return this.url;
+  }
+
+  /** Lets the process end while this listens (a listener made on first use, with no place to close it). */
+  unref(): void {
+    this.server.unref();
+  }
+
+  /** The port listened on. */
+  get port(): number {
+    return (this.server.address() as AddressInfo | null)?.port ?? 0;
+  }
+
+  /**
+   * The next delivery of an event not seen before is that event's first, and its deliveries are answered with
+   * `script` (whatever path they come to); resolves with the event id. One claim per event a scenario causes.
+   */
+  claimNextEvent(script: ScriptStep[]): { eventId: Promise<string>; cancel: () => void } {
+    let bind!: (eventId: string) => void;
+    const eventId = new Promise<string>((resolve) => (bind = resolve));
+    const claim = { script, bind };
+    this.claims.push(claim);
+    return {
+      eventId,
+      cancel: () => {
+        const i = this.claims.indexOf(claim);
+        if (i >= 0) this.claims.splice(i, 1);
+      },
+    };
+  }
+
+  /** The deliveries of one event (by its event-id header), optionally on one path. */
+  ofEvent(eventId: string, path?: string): CapturedDelivery[] {
+    const name = namesFor(this.opts.headerWord).eventId.toLowerCase();
+    return this.deliveries.filter((d) => (d.headers[name]?.join(',') ?? '') === eventId && (path === undefined || d.path === path));
   }
 
   setScript(path: string, steps: ScriptStep[]): void {
@@ -138,9 +182,18 @@ export class Capture {
       const path = (req.url ?? '/').split('?')[0];
       const headers: Record<string, string[]> = {};
       for (const [k, v] of Object.entries(req.headersDistinct)) if (v) headers[k] = v;
-      const eventId = headers[H.eventId.toLowerCase()]?.join(',') ?? '';
-      const script = this.scripts.get(path) ?? this.opts.defaultScript ?? [204];
-      const previous = this.deliveries.filter((d) => d.path === path && (d.headers[H.eventId.toLowerCase()]?.join(',') ?? '') === eventId).length;
+      const eventHeader = namesFor(this.opts.headerWord).eventId.toLowerCase();
+      const eventId = headers[eventHeader]?.join(',') ?? '';
+      const known = eventId !== '' && (this.eventScripts.has(eventId) || this.deliveries.some((d) => (d.headers[eventHeader]?.join(',') ?? '') === eventId));
+      if (!known && eventId !== '' && this.claims.length > 0) {
+        const claim = this.claims.shift()!;
+        this.eventScripts.set(eventId, claim.script);
+        claim.bind(eventId);
+      }
+      const byEvent = this.eventScripts.get(eventId);
+      const script = byEvent ?? this.scripts.get(path) ?? this.opts.defaultScript ?? [204];
+      // A claimed event is counted across paths (a followed redirect is one more delivery of it); others per path.
+      const previous = this.deliveries.filter((d) => (byEvent !== undefined || d.path === path) && (d.headers[eventHeader]?.join(',') ?? '') === eventId).length;
       const step = script[Math.min(previous, script.length - 1)] ?? 204;
       const d: CapturedDelivery = { seq: this.deliveries.length + 1, path, method: req.method ?? '', headers, body: Buffer.concat(chunks), receivedAtMs: Date.now(), answered: step };
       this.deliveries.push(d);
@@ -188,31 +241,40 @@ export function judgePostJson(d: CapturedDelivery): void {
   parsed(d);
 }
 
-export function judgeHeadersPresent(d: CapturedDelivery): void {
+export function judgeHeadersPresent(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   for (const name of Object.values(H)) {
     const v = single(d, name);
     if (v.length === 0) throw new CheckFailure(`Required header ${name} empty`, `delivery #${d.seq}`);
   }
 }
 
-export function judgeTimestamp(d: CapturedDelivery): void {
+export function judgeTimestamp(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const ts = single(d, H.timestamp);
-  if (!/^(0|[1-9][0-9]*)$/.test(ts)) throw new CheckFailure('Service-Timestamp is not canonical decimal Unix seconds', `delivery #${d.seq}: ${JSON.stringify(ts.slice(0, 40))}`);
+  if (!/^(0|[1-9][0-9]*)$/.test(ts)) throw new CheckFailure(`${H.timestamp} is not canonical decimal Unix seconds`, `delivery #${d.seq}: ${JSON.stringify(ts.slice(0, 40))}`);
   // Judged at the moment of receipt: the timestamp is the time of signing (§6.2).
   const skew = Math.floor(d.receivedAtMs / 1000) - Number(ts);
   if (Math.abs(skew) > TIMESTAMP_TOLERANCE_SECONDS) {
-    throw new CheckFailure('Service-Timestamp outside the 300-second tolerance', `delivery #${d.seq}: ${Math.abs(skew)} s ${skew < 0 ? 'ahead of' : 'behind'} the harness clock at receipt`);
+    throw new CheckFailure(`${H.timestamp} outside the 300-second tolerance`, `delivery #${d.seq}: ${Math.abs(skew)} s ${skew < 0 ? 'ahead of' : 'behind'} the harness clock at receipt`);
   }
 }
 
-export function judgeSignature(d: CapturedDelivery, secret: string): void {
+/** The interop note of a sender that writes its digest in uppercase hex (WEBHOOK-SIG-UPPERCASE-HEX: the case is open). */
+export const UPPERCASE_HEX_NOTE = 'the digest is written in uppercase hex: §6.2 says "hexadecimal text" and the catalog leaves the case open (WEBHOOK-SIG-UPPERCASE-HEX), so this is not a failure; interop note: receivers that compare the digest as text, or follow the common lowercase convention (the harness\'s own verifier among them), reject it, so lowercase is the safe choice';
+
+/**
+ * §6.2: `v1=` + the hexadecimal HMAC-SHA256 of `{timestamp}.{raw body}`. Throws CheckFailure when it is not; returns
+ * an observation (the check is then informational) when the digest matches in uppercase hex, a case the spec leaves open.
+ */
+export function judgeSignature(d: CapturedDelivery, secret: string, H: WebhookHeaderNames = WEBHOOK_HEADERS): string | undefined {
   const sig = single(d, H.signature);
   const ts = single(d, H.timestamp);
-  if (!/^v1=[0-9a-f]{64}$/.test(sig)) throw new CheckFailure('Service-Signature is not v1= followed by 64 lowercase hex digits', `delivery #${d.seq}: length ${sig.length}, prefix ${JSON.stringify(sig.slice(0, 3))}`);
+  if (!/^v1=[0-9a-fA-F]{64}$/.test(sig)) throw new CheckFailure(`${H.signature} is not v1= followed by 64 hex digits`, `delivery #${d.seq}: length ${sig.length}, prefix ${JSON.stringify(sig.slice(0, 3))}`);
   const expected = Buffer.from(sign({ secret, timestamp: ts, rawBody: d.body }));
-  if (!crypto.timingSafeEqual(expected, Buffer.from(sig))) {
-    throw new CheckFailure('Service-Signature does not match the HMAC-SHA256 of the timestamp and the raw body', `delivery #${d.seq}: ${d.body.length} body bytes, timestamp ${ts}`);
+  if (!crypto.timingSafeEqual(expected, Buffer.from(`v1=${sig.slice(3).toLowerCase()}`))) {
+    throw new CheckFailure(`${H.signature} does not match the HMAC-SHA256 of the timestamp and the raw body`, `delivery #${d.seq}: ${d.body.length} body bytes, timestamp ${ts}`);
   }
+  if (!/^v1=[0-9a-f]{64}$/.test(sig)) return `delivery #${d.seq}: ${UPPERCASE_HEX_NOTE}`;
+  return undefined;
 }
 
 export function judgeSchema(d: CapturedDelivery): void {
@@ -252,16 +314,16 @@ export function judgeThin(d: CapturedDelivery, secret: string): void {
   if (found.length > 0) throw new CheckFailure('Delivery body carries more than identifiers', `delivery #${d.seq}: ${found.join('; ')}`);
 }
 
-export function judgeEventIdHeader(d: CapturedDelivery): void {
+export function judgeEventIdHeader(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const v = single(d, H.eventId);
   const body = parsed(d) as { id?: unknown } | null;
-  if (body === null || typeof body !== 'object' || v !== body.id) throw new CheckFailure('Service-Event-Id differs from body id', `delivery #${d.seq}`);
+  if (body === null || typeof body !== 'object' || v !== body.id) throw new CheckFailure(`${H.eventId} differs from body id`, `delivery #${d.seq}`);
 }
 
-export function judgeVersionHeader(d: CapturedDelivery): void {
+export function judgeVersionHeader(d: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const v = single(d, H.version);
   const body = parsed(d) as { api_version?: unknown } | null;
-  if (body === null || typeof body !== 'object' || v !== body.api_version) throw new CheckFailure('Service-Webhook-Version differs from body api_version', `delivery #${d.seq}: header ${JSON.stringify(v)}, body ${JSON.stringify(body?.api_version)}`);
+  if (body === null || typeof body !== 'object' || v !== body.api_version) throw new CheckFailure(`${H.version} differs from body api_version`, `delivery #${d.seq}: header ${JSON.stringify(v)}, body ${JSON.stringify(body?.api_version)}`);
 }
 
 const CREDENTIAL_HEADER = /^(proxy-)?authorization$|api[-_]?key|access[-_]?token|^x-auth/i;
@@ -286,7 +348,7 @@ export function judgeNoApiKey(d: CapturedDelivery, apiKeys: readonly string[] = 
 }
 
 /** Same event, same delivery (§6.2: the delivery id is reused across retries). */
-export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery): void {
+export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery, H: WebhookHeaderNames = WEBHOOK_HEADERS): void {
   const e1 = single(first, H.eventId);
   const e2 = single(retry, H.eventId);
   if (e1 !== e2) throw new CheckFailure('Retry carries another event id', `deliveries #${first.seq} and #${retry.seq}`);
@@ -298,16 +360,22 @@ export function judgeRetryIds(first: CapturedDelivery, retry: CapturedDelivery):
   if (b1?.id !== b2?.id) throw new CheckFailure('Retry carries another body id', `deliveries #${first.seq} and #${retry.seq}`);
 }
 
-/** The per-delivery judges, by check id (the CLI's passive mode runs them on every delivery). */
-export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secret: string, known?: { apiKeys?: readonly string[] }) => void }[] = [
+/** What a judge knows besides the delivery: the profile's API keys, the deployment's header word. */
+export interface JudgeContext { apiKeys?: readonly string[]; headerWord?: string }
+
+/**
+ * The per-delivery judges, by check id (the CLI's passive mode runs them on every delivery). A judge throws
+ * CheckFailure, or returns an observation of a choice the spec leaves open (the check is then informational).
+ */
+export const DELIVERY_JUDGES: { def: CheckDef; judge: (d: CapturedDelivery, secret: string, known?: JudgeContext) => string | void }[] = [
   { def: { id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body' }, judge: (d) => judgePostJson(d) },
-  { def: { id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five Service-* headers exactly once, non-empty' }, judge: (d) => judgeHeadersPresent(d) },
-  { def: { id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'Service-Timestamp is canonical decimal Unix seconds within 300 s of the receiver clock' }, judge: (d) => judgeTimestamp(d) },
-  { def: { id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'Service-Signature is v1= + the lowercase hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret' }, judge: (d, s) => judgeSignature(d, s) },
+  { def: { id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five §6.2 headers (Service-* or the deployment\'s header word) exactly once, non-empty' }, judge: (d, _s, k) => judgeHeadersPresent(d, namesFor(k?.headerWord)) },
+  { def: { id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'the timestamp header is canonical decimal Unix seconds within 300 s of the receiver clock' }, judge: (d, _s, k) => judgeTimestamp(d, namesFor(k?.headerWord)) },
+  { def: { id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'the signature header is v1= + the hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret (uppercase hex: informational)' }, judge: (d, s, k) => judgeSignature(d, s, namesFor(k?.headerWord)) },
   { def: { id: 'webhook-sender-payload-schema', requirements: ['FIELD-EVENT-ID', 'FIELD-EVENT-TYPE', 'FIELD-EVENT-API-VERSION', 'FIELD-EVENT-OCCURRED-AT', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-NO-OTHER-EVENT-TYPES', 'VERSION-WEBHOOK-DATE', 'WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-SINGLE-EVENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'the body is a valid closed RecordingTranscriptReadyWebhookEvent' }, judge: (d) => judgeSchema(d) },
   { def: { id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret' }, judge: (d, s) => judgeThin(d, s) },
-  { def: { id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'Service-Event-Id equals body id' }, judge: (d) => judgeEventIdHeader(d) },
-  { def: { id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'Service-Webhook-Version equals body api_version' }, judge: (d) => judgeVersionHeader(d) },
+  { def: { id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'the event-id header equals body id' }, judge: (d, _s, k) => judgeEventIdHeader(d, namesFor(k?.headerWord)) },
+  { def: { id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'the webhook-version header equals body api_version' }, judge: (d, _s, k) => judgeVersionHeader(d, namesFor(k?.headerWord)) },
   { def: { id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)' }, judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) },
 ];
 
@@ -403,9 +471,16 @@ export const PROMPT_ANSWER_TIMEOUT_MS = 5_000;
 
 export interface SenderContextOptions {
   capture: Capture;
-  control: SandboxControl;
+  /** The sandbox's control routes (subscriptions made per scenario), or … */
+  control?: SandboxControl;
+  /** … a deployment whose deliveries are caused by its trigger command or its team (webhook.sender). */
+  deployment?: Deployment;
+  /** The secret the deployment signs with (webhook.signingSecretEnv); the sandbox is given a fresh one per run. */
+  secret?: string;
   /** An ambient transcript document with a finalized transcript (profile role ambient_transcript_with_audio). */
   document: { encounter_id: string; document_id: string };
+  /** False when the document is not known (a deployment whose team causes the events): the event's document is then fetched, not compared. */
+  documentKnown?: boolean;
   /** Subscription settings asked of the sandbox: short, so retries come quickly. */
   backoffMs?: number;
   senderTimeoutMs?: number;
@@ -416,16 +491,31 @@ export interface SenderContextOptions {
   observeMs?: number;
   /** The target's API keys (from the profile): no delivery may carry one. */
   apiKeys?: readonly string[];
+  /** The word of the deployment's §6.2 header names (profile webhook.headerWord; default Service). */
+  headerWord?: string;
   /** GET on the target's REST routes with the receiver's key (the suite's client); absent in the CLI. */
   rest?: (target: string) => Promise<Exchange>;
 }
 
 export class SenderContext {
   readonly opts: SenderContextOptions;
-  readonly secret = `whsec_conf_${crypto.randomBytes(12).toString('hex')}`;
+  readonly secret: string;
   constructor(opts: SenderContextOptions) {
+    this.secret = opts.secret ?? `whsec_conf_${crypto.randomBytes(12).toString('hex')}`;
     registerSecret(this.secret);
     this.opts = opts;
+  }
+
+  /**
+   * A deployment's event answered 204, shared by the checks that judge one correct delivery (each event costs the
+   * team's trigger a finalized transcript); the sandbox makes one per check, as before.
+   */
+  async oneDelivery(scope: CheckScope, name: string): Promise<CapturedDelivery[]> {
+    const deployment = this.opts.deployment;
+    if (!deployment) return this.scenario(scope, name, [204], (x) => x.length >= 1);
+    const r = await deployment.shared('one-delivery', () => deployment.scenario({ ...scope, record: () => undefined }, 'one-delivery', [204], (x) => x.length >= 1));
+    for (const d of r.deliveries) scope.record(deliveryExchange(d));
+    return r.deliveries;
   }
 
   /**
@@ -437,8 +527,11 @@ export class SenderContext {
   }
 
   /** As scenario(), also giving the receiver path used (to look at its redirect sibling). */
-  async scenarioAt(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs = 0): Promise<{ path: string; deliveries: CapturedDelivery[] }> {
-    const { capture, control } = this.opts;
+  async scenarioAt(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs = 0): Promise<ScenarioResultOf> {
+    if (this.opts.deployment) return this.opts.deployment.scenario(scope, name, script, until, extraWaitMs, script.length);
+    const { capture } = this.opts;
+    const control = this.opts.control;
+    if (!control) throw new Error('the sender context has neither a sandbox control nor a deployment');
     const path = `/receiver/${name}-${crypto.randomBytes(4).toString('hex')}`;
     capture.setScript(path, script);
     // Only a scenario about the sender's timeout needs that timeout short. Elsewhere a generous one keeps a
@@ -457,15 +550,34 @@ export class SenderContext {
       await control.deactivate(scope, sub).catch(() => undefined);
     }
     const ds = capture.on(path);
-    for (const d of ds) scope.record(deliveryExchange(d));
-    return { path, deliveries: ds };
+    const followed = capture.on(redirectPath(path));
+    for (const d of [...ds, ...followed]) scope.record(deliveryExchange(d));
+    return { path, deliveries: ds, followed };
   }
+}
+
+/** What one scenario brought: the path its deliveries came to, them, and those that followed a scripted redirect. */
+export interface ScenarioResultOf { path: string; deliveries: CapturedDelivery[]; followed: CapturedDelivery[] }
+
+/** A deployment whose events its trigger or team causes, one scenario at a time (harness/webhook/deployment.ts). */
+export interface Deployment {
+  scenario(scope: CheckScope, name: string, script: ScriptStep[], until: (ds: CapturedDelivery[]) => boolean, extraWaitMs?: number, wanted?: number): Promise<ScenarioResultOf>;
+  inactive(scope: CheckScope, name: string, observeMs: number): Promise<CapturedDelivery[]>;
+  shared(key: string, make: () => Promise<ScenarioResultOf>): Promise<ScenarioResultOf>;
 }
 
 export interface SenderCase {
   def: CheckDef;
   run(ctx: SenderContext, scope: CheckScope): Promise<void>;
+  /**
+   * Judged only from the sender's own schedule of attempts (the sandbox control): a deployment judged as it is
+   * (webhook.sender) offers none, so the case is not part of that run (its requirements are verified by the others).
+   */
+  needsSchedule?: boolean;
 }
+
+/** The cases a deployment judged through webhook.sender runs (every case but those only a sandbox's schedule decides). */
+export const DEPLOYMENT_CASES = (): readonly SenderCase[] => SENDER_CASES.filter((c) => !c.needsSchedule);
 
 function firstOrFail(ds: CapturedDelivery[]): CapturedDelivery {
   if (ds.length === 0) throw new CheckFailure('No delivery arrived for the finalized transcript', 'the active subscription received nothing within the wait');
@@ -475,8 +587,9 @@ function firstOrFail(ds: CapturedDelivery[]): CapturedDelivery {
 const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
   def,
   async run(ctx, scope) {
-    const ds = await ctx.scenario(scope, def.id.replace('webhook-sender-', ''), [204], (x) => x.length >= 1);
-    judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys });
+    const ds = await ctx.oneDelivery(scope, def.id.replace('webhook-sender-', ''));
+    const observed = judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys, headerWord: ctx.opts.headerWord });
+    if (observed) scope.observe(observed);
   },
 }));
 
@@ -493,7 +606,7 @@ function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout' | '
       const ds = await ctx.scenario(scope, `retry-${label}`, [step, 204], (x) => x.length >= 2);
       const first = firstOrFail(ds);
       if (ds.length < 2) throw new CheckFailure('Retryable failure not retried', `the delivery answered ${step === 'timeout' ? 'with a held response (timeout)' : how} was not delivered again within the wait`);
-      judgeRetryIds(first, ds[1]);
+      judgeRetryIds(first, ds[1], namesFor(ctx.opts.headerWord));
     },
   };
 }
@@ -507,11 +620,9 @@ function terminalCase(status: 400 | 401 | 404 | 410 | 422 | 302): SenderCase {
       title: redirect ? 'a delivery answered 302 is neither retried nor redirected (the Location is never followed)' : `a delivery answered ${status} is not retried`,
     },
     async run(ctx, scope) {
-      const { path, deliveries: ds } = await ctx.scenarioAt(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
+      const { deliveries: ds, followed } = await ctx.scenarioAt(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
       firstOrFail(ds);
       if (redirect) {
-        const followed = ctx.opts.capture.on(redirectPath(path));
-        for (const d of followed) scope.record(deliveryExchange(d));
         if (followed.length > 0) throw new CheckFailure('Redirect followed', `the delivery answered 302 was sent on to its Location ${followed.length} time(s); a 3xx is a terminal answer`);
       }
       if (ds.length > 1) throw new CheckFailure('Terminal failure retried', `the delivery answered ${status} came again ${ds.length - 1} time(s) within ${ctx.opts.observeMs ?? 1500} ms`);
@@ -531,11 +642,14 @@ const noRedeliveryAfter2xx: SenderCase = {
   },
 };
 
-/** §6.2/§6.3 on every attempt: the retries too are signed over their own body and timestamp, fresh and complete. */
+/**
+ * §6.2/§6.3 on every attempt: the retries too are signed over their own body and timestamp, fresh and complete. The
+ * digest's case is not judged here (webhook-sender-signature-valid observes it): this check verifies the HMAC itself.
+ */
 const everyAttemptJudged: SenderCase = {
   def: {
     id: 'webhook-sender-every-attempt-signed-and-fresh',
-    requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-HEADER-TIMESTAMP', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-RETRYABLE-FAILURES'],
+    requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY', 'WEBHOOK-HEADER-TIMESTAMP', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-RETRYABLE-FAILURES'],
     title: 'every attempt of a delivery, retries included, carries the header contract, a current timestamp and a valid signature',
   },
   async run(ctx, scope) {
@@ -543,8 +657,9 @@ const everyAttemptJudged: SenderCase = {
     firstOrFail(ds);
     if (ds.length < 2) throw new NotVerified('the delivery answered 503 was not retried: no retry to judge (webhook-sender-retries-503-with-same-ids judges that)');
     const problems: string[] = [];
+    const H = namesFor(ctx.opts.headerWord);
     for (const d of ds) {
-      for (const judge of [judgePostJson, judgeHeadersPresent, judgeTimestamp, (x: CapturedDelivery) => judgeSignature(x, ctx.secret), judgeEventIdHeader, judgeVersionHeader]) {
+      for (const judge of [judgePostJson, (x: CapturedDelivery) => judgeHeadersPresent(x, H), (x: CapturedDelivery) => judgeTimestamp(x, H), (x: CapturedDelivery) => judgeSignature(x, ctx.secret, H), (x: CapturedDelivery) => judgeEventIdHeader(x, H), (x: CapturedDelivery) => judgeVersionHeader(x, H)]) {
         try {
           judge(d);
         } catch (e) {
@@ -570,11 +685,15 @@ const eventNamesFinalizedDocument: SenderCase = {
   async run(ctx, scope) {
     const rest = ctx.opts.rest;
     if (!rest) throw new NotVerified('no REST client for follow-up fetches (the suite passes the profile\'s full key)');
-    const d = firstOrFail(await ctx.scenario(scope, 'names-document', [204], (x) => x.length >= 1));
+    const d = firstOrFail(await ctx.oneDelivery(scope, 'names-document'));
     const body = parsed(d) as { organization_id?: unknown; resources?: { encounter_id?: unknown; document_id?: unknown } };
-    const doc = ctx.opts.document;
+    const doc = { ...ctx.opts.document };
     const got = { encounter_id: body?.resources?.encounter_id, document_id: body?.resources?.document_id };
-    if (got.encounter_id !== doc.encounter_id || got.document_id !== doc.document_id) {
+    if (ctx.opts.documentKnown === false) {
+      if (typeof got.encounter_id !== 'string' || typeof got.document_id !== 'string') throw new CheckFailure('The event does not name a document', `delivery #${d.seq}: resources ${JSON.stringify(got)}`);
+      doc.encounter_id = got.encounter_id;
+      doc.document_id = got.document_id;
+    } else if (got.encounter_id !== doc.encounter_id || got.document_id !== doc.document_id) {
       throw new CheckFailure('The event does not name the finalized document', `delivery #${d.seq}: resources ${JSON.stringify(got)}, finalized ${JSON.stringify(doc)}`);
     }
     const seg = encodeURIComponent;
@@ -604,8 +723,14 @@ const noDeliveryWithoutActivation: SenderCase = {
     title: 'a transcript finalized for a subscription that is not active brings no delivery',
   },
   async run(ctx, scope) {
-    const { capture, control } = ctx.opts;
+    const { capture, control, deployment } = ctx.opts;
     const observeMs = ctx.opts.observeMs ?? 1500;
+    if (deployment) {
+      const arrived = await deployment.inactive(scope, 'no-delivery-without-activation', observeMs);
+      if (arrived.length > 0) throw new CheckFailure('Delivery to a subscription that is not active', `${arrived.length} delivery(ies) arrived within ${observeMs} ms of a transcript the trigger finalized while the subscription was not active`);
+      return;
+    }
+    if (!control) throw new NotVerified('no way to hold a subscription inactive (webhook.sandboxControlUrl, or webhook.sender.trigger)');
     const path = `/receiver/inactive-${crypto.randomBytes(4).toString('hex')}`;
     capture.setScript(path, [204]);
     const sub = await control.activate(scope, `${capture.url}${path}`, ctx.secret, {
@@ -626,9 +751,13 @@ const noDeliveryWithoutActivation: SenderCase = {
  * No delivery can arrive, so the sender's own schedule (sandbox control) shows whether it tried again.
  */
 const retriesRefusedConnection: SenderCase = {
+  needsSchedule: true,
   def: { id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again' },
   async run(ctx, scope) {
     const { control } = ctx.opts;
+    // A deployment's first attempt at a closed port leaves no trace the harness could see: a retry that arrives after
+    // the port opens again cannot be told apart from a late first attempt. Only the sender's own schedule shows it.
+    if (!control) throw new NotVerified('a refused connection is judged from the sender\'s own schedule of attempts (the sandbox control\'s GET /__sandbox/webhooks/events/{id}/deliveries); a deployment offers none, and its reset-connection and timeout scenarios judge transport failures');
     const port = await new Promise<number>((resolve, reject) => {
       const probe = http.createServer();
       probe.once('error', reject);
@@ -679,7 +808,7 @@ export interface SenderSuiteOptions extends Omit<SenderContextOptions, 'capture'
 
 /** Runs every sender case against a service with sandbox control; one record each (redacted evidence). */
 export async function runSenderSuite(opts: SenderSuiteOptions, onResult?: (r: StandaloneRecord) => void): Promise<StandaloneRecord[]> {
-  const capture = new Capture({ host: opts.listenHost, port: opts.listenPort, holdMs: (opts.senderTimeoutMs ?? 500) + 1000 });
+  const capture = new Capture({ host: opts.listenHost, port: opts.listenPort, holdMs: (opts.senderTimeoutMs ?? 500) + 1000, headerWord: opts.headerWord });
   await capture.listen();
   try {
     const ctx = new SenderContext({ ...opts, capture, control: new SandboxControl(opts.control) });

@@ -10,15 +10,44 @@ export const WEBHOOK_EVENT_TYPE = 'recording.transcript_ready';
 /** §8: webhook timestamp tolerance. */
 export const TIMESTAMP_TOLERANCE_SECONDS = 300;
 
-/** The five §6.2 headers, in the order the verifier checks them for presence. */
-export const WEBHOOK_HEADERS = {
-  eventId: 'Service-Event-Id',
-  deliveryId: 'Service-Delivery-Id',
-  timestamp: 'Service-Timestamp',
-  signature: 'Service-Signature',
-  version: 'Service-Webhook-Version',
-} as const;
-type HeaderKey = keyof typeof WEBHOOK_HEADERS;
+/**
+ * §6.2: "The header names below use a neutral word where the service's own name would stand; the rest of each name
+ * is exact." The word is a setting (profile webhook.headerWord, --header-word); the spec's own is Service.
+ */
+export const SPEC_HEADER_WORD = 'Service';
+const HEADER_WORD = /^[A-Za-z0-9]+(-[A-Za-z0-9]+)*$/;
+
+/** The five §6.2 header names with `word` where the spec writes Service, in the order the verifier checks them. */
+export function webhookHeaders(word: string = SPEC_HEADER_WORD) {
+  if (!HEADER_WORD.test(word)) throw new TypeError(`webhook header word must be letters and digits (hyphens between), got ${JSON.stringify(word)}`);
+  return {
+    eventId: `${word}-Event-Id`,
+    deliveryId: `${word}-Delivery-Id`,
+    timestamp: `${word}-Timestamp`,
+    signature: `${word}-Signature`,
+    version: `${word}-Webhook-Version`,
+  } as const;
+}
+export type WebhookHeaderNames = ReturnType<typeof webhookHeaders>;
+
+/** The five §6.2 headers as the spec writes them (word Service). */
+export const WEBHOOK_HEADERS: WebhookHeaderNames = webhookHeaders(SPEC_HEADER_WORD);
+
+const SPEC_NAME = /^(service)(-(?:event-id|delivery-id|timestamp|signature|webhook-version))$/i;
+
+/**
+ * A header name of a delivery built with the spec's word, spelled with another word (`Service-Timestamp` →
+ * `Ceapi-Timestamp`); the casing of the spelling is kept (`service-timestamp` → `ceapi-timestamp`, as an adversarial
+ * delivery spells a repeat). Any other name is returned as it is.
+ */
+export function withHeaderWord(name: string, word: string = SPEC_HEADER_WORD): string {
+  const m = SPEC_NAME.exec(name);
+  if (!m || word === SPEC_HEADER_WORD) return name;
+  webhookHeaders(word);
+  const spelled = m[1] === m[1].toLowerCase() ? word.toLowerCase() : m[1] === m[1].toUpperCase() ? word.toUpperCase() : word;
+  return `${spelled}${m[2]}`;
+}
+type HeaderKey = keyof WebhookHeaderNames;
 const HEADER_ORDER: readonly HeaderKey[] = ['eventId', 'deliveryId', 'timestamp', 'signature', 'version'];
 
 /**
@@ -108,6 +137,8 @@ export interface VerifyInput {
   secret: Secret;
   /** The receiver clock in milliseconds; defaults to Date.now(). */
   nowMs?: number;
+  /** The word of the §6.2 header names the service uses (default Service). */
+  headerWord?: string;
 }
 
 export type VerifyFailure = { ok: false; reason: VerifyReason; detail: string };
@@ -156,6 +187,8 @@ export interface DeliveryOptions {
   /** Overrides for the event-id and version headers (adversarial deliveries). */
   eventIdHeader?: string;
   versionHeader?: string;
+  /** The word of the §6.2 header names (default Service). */
+  headerWord?: string;
 }
 
 export interface Delivery {
@@ -175,14 +208,15 @@ export function buildDelivery(event: WebhookEvent | Record<string, unknown>, sec
     : Buffer.from(typeof opts.rawBody === 'string' ? Buffer.from(opts.rawBody, 'utf8') : opts.rawBody);
   const timestamp = opts.timestamp ?? String(Math.floor(nowSeconds));
   const id = typeof event.id === 'string' ? event.id : String(event.id);
+  const h = opts.headerWord === undefined ? WEBHOOK_HEADERS : webhookHeaders(opts.headerWord);
   return {
     headers: {
       'Content-Type': 'application/json',
-      [WEBHOOK_HEADERS.eventId]: opts.eventIdHeader ?? id,
-      [WEBHOOK_HEADERS.deliveryId]: opts.deliveryId ?? defaultDeliveryId(id),
-      [WEBHOOK_HEADERS.timestamp]: timestamp,
-      [WEBHOOK_HEADERS.signature]: sign({ secret, timestamp, rawBody: body }),
-      [WEBHOOK_HEADERS.version]: opts.versionHeader ?? (typeof event.api_version === 'string' ? event.api_version : WEBHOOK_API_VERSION),
+      [h.eventId]: opts.eventIdHeader ?? id,
+      [h.deliveryId]: opts.deliveryId ?? defaultDeliveryId(id),
+      [h.timestamp]: timestamp,
+      [h.signature]: sign({ secret, timestamp, rawBody: body }),
+      [h.version]: opts.versionHeader ?? (typeof event.api_version === 'string' ? event.api_version : WEBHOOK_API_VERSION),
     },
     body,
   };
@@ -269,11 +303,12 @@ function verifySignatureUnsafe(input: VerifyInput): SignatureResult {
   if (typeof nowMs !== 'number' || !Number.isFinite(nowMs)) return fail('invalid_input', 'clock must be a finite number of milliseconds');
 
   // Required headers: present exactly once each (§6.2, §6.3 last paragraph).
+  const names = input.headerWord === undefined ? WEBHOOK_HEADERS : webhookHeaders(input.headerWord);
   const single = {} as Record<HeaderKey, string>;
   for (const key of HEADER_ORDER) {
-    const values = headerValues(headers as HeaderBag, WEBHOOK_HEADERS[key]);
-    if (values.length === 0) return fail(HEADER_REASON[key].missing, `required header ${WEBHOOK_HEADERS[key]} is absent`);
-    if (values.length > 1) return fail(HEADER_REASON[key].duplicate, `header ${WEBHOOK_HEADERS[key]} is given ${values.length} times`);
+    const values = headerValues(headers as HeaderBag, names[key]);
+    if (values.length === 0) return fail(HEADER_REASON[key].missing, `required header ${names[key]} is absent`);
+    if (values.length > 1) return fail(HEADER_REASON[key].duplicate, `header ${names[key]} is given ${values.length} times`);
     single[key] = values[0];
   }
 

@@ -41,13 +41,17 @@ export async function sandbox(): Promise<{ profile: string; token: string; ref?:
  * Runs the conformance checks once under a meta-suite config with its switchboard file (`key` names the
  * setting that carries it), and returns the tagged outcomes and the tail of the child's output.
  */
-export async function runMetaChild(config: string, box: { profile: string; token: string }, key: 'mutantsMatrix' | 'variantsSet', data: unknown, prefix: string): Promise<{ outcomes: Collected[]; log: string }> {
+export async function runMetaChild(config: string, box: { profile: string; token: string }, key: 'mutantsMatrix' | 'variantsSet', data: unknown, prefix: string, extra: Partial<Record<'variantsProfiles', unknown>> = {}): Promise<{ outcomes: Collected[]; log: string }> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const file = path.join(work, `${key}.json`);
   fs.writeFileSync(file, JSON.stringify(data));
-  const res = await runPlaywrightChild(['test', '-c', config], {
-    [settingName('profile')]: box.profile, [settingName('switchboardToken')]: box.token, [settingName(key)]: file, [settingName('out')]: work,
-  });
+  const env: NodeJS.ProcessEnv = { [settingName('profile')]: box.profile, [settingName('switchboardToken')]: box.token, [settingName(key)]: file, [settingName('out')]: work };
+  for (const [k, v] of Object.entries(extra) as ['variantsProfiles', unknown][]) {
+    const f = path.join(work, `${k}.json`);
+    fs.writeFileSync(f, JSON.stringify(v));
+    env[settingName(k)] = f;
+  }
+  const res = await runPlaywrightChild(['test', '-c', config], env);
   const out = path.join(work, 'outcomes.json');
   const outcomes = fs.existsSync(out) ? (JSON.parse(fs.readFileSync(out, 'utf8')).checks as Collected[]) : [];
   return { outcomes, log: `${res.stdout.slice(-3000)}\n${res.stderr.slice(-3000)}` };

@@ -11,8 +11,23 @@ export function serviceVariants(table: Record<string, Variant> = VARIANTS): stri
   return Object.keys(table).filter((name) => !/receiver/.test(table[name].area));
 }
 
+/** Two variants that declare different profile settings (two header words) cannot be judged with one profile. */
 function conflict(a: string, b: string, table: Record<string, Variant>): boolean {
+  const declares = (v: Variant) => JSON.stringify(v.profile ?? null);
+  if (table[a].profile && table[b].profile && declares(table[a]) !== declares(table[b])) return true;
   return (table[a].excludes ?? []).includes(b) || (table[b].excludes ?? []).includes(a);
+}
+
+/** What each bundle's variants declare in the profile (merged), for the bundles that declare anything. */
+export function bundleProfiles(bundles: Bundles, table: Record<string, Variant> = VARIANTS): Record<string, { webhook?: Record<string, unknown> }> {
+  const out: Record<string, { webhook?: Record<string, unknown> }> = {};
+  for (const [bundle, names] of Object.entries(bundles)) {
+    for (const n of names) {
+      const webhook = table[n].profile?.webhook;
+      if (webhook) out[bundle] = { webhook: { ...out[bundle]?.webhook, ...webhook } };
+    }
+  }
+  return out;
 }
 
 /** Greedy first fit, in table order: bundle-1 holds every variant that fits, bundle-2 the rest that fit, … */

@@ -20,4 +20,6 @@ export const MATRIX: Matrix = {
   'webhook-retries-all-4xx': ['webhook-sender-no-retry-after-400', 'webhook-sender-no-retry-after-401', 'webhook-sender-no-retry-after-404'],
   'webhook-sends-api-key': ['webhook-sender-no-api-key'],
   'webhook-subscription-active-by-default': ['webhook-sender-no-delivery-without-activation'],
+  // One header with another word (Ceapi-Signature beside Service-Event-Id …): with the word Service, the signature is missing.
+  'webhook-header-word-mixed': ['webhook-sender-required-headers-present', 'webhook-sender-signature-valid', 'webhook-sender-every-attempt-signed-and-fresh'],
 };
