@@ -22,7 +22,7 @@ import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../reports/m
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../reports/write.ts';
 import { errorExit, SetupError, UsageError } from './errors.ts';
-import { isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../harness/webhook/receiver-suite.ts';
+import { BODY_HANDLING, isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, SIGNING_INPUT, specStepOf } from '../harness/webhook/receiver-suite.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
 import { redact, registerSecret } from '../harness/redact.ts';
@@ -51,7 +51,12 @@ receiver: sends the receiver at URL the valid delivery and every adversarial one
           in $NAME (default CONFORMANCE_WEBHOOK_SECRET), and prints the results grouped by cause.
           A follow-up fetch after an invalid delivery fails (§6.3 must); a 2xx, 5xx or no answer to an
           invalid delivery is a warning (§6.3 should answer non-2xx; a 2xx is not verified without
-          the probe below, since nothing then shows whether the receiver acted on it). To see the receiver's follow-up
+          the probe below, since nothing then shows whether the receiver acted on it). A valid delivery
+          answered 5xx (or 408, 409, 425, 429) is a retryable failure (§6.4), never a fail: not verified
+          without the probe (its follow-up fetch failing is the usual cause), a warning when the probe's
+          stand-in answered the receiver's fetches; a 4xx to it fails, and the detail shows the exact
+          signing input (timestamp, dot, raw body) and names the receiver's body handling when it accepts
+          the same event signed over a re-serialised body. To see the receiver's follow-up
           fetches, give --follow-up-port N: the harness then serves a stand-in of the REST API on
           H:N (default host 127.0.0.1) that answers any encounter, document or transcript id and counts
           each request; point the receiver's REST base URL at it for the run. After each delivery the
@@ -187,7 +192,7 @@ function reachable(url: URL, timeoutMs: number): Promise<void> {
   });
 }
 
-type Ex = { request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string }; response?: { status?: number }; error?: { kind?: string } };
+type Ex = { request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string; signingInput?: string }; response?: { status?: number }; error?: { kind?: string } };
 
 function exchangesOf(r: ReceiverCheckResult): Ex[] {
   try {
@@ -244,6 +249,13 @@ export function causeOf(r: ReceiverCheckResult, c: ReceiverCase | undefined): st
     }
     if (r.outcome === 'informational') return `open choices: deliveries the harness's verifier rejects ${said} (the spec leaves these open)`;
   }
+  // A valid delivery answered retryably (5xx, 408, 409, 425, 429, no answer): one cause, whichever check sent it.
+  const refused = exchanges.find((e) => e.response?.status === undefined || e.response.status < 200 || e.response.status >= 300);
+  if ((r.outcome === 'not_verified' || r.outcome === 'warning') && refused && c?.expectation !== 'boundary' && isRetryableStatus(refused.response?.status)) {
+    const what = `valid deliveries ${answerOf(refused)}: a retryable failure under §6.4 (the service re-sends them), not a §6.3 failure`;
+    if (r.outcome === 'warning') return `${what}; the follow-up stand-in answered the receiver's fetches, yet it did not acknowledge them`;
+    return /stand-in saw no fetch/.test(r.detail ?? '') ? `${what}; the follow-up stand-in saw no fetch from the receiver (is its REST base URL the stand-in?)` : `${what}; nothing shows why: a follow-up fetch that cannot connect is the usual cause (--follow-up-port N)`;
+  }
   if (r.outcome === 'not_verified') return r.detail ?? 'not verified';
   if (c?.expectation === 'boundary') return `a delivery exactly 300 s off (the open sub-second boundary) ${said}${r.outcome === 'warning' ? ': rejecting it is allowed, but this answer is retryable under §6.4' : ''}`;
   return `${title}${said ? ` (last delivery ${said})` : ''}`;
@@ -294,6 +306,7 @@ export function renderGroups(results: ReceiverCheckResult[]): string[] {
       lines.push(`      ${ex.request.method ?? 'POST'} ${ex.request.target ?? ''}`);
       for (const [name, value] of Object.entries(ex.request.headers ?? {})) lines.push(`      ${name}: ${value}`);
       if (ex.request.body !== undefined) lines.push(`      body: ${clip(ex.request.body.replace(/\r?\n/g, '\\n'), 400)}`);
+      if (ex.request.signingInput !== undefined) lines.push(`      signing input: ${clip(ex.request.signingInput, 600)}`);
       lines.push(`      → ${answerOf(ex)}`);
     }
     if (g.outcome !== 'fail' && g.outcome !== 'warning') continue;
@@ -304,16 +317,29 @@ export function renderGroups(results: ReceiverCheckResult[]): string[] {
 }
 
 /**
- * A hint when every correctly signed delivery was refused: the likely cause is another signing secret
- * (or a receiver clock far off), not dozens of separate defects.
+ * One hint about the valid deliveries, from what the checks recorded: the receiver's body handling when a check
+ * found it (it accepted the same event signed over a re-serialisation); a follow-up that failed when every
+ * correctly signed delivery got a retryable answer; another secret or clock when every one was refused terminally
+ * and no re-serialisation was accepted either.
  */
-export function refusalHint(results: ReceiverCheckResult[], secretEnv: string): string | undefined {
+export function refusalHint(results: ReceiverCheckResult[], secretEnv: string, probe = false): string | undefined {
   const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
   const valid = results.filter((r) => byId.get(r.id)?.expectation === 'accept');
+  const body = valid.find((r) => r.outcome === 'fail' && r.detail?.includes(BODY_HANDLING))?.detail;
+  if (body) {
+    const from = body.indexOf(BODY_HANDLING) + BODY_HANDLING.length;
+    const to = body.indexOf(SIGNING_INPUT, from);
+    return `hint: ${body.slice(from, to < 0 ? undefined : to).trim()} Each failing delivery's detail shows the exact signing input to compare with the receiver's own.`;
+  }
   if (valid.length === 0 || valid.some((r) => r.outcome === 'pass')) return undefined;
   const statuses = [...new Set(valid.map((r) => answerOf(exchangesOf(r)[0])))];
-  if (!statuses.every((s) => /^answered [1345]/.test(s))) return undefined;
-  return `hint: every correctly signed delivery was refused (${statuses.join(', ')}): the receiver most likely holds another signing secret than $${secretEnv}, or its clock is more than 300 s off`;
+  if (statuses.every((s) => /^answered (5|408|409|425|429)/.test(s))) {
+    return probe
+      ? `hint: every correctly signed delivery got a retryable answer (${statuses.join(', ')}), not a refusal: the receiver's own processing fails after it verifies (§6.4: the service would retry each one)`
+      : `hint: every correctly signed delivery got a retryable answer (${statuses.join(', ')}), not a refusal: a receiver answers so when its own processing fails, most often its follow-up REST fetches (can it reach its REST base URL from here?); rerun with --follow-up-port N and the receiver's REST base URL set to http://127.0.0.1:N`;
+  }
+  if (!statuses.every((s) => /^answered [134]/.test(s))) return undefined;
+  return `hint: every correctly signed delivery was refused (${statuses.join(', ')}), and none of the same event signed over a re-serialised body was accepted either: the receiver most likely holds another signing secret than $${secretEnv}, or its clock is more than 300 s off. Each failing delivery's detail shows the exact signing input`;
 }
 
 /** The receiver results as a run's outcomes, for the report writers. */
@@ -399,7 +425,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
     report = buildReport(outcomes, receiverContext(outcomes, { strict: values.strict }));
   }
   for (const line of renderGroups(results)) io.stdout(redact(line));
-  const hint = refusalHint(results, secretEnv);
+  const hint = refusalHint(results, secretEnv, probe !== undefined);
   if (hint) io.stdout(redact(hint));
   io.stdout(summaryLine(report.summary));
   io.stdout(redact(verdictLine(report)));
