@@ -361,7 +361,6 @@ export function receiverContext(outcomes: OutcomesFile, opts: { outDir?: string;
   ctx.subject = 'receiver';
   ctx.mutation = null;
   ctx.variants = null;
-  ctx.notTested = {};
   ctx.target = outcomes.target ?? null;
   return ctx;
 }
@@ -429,6 +428,8 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   if (hint) io.stdout(redact(hint));
   io.stdout(summaryLine(report.summary));
   io.stdout(redact(verdictLine(report)));
+  // Requirements no delivery can observe (a constant-time comparison): listed apart, never counted as verified.
+  for (const n of report.coverage.notObservable) io.stdout(redact(`not observable by any run (listed apart, never counted as verified): ${n.id}: ${n.reason}`));
   if (report.verdict === 'incomplete' && !probe) {
     io.stdout('to verify "no follow-up after an invalid delivery" (WEBHOOK-SIG-FAIL-NO-FOLLOWUP, a must): rerun with --follow-up-port N and the receiver\'s REST base URL set to http://127.0.0.1:N');
   }
