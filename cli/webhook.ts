@@ -11,6 +11,7 @@
 // Exit codes like `run`: 0 CONFORMANT, 1 NOT CONFORMANT or INCOMPLETE (0 on INCOMPLETE with
 // --allow-incomplete), 2 usage or setup error, e.g. an unreachable receiver (one line `conformance: <reason>`
 // on stderr). Every line printed passes through redact().
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -25,11 +26,13 @@ import { errorExit, SetupError, UsageError } from './errors.ts';
 import { BODY_HANDLING, isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, SIGNING_INPUT, specStepOf } from '../harness/webhook/receiver-suite.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
-import { redact, registerSecret } from '../harness/redact.ts';
-import { runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
+import { redact, redactHeader, registerSecret } from '../harness/redact.ts';
+import { ReceiverContext, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
+import { buildReceiverVectors, deliveryByName, expectedOf, singleDeliveryCases, vectorName, VECTORS_FILE } from '../harness/webhook/vectors.ts';
 import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
 import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
 import { CheckFailure } from '../harness/checks.ts';
+import type { Exchange } from '../harness/checks.ts';
 import { WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
 
 export interface WebhookIo {
@@ -46,6 +49,9 @@ const HELP = `Usage:
                                [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]]
   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
+  conformance webhook vectors --out DIR
+  conformance webhook send --url URL --name NAME [--secret-env NAME] [--timeout-ms N]
+  conformance webhook send --list
 
 receiver: sends the receiver at URL the valid delivery and every adversarial one, signed with the secret
           in $NAME (default CONFORMANCE_WEBHOOK_SECRET), and prints the results grouped by cause.
@@ -69,6 +75,15 @@ sender:   listens on port N and judges the deliveries the service sends, signed 
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
           settled events, or on Ctrl-C, then prints a summary.
+vectors:  writes DIR/webhook-receiver-vectors.json: every delivery of the receiver battery that is judged
+          on its own (the valid ones, the boundaries, every defect) as a test vector: the raw body bytes
+          (base64, and a UTF-8 view), the header lines, a TEST-ONLY secret, the receiver clock, the expected
+          outcome (accept or reject; "open" where the spec leaves it to the receiver) and the clause. Feed them
+          to your verifier's unit tests, in any language, offline.
+send:     sends the one delivery named NAME (a vector name; --list prints them) to URL, freshly signed with
+          the secret in $NAME (default CONFORMANCE_WEBHOOK_SECRET) and the current clock, and prints the
+          request (signature redacted), its signing input and the answer; exit 0 when the answer is what
+          the delivery should get (2xx for a valid one, non-2xx for a defect), 1 otherwise.
 Exit codes: 0 CONFORMANT (receiver) or all checks passed (sender); 1 a check failed, or INCOMPLETE;
             2 usage or setup error (e.g. an unreachable receiver, or one that never answers).`;
 
@@ -437,6 +452,65 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   return exitCodeFor(report, { allowIncomplete: values['allow-incomplete'] === true });
 }
 
+function vectorsCommand(argv: string[], io: WebhookIo): number {
+  const { values } = parseArgs({ args: argv, options: { out: { type: 'string' } }, strict: true, allowPositionals: false });
+  if (!values.out || values.out.trim() === '') throw new UsageError('webhook vectors needs --out DIR');
+  const dir = path.resolve(values.out);
+  const vectors = buildReceiverVectors();
+  const file = path.join(dir, VECTORS_FILE);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    // Written as is, not through the redaction layer: the secret in it is the vectors' own test-only value.
+    fs.writeFileSync(file, `${JSON.stringify(vectors, null, 2)}\n`);
+  } catch (e) {
+    throw new SetupError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const accept = vectors.vectors.filter((v) => v.expected === 'accept').length;
+  io.stdout(`conformance webhook vectors: ${vectors.vectors.length} vectors (${accept} accept, ${vectors.vectors.length - accept} reject; ${vectors.vectors.filter((v) => v.open).length} where the spec leaves the outcome open) in ${file}`);
+  io.stdout('the secret in it is a test-only value published with the vectors; never configure it on a real endpoint');
+  return 0;
+}
+
+async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { url: { type: 'string' }, name: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, list: { type: 'boolean' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.list) {
+    for (const c of singleDeliveryCases()) io.stdout(`${vectorName(c).padEnd(52)} ${expectedOf(c)}  ${c.def.title}`);
+    return 0;
+  }
+  if (!values.url) throw new UsageError('webhook send needs --url URL');
+  if (!values.name) throw new UsageError('webhook send needs --name NAME (conformance webhook send --list prints the names)');
+  let url: URL;
+  try {
+    url = new URL(values.url);
+  } catch {
+    throw new UsageError(`--url is not a URL: ${values.url}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be an http(s) URL');
+  const secret = secretFrom(io.env, values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET');
+  const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
+  const ctx = new ReceiverContext({ url: url.href, secret, timeoutMs });
+  const found = deliveryByName(values.name, ctx);
+  if (!found) throw new UsageError(`no delivery named ${JSON.stringify(values.name)} (conformance webhook send --list prints the names)`);
+  await reachable(url, Math.min(timeoutMs, PREFLIGHT_MS));
+  const recorded: Exchange[] = [];
+  const answer = await ctx.send({ record: (ex) => recorded.push(ex) }, found.wire);
+  const ex = recorded[0];
+  const expected = expectedOf(found.case);
+  io.stdout(redact(`${ex?.request?.method ?? 'POST'} ${ex?.request?.target ?? url.href}`));
+  for (const [name, value] of Object.entries(ex?.request?.headers ?? {})) io.stdout(redact(`${name}: ${redactHeader(name, value)}`));
+  if (ex?.request?.body !== undefined) io.stdout(redact(`body: ${ex.request.body.replace(/\r?\n/g, '\\n')}`));
+  if (ex?.request?.signingInput !== undefined) io.stdout(redact(`signing input: ${ex.request.signingInput}`));
+  const ok = expected === 'accept' ? answer.status !== undefined && answer.status >= 200 && answer.status < 300 : !(answer.status !== undefined && answer.status >= 200 && answer.status < 300);
+  const said = answer.status !== undefined ? `answered ${answer.status}` : `gave no answer (${answer.error ?? 'error'}${answer.message ? `: ${answer.message}` : ''})`;
+  io.stdout(redact(`→ ${said}; ${found.case.def.title}: expected ${expected === 'accept' ? 'a 2xx' : 'a non-2xx answer'}${found.case.expectation === 'decision' || found.case.expectation === 'payload-policy' || found.case.expectation === 'unsupported-type' || found.case.expectation === 'boundary' ? ' (the spec leaves this one open)' : ''}: ${ok ? 'as expected' : 'NOT as expected'}`));
+  return ok ? 0 : 1;
+}
+
 interface EventTrack {
   deliveries: CapturedDelivery[];
 }
@@ -560,7 +634,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
 export async function webhookCommand(argv: string[], io: WebhookIo = defaultIo()): Promise<number> {
   const [sub, ...rest] = argv;
   try {
-    if (sub === undefined) throw new UsageError('webhook needs a command: receiver or sender (see conformance webhook --help)');
+    if (sub === undefined) throw new UsageError('webhook needs a command: receiver, sender, vectors or send (see conformance webhook --help)');
     if (sub === '-h' || sub === '--help' || sub === 'help') {
       io.stdout(HELP);
       return 0;
@@ -570,8 +644,10 @@ export async function webhookCommand(argv: string[], io: WebhookIo = defaultIo()
       return 0;
     }
     if (sub === 'receiver') return await receiverCommand(rest, io);
+    if (sub === 'vectors') return vectorsCommand(rest, io);
+    if (sub === 'send') return await sendCommand(rest, io);
     if (sub === 'sender') return await senderCommand(rest, io);
-    throw new UsageError(`unknown webhook command ${JSON.stringify(sub)} (receiver or sender)`);
+    throw new UsageError(`unknown webhook command ${JSON.stringify(sub)} (receiver, sender, vectors or send)`);
   } catch (e) {
     // The CLI's one table of errors (cli/errors.ts), read for this command's own output channel.
     const { code, line, exit } = errorExit(e);

@@ -50,6 +50,8 @@ export interface ReceiverSuiteOptions {
   timeoutMs?: number;
   /** Wait after an answer before reading the probe, for receivers that work after answering (default 150 ms). */
   followUpSettleMs?: number;
+  /** Names the events of this run (`evt_conf_<runId>_001`…); random by default, fixed for reproducible vectors. */
+  runId?: string;
   /** Real identifiers for the receiver's follow-up fetches (a partner receiver fetches them from the service). */
   organizationId?: string;
   resources?: { encounter_id: string; document_id: string };
@@ -63,16 +65,18 @@ export interface Answer {
   ms: number;
 }
 
-type Wire = { headers: HeaderBag; body: Buffer };
+/** One delivery as it goes on the wire: headers (an array value: repeated header lines) and the raw body bytes. */
+export type Wire = { headers: HeaderBag; body: Buffer };
 
 export class ReceiverContext {
   readonly opts: ReceiverSuiteOptions;
-  readonly runId = crypto.randomBytes(5).toString('hex');
+  readonly runId: string;
   private seq = 0;
   constructor(opts: ReceiverSuiteOptions) {
     if (!opts.secret) throw new Error('receiver suite: the signing secret is empty');
     registerSecret(opts.secret);
     this.opts = opts;
+    this.runId = opts.runId ?? crypto.randomBytes(5).toString('hex');
   }
 
   nowMs(): number {
@@ -115,7 +119,7 @@ export class ReceiverContext {
   }
 
   /** Posts one delivery exactly as built (repeated headers become repeated lines) and records it (not without a scope). */
-  async send(scope: CheckScope | undefined, wire: Wire): Promise<Answer> {
+  async send(scope: Pick<CheckScope, 'record'> | undefined, wire: Wire): Promise<Answer> {
     const u = new URL(this.opts.url);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(wire.headers)) {
@@ -352,6 +356,12 @@ export interface ReceiverCase {
   expectation: Expectation | 'accept' | 'boundary' | 'scenario';
   /** For an invalid delivery: the verifier reason it exercises, and so its §6.3 step. */
   reason?: VerifyReason;
+  /**
+   * For a check that judges ONE delivery on its own (no state of the receiver involved): that delivery, built
+   * from the context's clock and secret, for `conformance webhook vectors` and `webhook send`. Absent for the
+   * scenarios (replays, retries, concurrency), which need a receiver's memory.
+   */
+  wire?: (ctx: ReceiverContext) => Wire;
   run(ctx: ReceiverContext, scope: CheckScope): Promise<void>;
 }
 
@@ -503,6 +513,7 @@ function rejectionCase(id: string, title: string, expectation: Expectation, requ
     def: { id, requirements: uniq(requirements), title },
     expectation,
     reason,
+    wire: build,
     async run(ctx, scope) {
       if (/^timestamp-[0-9]{3}-s-/.test(what)) await ctx.alignToSecond();
       const { answer, followUps } = await ctx.sendObserved(scope, build(ctx));
@@ -520,11 +531,13 @@ function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverC
       title: `a valid delivery signed ${seconds} s ${direction === 'old' ? 'in the past' : 'in the future'} is accepted`,
     },
     expectation: seconds === 300 ? 'boundary' : 'accept',
+    wire: (ctx) => {
+      const now = ctx.nowSeconds();
+      return buildDelivery(ctx.freshEvent(), ctx.opts.secret, now, { timestamp: String(direction === 'old' ? now - seconds : now + seconds) });
+    },
     async run(ctx, scope) {
       await ctx.alignToSecond();
-      const now = ctx.nowSeconds();
-      const ts = String(direction === 'old' ? now - seconds : now + seconds);
-      const delivery = buildDelivery(ctx.freshEvent(), ctx.opts.secret, now, { timestamp: ts });
+      const delivery = this.wire!(ctx);
       const { answer, followUps } = await ctx.sendObserved(scope, delivery);
       if (seconds === 300 && !is2xx(answer) && isRetryableAnswer(answer)) {
         // A retryable answer is a rejection (allowed here) or a failure of the receiver's own processing after it
@@ -574,6 +587,7 @@ const SCENARIOS: ReceiverCase[] = [
   {
     def: { id: 'webhook-receiver-accepts-valid-delivery', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256'], title: 'a correctly signed delivery is acknowledged with 2xx' },
     expectation: 'accept',
+    wire: (ctx) => buildDelivery(ctx.freshEvent(), ctx.opts.secret, ctx.nowSeconds()),
     async run(ctx, scope) {
       await deliverFirst(ctx, scope, { step: 'final' });
     },
@@ -585,13 +599,15 @@ const SCENARIOS: ReceiverCase[] = [
       title: 'a correctly signed delivery whose JSON is laid out otherwise (indented, a final newline) is acknowledged with 2xx',
     },
     expectation: 'accept',
-    async run(ctx, scope) {
-      // §6.3 step 4: the HMAC covers the raw bytes as received, so a receiver must accept any JSON text the
-      // service signs, not only the compact form the other deliveries use. A receiver that re-serialises the
-      // parsed body before computing the HMAC accepts compact deliveries and refuses this one.
+    // §6.3 step 4: the HMAC covers the raw bytes as received, so a receiver must accept any JSON text the
+    // service signs, not only the compact form the other deliveries use. A receiver that re-serialises the
+    // parsed body before computing the HMAC accepts compact deliveries and refuses this one.
+    wire: (ctx) => {
       const event = ctx.freshEvent();
-      const laidOut = `${JSON.stringify(event, null, 2)}\n`;
-      const delivery = buildDelivery(event, ctx.opts.secret, ctx.nowSeconds(), { rawBody: laidOut });
+      return buildDelivery(event, ctx.opts.secret, ctx.nowSeconds(), { rawBody: `${JSON.stringify(event, null, 2)}\n` });
+    },
+    async run(ctx, scope) {
+      const delivery = this.wire!(ctx);
       const { answer, followUps } = await ctx.sendObserved(scope, delivery);
       await judgeAccepted(ctx, scope, delivery, answer, 'the same kind of event as the valid delivery, its JSON indented', standInOf(followUps), 'final');
     },
