@@ -13,6 +13,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   webhook: async (argv) => (await import('./webhook.ts')).webhookCommand(argv),
   profile: async (argv) => (await import('./profile.ts')).profileCommand(argv),
   client: async (argv) => (await import('./client.ts')).client(argv),
+  examples: async (argv) => (await import('./examples.ts')).examplesCommand(argv),
 };
 
 async function main(argv: string[]): Promise<number> {
