@@ -196,7 +196,6 @@ export async function client(argv: string[]): Promise<number> {
     ctx.subject = 'client';
     ctx.mutation = null;
     ctx.variants = null;
-    ctx.notTested = {};
     ctx.target = outcomes.target ?? null;
     writeOutcomes(outDir, outcomes);
     const report = writeReports(outDir, outcomes, ctx);

@@ -35,7 +35,8 @@ Commands:
   run     run the conformance suites (default target: the reference implementation on embedded PostgreSQL)
   serve   start the reference implementation as a sandbox for partner clients
   client  judge a partner's API client from its own traffic: client -- <command> [args…]
-  webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N)
+  webhook conformance of a webhook receiver (receiver --url URL) or sender (sender --port N); receiver test vectors (vectors --out DIR)
+  examples copy the example client and webhook receiver (TypeScript sources, scenario) here
   merge   merge shard outputs into one report
   diff    what changed between two reports: diff OLD.json NEW.json [--markdown]
   attest  sign a run's reports with an Ed25519 key (in-toto test-result Statement in a DSSE envelope)

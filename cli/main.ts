@@ -17,6 +17,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   diff: async (argv) => (await import('./diff.ts')).diff(argv),
   attest: async (argv) => (await import('./attest.ts')).attest(argv),
   verify: async (argv) => (await import('./attest.ts')).verify(argv),
+  examples: async (argv) => (await import('./examples.ts')).examplesCommand(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

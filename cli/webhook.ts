@@ -22,11 +22,12 @@ import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../reports/m
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../reports/write.ts';
 import { errorExit, SetupError, UsageError } from './errors.ts';
-import { isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../harness/webhook/receiver-suite.ts';
+import { BODY_HANDLING, isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, SIGNING_INPUT, specStepOf } from '../harness/webhook/receiver-suite.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
-import { redact, registerSecret } from '../harness/redact.ts';
-import { runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
+import { redact, redactHeader, registerSecret } from '../harness/redact.ts';
+import { ReceiverContext, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
+import { buildReceiverVectors, deliveryByName, expectedOf, singleDeliveryCases, vectorName, VECTORS_FILE } from '../harness/webhook/vectors.ts';
 import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
 import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
 import { CheckFailure } from '../harness/checks.ts';
@@ -55,12 +56,20 @@ const HELP = `Usage:
   conformance webhook sender --profile FILE [--out DIR] [--header-word W] [--strict] [--allow-incomplete]
   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--header-word W]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
+  conformance webhook vectors --out DIR
+  conformance webhook send --url URL --name NAME [--secret-env NAME] [--timeout-ms N]
+  conformance webhook send --list
 
 receiver: sends the receiver at URL the valid delivery and every adversarial one, signed with the secret
           in $NAME (default CONFORMANCE_WEBHOOK_SECRET), and prints the results grouped by cause.
           A follow-up fetch after an invalid delivery fails (§6.3 must); a 2xx, 5xx or no answer to an
           invalid delivery is a warning (§6.3 should answer non-2xx; a 2xx is not verified without
-          the probe below, since nothing then shows whether the receiver acted on it). To see the receiver's follow-up
+          the probe below, since nothing then shows whether the receiver acted on it). A valid delivery
+          answered 5xx (or 408, 409, 425, 429) is a retryable failure (§6.4), never a fail: not verified
+          without the probe (its follow-up fetch failing is the usual cause), a warning when the probe's
+          stand-in answered the receiver's fetches; a 4xx to it fails, and the detail shows the exact
+          signing input (timestamp, dot, raw body) and names the receiver's body handling when it accepts
+          the same event signed over a re-serialised body. To see the receiver's follow-up
           fetches, give --follow-up-port N: the harness then serves a stand-in of the REST API on
           H:N (default host 127.0.0.1) that answers any encounter, document or transcript id and counts
           each request; point the receiver's REST base URL at it for the run. After each delivery the
@@ -78,6 +87,15 @@ sender:   with --profile: judges the deployment's webhook sender as \`conformanc
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
           settled events, or on Ctrl-C, then prints a summary.
+vectors:  writes DIR/webhook-receiver-vectors.json: every delivery of the receiver battery that is judged
+          on its own (the valid ones, the boundaries, every defect) as a test vector: the raw body bytes
+          (base64, and a UTF-8 view), the header lines, a TEST-ONLY secret, the receiver clock, the expected
+          outcome (accept or reject; "open" where the spec leaves it to the receiver) and the clause. Feed them
+          to your verifier's unit tests, in any language, offline.
+send:     sends the one delivery named NAME (a vector name; --list prints them) to URL, freshly signed with
+          the secret in $NAME (default CONFORMANCE_WEBHOOK_SECRET) and the current clock, and prints the
+          request (signature redacted), its signing input and the answer; exit 0 when the answer is what
+          the delivery should get (2xx for a valid one, non-2xx for a defect), 1 otherwise.
 Exit codes: 0 CONFORMANT (receiver) or all checks passed (sender); 1 a check failed, or INCOMPLETE;
             2 usage or setup error (e.g. an unreachable receiver, or one that never answers).`;
 
@@ -201,7 +219,7 @@ async function reachable(url: URL, timeoutMs: number): Promise<void> {
   throw new SetupError(`the webhook receiver at ${url.origin} is unreachable: ${kind} (is it running, and is --url right?)`);
 }
 
-type Ex = { request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string }; response?: { status?: number }; error?: { kind?: string } };
+type Ex = { request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string; signingInput?: string }; response?: { status?: number }; error?: { kind?: string } };
 
 function exchangesOf(r: ReceiverCheckResult): Ex[] {
   try {
@@ -258,6 +276,13 @@ export function causeOf(r: ReceiverCheckResult, c: ReceiverCase | undefined): st
     }
     if (r.outcome === 'informational') return `open choices: deliveries the harness's verifier rejects ${said} (the spec leaves these open)`;
   }
+  // A valid delivery answered retryably (5xx, 408, 409, 425, 429, no answer): one cause, whichever check sent it.
+  const refused = exchanges.find((e) => e.response?.status === undefined || e.response.status < 200 || e.response.status >= 300);
+  if ((r.outcome === 'not_verified' || r.outcome === 'warning') && refused && c?.expectation !== 'boundary' && isRetryableStatus(refused.response?.status)) {
+    const what = `valid deliveries ${answerOf(refused)}: a retryable failure under §6.4 (the service re-sends them), not a §6.3 failure`;
+    if (r.outcome === 'warning') return `${what}; the follow-up stand-in answered the receiver's fetches, yet it did not acknowledge them`;
+    return /stand-in saw no fetch/.test(r.detail ?? '') ? `${what}; the follow-up stand-in saw no fetch from the receiver (is its REST base URL the stand-in?)` : `${what}; nothing shows why: a follow-up fetch that cannot connect is the usual cause (--follow-up-port N)`;
+  }
   if (r.outcome === 'not_verified') return r.detail ?? 'not verified';
   if (c?.expectation === 'boundary') return `a delivery exactly 300 s off (the open sub-second boundary) ${said}${r.outcome === 'warning' ? ': rejecting it is allowed, but this answer is retryable under §6.4' : ''}`;
   return `${title}${said ? ` (last delivery ${said})` : ''}`;
@@ -308,6 +333,7 @@ export function renderGroups(results: ReceiverCheckResult[]): string[] {
       lines.push(`      ${ex.request.method ?? 'POST'} ${ex.request.target ?? ''}`);
       for (const [name, value] of Object.entries(ex.request.headers ?? {})) lines.push(`      ${name}: ${value}`);
       if (ex.request.body !== undefined) lines.push(`      body: ${clip(ex.request.body.replace(/\r?\n/g, '\\n'), 400)}`);
+      if (ex.request.signingInput !== undefined) lines.push(`      signing input: ${clip(ex.request.signingInput, 600)}`);
       lines.push(`      → ${answerOf(ex)}`);
     }
     if (g.outcome !== 'fail' && g.outcome !== 'warning') continue;
@@ -318,16 +344,29 @@ export function renderGroups(results: ReceiverCheckResult[]): string[] {
 }
 
 /**
- * A hint when every correctly signed delivery was refused: the likely cause is another signing secret
- * (or a receiver clock far off), not dozens of separate defects.
+ * One hint about the valid deliveries, from what the checks recorded: the receiver's body handling when a check
+ * found it (it accepted the same event signed over a re-serialisation); a follow-up that failed when every
+ * correctly signed delivery got a retryable answer; another secret or clock when every one was refused terminally
+ * and no re-serialisation was accepted either.
  */
-export function refusalHint(results: ReceiverCheckResult[], secretEnv: string): string | undefined {
+export function refusalHint(results: ReceiverCheckResult[], secretEnv: string, probe = false): string | undefined {
   const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
   const valid = results.filter((r) => byId.get(r.id)?.expectation === 'accept');
+  const body = valid.find((r) => r.outcome === 'fail' && r.detail?.includes(BODY_HANDLING))?.detail;
+  if (body) {
+    const from = body.indexOf(BODY_HANDLING) + BODY_HANDLING.length;
+    const to = body.indexOf(SIGNING_INPUT, from);
+    return `hint: ${body.slice(from, to < 0 ? undefined : to).trim()} Each failing delivery's detail shows the exact signing input to compare with the receiver's own.`;
+  }
   if (valid.length === 0 || valid.some((r) => r.outcome === 'pass')) return undefined;
   const statuses = [...new Set(valid.map((r) => answerOf(exchangesOf(r)[0])))];
-  if (!statuses.every((s) => /^answered [1345]/.test(s))) return undefined;
-  return `hint: every correctly signed delivery was refused (${statuses.join(', ')}): the receiver most likely holds another signing secret than $${secretEnv}, or its clock is more than 300 s off`;
+  if (statuses.every((s) => /^answered (5|408|409|425|429)/.test(s))) {
+    return probe
+      ? `hint: every correctly signed delivery got a retryable answer (${statuses.join(', ')}), not a refusal: the receiver's own processing fails after it verifies (§6.4: the service would retry each one)`
+      : `hint: every correctly signed delivery got a retryable answer (${statuses.join(', ')}), not a refusal: a receiver answers so when its own processing fails, most often its follow-up REST fetches (can it reach its REST base URL from here?); rerun with --follow-up-port N and the receiver's REST base URL set to http://127.0.0.1:N`;
+  }
+  if (!statuses.every((s) => /^answered [134]/.test(s))) return undefined;
+  return `hint: every correctly signed delivery was refused (${statuses.join(', ')}), and none of the same event signed over a re-serialised body was accepted either: the receiver most likely holds another signing secret than $${secretEnv}, or its clock is more than 300 s off. Each failing delivery's detail shows the exact signing input`;
 }
 
 /** The receiver results as a run's outcomes, for the report writers. */
@@ -349,7 +388,6 @@ export function receiverContext(outcomes: OutcomesFile, opts: { outDir?: string;
   ctx.subject = 'receiver';
   ctx.mutation = null;
   ctx.variants = null;
-  ctx.notTested = {};
   ctx.target = outcomes.target ?? null;
   return ctx;
 }
@@ -415,15 +453,76 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
     report = buildReport(outcomes, receiverContext(outcomes, { strict: values.strict }));
   }
   for (const line of renderGroups(results)) io.stdout(redact(line));
-  const hint = refusalHint(results, secretEnv);
+  const hint = refusalHint(results, secretEnv, probe !== undefined);
   if (hint) io.stdout(redact(hint));
   io.stdout(summaryLine(report.summary));
   io.stdout(redact(verdictLine(report)));
+  // Requirements no delivery can observe (a constant-time comparison): listed apart, never counted as verified.
+  for (const n of report.coverage.notObservable) io.stdout(redact(`not observable by any run (listed apart, never counted as verified): ${n.id}: ${n.reason}`));
   if (report.verdict === 'incomplete' && !probe) {
     io.stdout('to verify "no follow-up after an invalid delivery" (WEBHOOK-SIG-FAIL-NO-FOLLOWUP, a must): rerun with --follow-up-port N and the receiver\'s REST base URL set to http://127.0.0.1:N');
   }
   if (outDir) io.stdout(redact(`reports in ${outDir}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})`));
   return exitCodeFor(report, { allowIncomplete: values['allow-incomplete'] === true });
+}
+
+function vectorsCommand(argv: string[], io: WebhookIo): number {
+  const { values } = parseArgs({ args: argv, options: { out: { type: 'string' } }, strict: true, allowPositionals: false });
+  if (!values.out || values.out.trim() === '') throw new UsageError('webhook vectors needs --out DIR');
+  const dir = path.resolve(values.out);
+  const vectors = buildReceiverVectors();
+  const file = path.join(dir, VECTORS_FILE);
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    // Written as is, not through the redaction layer: the secret in it is the vectors' own test-only value.
+    fs.writeFileSync(file, `${JSON.stringify(vectors, null, 2)}\n`);
+  } catch (e) {
+    throw new SetupError(`cannot write ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  const accept = vectors.vectors.filter((v) => v.expected === 'accept').length;
+  io.stdout(`conformance webhook vectors: ${vectors.vectors.length} vectors (${accept} accept, ${vectors.vectors.length - accept} reject; ${vectors.vectors.filter((v) => v.open).length} where the spec leaves the outcome open) in ${file}`);
+  io.stdout('the secret in it is a test-only value published with the vectors; never configure it on a real endpoint');
+  return 0;
+}
+
+async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { url: { type: 'string' }, name: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, list: { type: 'boolean' } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.list) {
+    for (const c of singleDeliveryCases()) io.stdout(`${vectorName(c).padEnd(52)} ${expectedOf(c)}  ${c.def.title}`);
+    return 0;
+  }
+  if (!values.url) throw new UsageError('webhook send needs --url URL');
+  if (!values.name) throw new UsageError('webhook send needs --name NAME (conformance webhook send --list prints the names)');
+  let url: URL;
+  try {
+    url = new URL(values.url);
+  } catch {
+    throw new UsageError(`--url is not a URL: ${values.url}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be an http(s) URL');
+  const secret = secretFrom(io.env, values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET');
+  const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
+  const ctx = new ReceiverContext({ url: url.href, secret, timeoutMs });
+  const found = deliveryByName(values.name, ctx);
+  if (!found) throw new UsageError(`no delivery named ${JSON.stringify(values.name)} (conformance webhook send --list prints the names)`);
+  await reachable(url, Math.min(timeoutMs, PREFLIGHT_MS));
+  const recorded: Exchange[] = [];
+  const answer = await ctx.send({ record: (ex) => recorded.push(ex) }, found.wire);
+  const ex = recorded[0];
+  const expected = expectedOf(found.case);
+  io.stdout(redact(`${ex?.request?.method ?? 'POST'} ${ex?.request?.target ?? url.href}`));
+  for (const [name, value] of Object.entries(ex?.request?.headers ?? {})) io.stdout(redact(`${name}: ${redactHeader(name, value)}`));
+  if (ex?.request?.body !== undefined) io.stdout(redact(`body: ${ex.request.body.replace(/\r?\n/g, '\\n')}`));
+  if (ex?.request?.signingInput !== undefined) io.stdout(redact(`signing input: ${ex.request.signingInput}`));
+  const ok = expected === 'accept' ? answer.status !== undefined && answer.status >= 200 && answer.status < 300 : !(answer.status !== undefined && answer.status >= 200 && answer.status < 300);
+  const said = answer.status !== undefined ? `answered ${answer.status}` : `gave no answer (${answer.error ?? 'error'}${answer.message ? `: ${answer.message}` : ''})`;
+  io.stdout(redact(`→ ${said}; ${found.case.def.title}: expected ${expected === 'accept' ? 'a 2xx' : 'a non-2xx answer'}${found.case.expectation === 'decision' || found.case.expectation === 'payload-policy' || found.case.expectation === 'unsupported-type' || found.case.expectation === 'boundary' ? ' (the spec leaves this one open)' : ''}: ${ok ? 'as expected' : 'NOT as expected'}`));
+  return ok ? 0 : 1;
 }
 
 interface EventTrack {
@@ -663,7 +762,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
 export async function webhookCommand(argv: string[], io: WebhookIo = defaultIo()): Promise<number> {
   const [sub, ...rest] = argv;
   try {
-    if (sub === undefined) throw new UsageError('webhook needs a command: receiver or sender (see conformance webhook --help)');
+    if (sub === undefined) throw new UsageError('webhook needs a command: receiver, sender, vectors or send (see conformance webhook --help)');
     if (sub === '-h' || sub === '--help' || sub === 'help') {
       io.stdout(HELP);
       return 0;
@@ -673,8 +772,10 @@ export async function webhookCommand(argv: string[], io: WebhookIo = defaultIo()
       return 0;
     }
     if (sub === 'receiver') return await receiverCommand(rest, io);
+    if (sub === 'vectors') return vectorsCommand(rest, io);
+    if (sub === 'send') return await sendCommand(rest, io);
     if (sub === 'sender') return await senderCommand(rest, io);
-    throw new UsageError(`unknown webhook command ${JSON.stringify(sub)} (receiver or sender)`);
+    throw new UsageError(`unknown webhook command ${JSON.stringify(sub)} (receiver, sender, vectors or send)`);
   } catch (e) {
     // The CLI's one table of errors (cli/errors.ts), read for this command's own output channel.
     const { code, line, exit } = errorExit(e);

@@ -19,8 +19,12 @@ export function isOutcome(v: unknown): v is Outcome {
 
 /** One HTTP exchange as evidence. `request.body`: a request body worth showing (webhook deliveries). */
 export interface Exchange {
-  /** `credentialRole`: the profile role whose key was sent (never the key), so a replay line can name its variable. */
-  request: { method: string; target: string; headers: Record<string, string>; body?: string; credentialRole?: string };
+  /**
+   * `credentialRole`: the profile role whose key was sent (never the key), so a replay line can name its variable.
+   * `signingInput`: for a webhook delivery, the exact HMAC input the harness signed (timestamp, dot, raw body bytes
+   * escaped, with their length), never the secret or the digest, so a partner can diff it with its own.
+   */
+  request: { method: string; target: string; headers: Record<string, string>; body?: string; credentialRole?: string; signingInput?: string };
   response?: { status: number; headers: Record<string, string>; body: string; bodyBytes: number; durationMs: number };
   error?: { kind: string; message: string };
 }

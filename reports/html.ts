@@ -39,10 +39,10 @@ type LReq = ReportRequirement;
 
 const LABEL: Record<string, string> = {
   pass: 'pass', fail: 'fail', warning: 'warning', not_verified: 'not verified', informational: 'informational',
-  not_covered: 'not covered', waived: 'waived', out_of_scope: 'out of scope',
+  not_covered: 'not covered', waived: 'waived', out_of_scope: 'out of scope', not_observable: 'not observable',
 };
 /** Order in which outcomes are counted and filtered. */
-const STATUS_ORDER = ['fail', 'warning', 'waived', 'not_verified', 'not_covered', 'informational', 'out_of_scope', 'pass'];
+const STATUS_ORDER = ['fail', 'warning', 'waived', 'not_verified', 'not_covered', 'informational', 'out_of_scope', 'not_observable', 'pass'];
 /** Outcomes whose reason is shown in the matrix row (a pass and a fail carry their story elsewhere). */
 const REASONED = new Set(['not_verified', 'informational', 'warning']);
 
@@ -68,7 +68,7 @@ table{border-collapse:collapse;width:100%;background:#fff}th,td{border:1px solid
 th{background:#f0f0f0}tr.section-row th{background:#e8eef7}
 .badge{display:inline-block;padding:0 .45rem;border-radius:9px;color:#fff;font-size:.78rem;white-space:nowrap}
 .b-pass{background:var(--pass)}.b-fail{background:var(--fail)}.b-warning{background:var(--warning)}.b-not_verified{background:var(--nv)}
-.b-informational{background:var(--info)}.b-not_covered{background:var(--nc)}.b-waived{background:var(--waived)}.b-out_of_scope{background:var(--oos)}
+.b-informational{background:var(--info)}.b-not_covered{background:var(--nc)}.b-waived{background:var(--waived)}.b-out_of_scope{background:var(--oos)}.b-not_observable{background:var(--oos)}
 .o-pass{color:var(--pass)}.o-fail{color:var(--fail)}.o-warning{color:var(--warning)}.o-not_verified{color:var(--nv)}.o-informational{color:var(--info)}.o-waived{color:var(--waived)}.o-out_of_scope{color:var(--oos)}
 .counts{font-size:.82rem}.counts span{white-space:nowrap}
 #matrix{table-layout:fixed}#matrix col.c-id{width:16%}#matrix col.c-level{width:6%}#matrix col.c-st{width:13%}#matrix col.c-checks{width:25%}
@@ -338,7 +338,7 @@ function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors
       const links = unique.map((c) => checkLink(c, anchors)).join(' ');
       const checks = unique.length === 0 ? '<em>none</em>' : unique.length <= 6 ? links : `<details><summary>${unique.length} checks</summary>${links}</details>`;
       const text = `${r.id} ${plain(r.statement)} ${plain(r.note ?? '')} ${unique.map((c) => c.id).join(' ')}`;
-      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td>${e(r.level)}</td><td>${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</td><td>${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td>${checks}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${reasons(mine)}</td></tr>`;
+      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td>${e(r.level)}</td><td>${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</td><td>${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td>${checks}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${r.notObservable ? `<ul class="reasons"><li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li></ul>` : ''}${reasons(mine)}</td></tr>`;
     }).join('\n');
     return `<tbody data-section="${e(section)}"><tr class="section-row" id="${e(sectionAnchor(section))}"><th colspan="5">§${e(section)} · ${e(reqs[0].area)}</th></tr>\n${rows}\n</tbody>`;
   }).join('\n');
@@ -500,7 +500,7 @@ ${reason && !reason.startsWith(`verified ${mustVerified} of ${mustInScope} `) ? 
 ${filter ? `<span class="line" id="filter">partial run, filter: <code>${e(filterText || 'yes')}</code></span>` : ''}<span class="line" id="scores">${e(scores)}</span></div>
 <div class="top-grid">
 <div id="scope"><h2>Scope</h2>${list('scope', scopeItems)}${oosHtml}</div>
-<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details${mustNotVerified.length <= 20 ? ' open' : ''}><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.uncovered.length ? `<details${cov.uncovered.length <= 12 ? ' open' : ''}><summary>Without a check (${cov.uncovered.length})</summary><ul>${cov.uncovered.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
+<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details${mustNotVerified.length <= 20 ? ' open' : ''}><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.notObservable?.length ? `<details open id="not-observable"><summary>Not observable by any run (${cov.notObservable.length}): listed apart, never counted as verified</summary><ul>${cov.notObservable.map((n) => `<li><a href="#${e(reqAnchor(n.id))}"><code>${e(n.id)}</code></a>: ${e(n.reason)}</li>`).join('')}</ul></details>` : ''}${cov.uncovered.length ? `<details${cov.uncovered.length <= 12 ? ' open' : ''}><summary>Without a check (${cov.uncovered.length})</summary><ul>${cov.uncovered.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
 </div>
 ${report.problems.length ? `<section id="problems-section"><h2>Problems</h2>${list('problems', report.problems)}</section>` : ''}
 <section id="failures"><h2>Failures and warnings${failing.length ? ` (${failing.length})` : ''}</h2>${failuresHtml}</section>

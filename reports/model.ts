@@ -9,8 +9,12 @@ export const CHECK_OUTCOMES = OUTCOMES;
 export type CheckOutcome = Outcome;
 /** A check as reported: its recorded outcome, or `waived` when a valid waiver covers its failure. */
 export type ReportedOutcome = CheckOutcome | 'waived';
-export type RequirementStatus = ReportedOutcome | 'not_covered' | 'out_of_scope';
-export const REQUIREMENT_STATUSES: readonly RequirementStatus[] = ['pass', 'fail', 'warning', 'not_verified', 'informational', 'not_covered', 'waived', 'out_of_scope'];
+/**
+ * `not_observable`: a requirement no run can observe (a constant-time comparison, a deployment status), with its
+ * reviewed reason (fixtures/requirements/not-tested.json): listed apart, never `pass`, never counted as verified.
+ */
+export type RequirementStatus = ReportedOutcome | 'not_covered' | 'out_of_scope' | 'not_observable';
+export const REQUIREMENT_STATUSES: readonly RequirementStatus[] = ['pass', 'fail', 'warning', 'not_verified', 'informational', 'not_covered', 'waived', 'out_of_scope', 'not_observable'];
 export type RequirementLevel = 'must' | 'should' | 'unspecified';
 /**
  * Who a requirement binds: the `service` (the REST API and the webhook sender), the partner's webhook
@@ -150,7 +154,10 @@ export interface RunContext {
   strict?: boolean;
   /** The variant meta-suite's result (variants.json), when measured. */
   variants?: VariantInput | null;
-  /** Reviewed reasons why a must requirement has no check (fixtures/requirements/coverage.json `notTested`). */
+  /**
+   * Reviewed reasons why a requirement can be observed by no run (fixtures/requirements/not-tested.json): such a
+   * requirement is listed as not observable, whatever checks name it, and never counted as verified.
+   */
   notTested?: Record<string, string>;
   target: { name: string; baseUrl: string } | null;
   contractSha256: string | null;
@@ -198,6 +205,8 @@ export interface ReportRequirement {
   counts: Partial<Record<ReportedOutcome, number>>;
   /** Why it is out of scope, when the profile says so. */
   outOfScope?: string;
+  /** Why no run can observe it (status `not_observable`). */
+  notObservable?: string;
   note?: string;
 }
 
@@ -260,6 +269,8 @@ export interface ConformanceReport {
     mustCovered: number;
     uncovered: string[];
     notTested: Record<string, string>;
+    /** Requirements of this subject that no run can observe, each with why: listed apart, never counted as verified. */
+    notObservable: { id: string; reason: string }[];
     outOfScope: { id: string; reason: string }[];
   };
   scope: { outOfScope: (OutOfScope & { requirements: string[] })[]; declared?: string | null };
@@ -413,14 +424,22 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     const oos = outOfScopeReason(r);
     // Declared out of scope: listed as such, never counted as verified; a failure seen anyway stays a failure.
     if (oos !== undefined && status !== 'fail') status = 'out_of_scope';
+    // Observable by no run: whatever a check names it for, its pass proves nothing about it (a receiver comparing
+    // digests with `==` passes every delivery a constant-time one does). A failure seen anyway stays a failure.
+    const unobservable = ctx.notTested?.[r.id];
+    if (unobservable !== undefined && oos === undefined && status !== 'fail') status = 'not_observable';
     const row: ReportRequirement = {
       id: r.id, section: r.section, area: r.area, statement: r.statement, level: r.level,
       status, checks: [...new Set(mine.map((c) => c.id))], counts,
     };
     if (oos !== undefined) row.outOfScope = oos;
+    if (status === 'not_observable') row.notObservable = unobservable;
     if (r.note !== undefined) row.note = r.note;
     return row;
   });
+  for (const r of requirements) {
+    if (r.status === 'not_observable' && r.checks.length) warnings.push(`requirement ${r.id} is observable by no run (fixtures/requirements/not-tested.json), yet check${r.checks.length === 1 ? '' : 's'} ${r.checks.join(', ')} name${r.checks.length === 1 ? 's' : ''} it: their outcomes are not counted for it`);
+  }
   for (const p of outOfScopeParts) {
     if (catalog && !(catalog.requirements).some((r) => outOfScopeCovers(p, r))) warnings.push(`out-of-scope part "${p.part}" names no requirement of the catalog (use a requirement id, area:<area> or section:<n>)`);
   }
@@ -435,11 +454,11 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
   if (!catalog) warnings.push('the requirement catalog was not found: requirements and coverage are not reported');
 
   const must = requirements.filter((r) => r.level === 'must');
-  const uncovered = must.filter((r) => r.status === 'not_covered').map((r) => r.id);
-  // A must requirement with no check and a reviewed reason (fixtures/requirements/coverage.json `notTested`) is an
-  // obligation on clients or an operational status no exchange with a service can show: it is listed, with its
-  // reason, but it is not part of what a run against a service can verify.
-  const notTestable = new Set(uncovered.filter((id) => ctx.notTested?.[id]));
+  const uncovered = must.filter((r) => r.status === 'not_covered' || (r.status === 'not_observable' && r.checks.length === 0)).map((r) => r.id);
+  // A requirement with a reviewed reason why no run can observe it (fixtures/requirements/not-tested.json: an
+  // operational status, a constant-time comparison) is listed, with its reason, but it is not part of what any
+  // run verifies.
+  const notTestable = new Set(must.filter((r) => r.status === 'not_observable').map((r) => r.id));
   const mustInScope = must.filter((r) => r.status !== 'out_of_scope' && !notTestable.has(r.id));
   const verifiedStatus = (st: RequirementStatus) => st === 'pass' || st === 'waived' || st === 'warning';
   const mustNotVerified = mustInScope.filter((r) => !verifiedStatus(r.status) && r.status !== 'fail').map((r) => r.id);
@@ -468,7 +487,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope; nothing failed`;
   } else {
     verdict = 'conformant';
-    const aside = [outOfScopeParts.length ? `${must.filter((r) => r.status === 'out_of_scope').length} declared out of scope` : '', notTestable.size ? `${notTestable.size} observable by no run` : ''].filter(Boolean);
+    const aside = [outOfScopeParts.length ? `${must.filter((r) => r.status === 'out_of_scope').length} declared out of scope` : '', notTestable.size ? `${notTestable.size} not observable by any run, listed apart` : ''].filter(Boolean);
     verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope${aside.length ? ` (${aside.join('; ')})` : ''}`;
   }
   if (ctx.scopeLabel) verdictReason = `${ctx.scopeLabel}; ${verdictReason}`;
@@ -496,6 +515,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
       mustTotal: must.length, mustInScope: mustInScope.length, mustVerified, mustNotVerified,
       mustCovered: must.length - uncovered.length, uncovered,
       notTested: Object.fromEntries(uncovered.filter((id) => ctx.notTested?.[id]).map((id) => [id, ctx.notTested![id]])),
+      notObservable: requirements.filter((r) => r.status === 'not_observable').map((r) => ({ id: r.id, reason: r.notObservable! })),
       outOfScope: requirements.filter((r) => r.outOfScope !== undefined).map((r) => ({ id: r.id, reason: r.outOfScope! })),
     },
     scope: {

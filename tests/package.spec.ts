@@ -11,6 +11,7 @@ import path from 'node:path';
 import { test, expect } from '@playwright/test';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
+import { freePort } from '../harness/embedded-cluster.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PKG = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
@@ -101,11 +102,16 @@ test.describe('the npm package, installed into an empty project', () => {
     const files = info.files.map((f) => f.path).sort();
     for (const f of ['package.json', 'README.md', PKG.bin.conformance, 'dist/cli/main.js', 'dist/playwright.config.js', 'dist/reference-impl/main.js',
       'dist/reference-impl/migrations/001_init.sql', 'dist/fixtures/contract/openapi.json', 'dist/fixtures/spec/clinical-encounter-public-api.md',
-      'dist/fixtures/requirements/coverage.json', 'dist/reference-client/scenario.json', 'dist/suites/list.spec.js', 'dist/properties/query-fuzz.spec.js']) {
+      'dist/fixtures/requirements/coverage.json', 'dist/reference-client/scenario.json', 'dist/suites/list.spec.js', 'dist/properties/query-fuzz.spec.js',
+      // The example client's and receiver's sources, which `conformance examples` copies for partners to read and run.
+      'dist/examples/reference-client/main.ts', 'dist/examples/reference-client/client.ts', 'dist/examples/reference-client/scenario.json',
+      'dist/examples/reference-receiver/verify.ts', 'dist/examples/reference-receiver/receiver.ts', 'dist/examples/reference-receiver/event-schema.ts',
+      'dist/examples/reference-receiver/openapi.json', 'dist/examples/reference-receiver/README.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => !['package.json', 'README.md', PKG.bin.conformance].includes(f) && !f.startsWith('dist/'))).toEqual([]);
-    expect(files.filter((f) => f.endsWith('.ts') || f.startsWith('dist/tests/') || f.includes('/out/'))).toEqual([]);
+    // TypeScript only as the examples' sources (nothing of the package runs them).
+    expect(files.filter((f) => (f.endsWith('.ts') && !f.startsWith('dist/examples/')) || f.startsWith('dist/tests/') || f.includes('/out/'))).toEqual([]);
 
     // Every relative import of the shipped JavaScript names a shipped .js file; every package it imports is a
     // dependency (or an optional peer, loaded lazily), so the package runs without the clone's devDependencies.
@@ -226,6 +232,45 @@ test.describe('the npm package, installed into an empty project', () => {
       expect(w.stdout).toMatch(/^conformance: INCOMPLETE — receiver: verified \d+ of \d+ must requirements in scope; nothing failed$/m);
     } finally {
       await receiver.close();
+    }
+  });
+
+  test("the README's partner commands, run as written from the installed package", async () => {
+    test.setTimeout(420_000);
+    // The partner block of the README, between its markers: each line a command, a trailing `# …` comment aside.
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const block = /<!-- partner-commands:begin -->\n```sh\n([\s\S]*?)```\n<!-- partner-commands:end -->/.exec(readme);
+    expect(block, 'README.md has the partner-commands block').not.toBeNull();
+    const commands = block![1].split('\n').map((l) => l.replace(/\s+#\s.*$/, '').trim()).filter(Boolean);
+    expect(commands.length).toBeGreaterThanOrEqual(4);
+    expect(commands.some((c) => c.includes('webhook receiver') && c.includes('--follow-up-port'))).toBe(true);
+    // The partner's own: the receiver's address (the example receiver, started here) and the follow-up port it
+    // fetches from. Everything else runs as written, in a fresh folder of the consumer project.
+    const README_RECEIVER = 'http://127.0.0.1:9000/webhook';
+    const secret = /CONFORMANCE_WEBHOOK_SECRET=(\S+)/.exec(block![1])?.[1];
+    expect(secret, 'the README names the secret by value').toBeTruthy();
+    const partner = path.join(consumer, 'partner');
+    fs.mkdirSync(partner);
+    const followUpPort = await freePort();
+    const sandbox = await startReceiverSandbox(secret!);
+    try {
+      const receiver = await sandbox.startReceiver({ apiBaseUrl: `http://127.0.0.1:${followUpPort}` });
+      for (const written of commands) {
+        const command = written.replaceAll(README_RECEIVER, receiver.url).replace(/--follow-up-port 9400\b/, `--follow-up-port ${followUpPort}`);
+        const r = await sh('sh', ['-c', command], { cwd: partner, timeoutMs: 300_000, env: env() });
+        const said = `${written}\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`;
+        expect(r.code, said).toBe(0);
+        const all = `${r.stdout}\n${r.stderr}`;
+        if (/conformance (client|webhook receiver) /.test(written)) expect(all, said).toMatch(/^conformance: CONFORMANT — (client|receiver): verified (\d+) of \2 must requirements in scope/m);
+        if (/conformance webhook receiver /.test(written)) expect(all, said).toMatch(/^not observable by any run \(listed apart, never counted as verified\): WEBHOOK-SIG-CONSTANT-TIME/m);
+        if (/conformance webhook send /.test(written)) expect(all, said).toMatch(/: as expected$/m);
+      }
+      // What the commands left: the examples' sources and the vectors.
+      for (const f of ['reference-client/main.ts', 'reference-client/scenario.json', 'reference-receiver/verify.ts', 'webhook-vectors/webhook-receiver-vectors.json']) {
+        expect(fs.existsSync(path.join(partner, f)), f).toBe(true);
+      }
+    } finally {
+      await sandbox.close();
     }
   });
 

@@ -53,7 +53,7 @@ test.describe('requirement status', () => {
   test('coverage counts must requirements only and lists the uncovered ids', () => {
     const r = buildReport(outcomes(), context());
     expect(r.coverage).toEqual({
-      mustTotal: 6, mustCovered: 4, uncovered: ['AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'], notTested: {},
+      mustTotal: 6, mustCovered: 4, uncovered: ['AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'], notTested: {}, notObservable: [],
       mustInScope: 6, mustVerified: 2, mustNotVerified: ['AUTH-401-INVALID-KEY', 'AUDIO-URL-SHORT-LIVED', 'VERSION-HEADER'], outOfScope: [],
     });
   });

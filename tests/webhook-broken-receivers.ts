@@ -16,6 +16,8 @@ const INVALID_DELIVERY_CHECKS = RECEIVER_CASES.filter((c) => ['reject', 'decisio
 export type BrokenKind =
   | 'accepts-stale-timestamps'
   | 'verifies-reserialised-body'
+  | 'verifies-python-json-dumps'
+  | 'answers-503-after-follow-up'
   | 'dedupes-by-delivery-id'
   | 'answers-500-to-invalid-signature'
   | 'hangs-on-invalid-signature'
@@ -44,6 +46,27 @@ export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFai
     mustFail: [
       'webhook-receiver-rejects-signature-over-reserialised-body', 'webhook-receiver-rejects-body-reserialised-pretty',
       'webhook-receiver-rejects-body-trailing-newline', 'webhook-receiver-no-followup-after-invalid-deliveries',
+      // Compact deliveries re-serialise to themselves; an indented one does not, so it is refused.
+      'webhook-receiver-accepts-valid-delivery-laid-out-json',
+    ],
+  },
+  // A receiver written as `hmac(secret, f"{ts}.{json.dumps(request.json)}")`: Python's default separators
+  // (", ", ": ") never give back the compact bytes the harness sends, so every valid delivery is refused 401.
+  'verifies-python-json-dumps': {
+    description: 'computes the HMAC over json.dumps(request.json) (Python\'s default ", " and ": " separators) instead of the raw bytes',
+    mustFail: [
+      'webhook-receiver-accepts-valid-delivery', 'webhook-receiver-accepts-valid-delivery-laid-out-json',
+      'webhook-receiver-accepts-timestamp-299-s-old', 'webhook-receiver-accepts-timestamp-299-s-ahead',
+    ],
+  },
+  // Verifies correctly and makes its follow-up fetches (the stand-in answers them), then answers 503 all the
+  // same (say its own database is down): §6.4 makes that a retryable failure, never a §6.3 failure.
+  'answers-503-after-follow-up': {
+    description: 'verifies every delivery and fetches the follow-ups, then answers 503 to the valid ones',
+    mustFail: [],
+    mustWarn: [
+      'webhook-receiver-accepts-valid-delivery', 'webhook-receiver-accepts-valid-delivery-laid-out-json',
+      'webhook-receiver-accepts-timestamp-299-s-old', 'webhook-receiver-accepts-timestamp-299-s-ahead',
     ],
   },
   'dedupes-by-delivery-id': {
@@ -108,6 +131,13 @@ export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFai
 
 const SIGNATURE_REASONS = new Set(['signature_missing', 'signature_duplicate', 'multiple_signatures', 'unsupported_signature_version', 'signature_uppercase_hex', 'malformed_signature', 'signature_mismatch']);
 
+/** Python's json.dumps(value) with its defaults: ", " and ": " separators, keys in order, non-ASCII escaped. */
+function pythonDumps(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (Array.isArray(value)) return `[${value.map(pythonDumps).join(', ')}]`;
+  return `{${Object.entries(value).map(([k, v]) => `${pythonDumps(k)}: ${pythonDumps(v)}`).join(', ')}}`;
+}
+
 export interface BrokenReceiver {
   url: string;
   close(): Promise<void>;
@@ -150,6 +180,15 @@ export async function startBrokenReceiver(kind: BrokenKind, secret: string, api:
       // Judges the timestamp against itself: whatever its age, it is "now".
       const text = (input.headers as Record<string, string[] | undefined>)[WEBHOOK_HEADERS.timestamp.toLowerCase()]?.[0];
       if (text !== undefined && /^[0-9]+$/.test(text)) return verify({ ...input, nowMs: Number(text) * 1000 });
+    }
+    if (kind === 'verifies-python-json-dumps') {
+      let again: Buffer;
+      try {
+        again = Buffer.from(pythonDumps(JSON.parse(input.rawBody.toString())));
+      } catch {
+        return { ok: false, reason: 'invalid_json', detail: 'not JSON' };
+      }
+      return verify({ ...input, rawBody: again });
     }
     if (kind === 'verifies-reserialised-body') {
       let again: Buffer;
@@ -205,6 +244,10 @@ export async function startBrokenReceiver(kind: BrokenKind, secret: string, api:
         await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);
         processed.add(key);
       }
+    } else if (kind === 'answers-503-after-follow-up') {
+      // Never completes an event: each delivery does the follow-ups again and fails after them.
+      await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);
+      return void res.writeHead(503, { 'retry-after': '30' }).end();
     } else if (!processed.has(key)) {
       processed.add(key);
       await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);

@@ -87,7 +87,8 @@ test('the example receiver: INCOMPLETE (no follow-up probe by URL), exit 1, exit
     expect(await webhookCommand(['receiver', '--url', sandbox.url, '--secret-env', 'OTHER'], o)).toBe(1);
     text = o.out.join('\n');
     expect(text).toMatch(/^FAIL ×[0-9]+: Valid delivery not acknowledged with 2xx \(last delivery answered 401\)$/m);
-    expect(text).toMatch(/^hint: every correctly signed delivery was refused \(answered 401\): the receiver most likely holds another signing secret than \$OTHER/m);
+    expect(text).toMatch(/^hint: every correctly signed delivery was refused \(answered 401\), and none of the same event signed over a re-serialised body was accepted either: the receiver most likely holds another signing secret than \$OTHER/m);
+    expect(text).not.toMatch(/^hint:.*follow-up/m);
     expect(text).toMatch(/^conformance: NOT CONFORMANT — receiver: [0-9]+ checks failed$/m);
     expect(text).not.toContain('whsec_not_the_receivers_secret_0000');
   } finally {
@@ -158,7 +159,8 @@ test('with --follow-up-port the example receiver is CONFORMANT (exit 0), and a r
     let text = o.out.join('\n');
     expect(text).toMatch(/^follow-up probe: counting the receiver's REST fetches at http:\/\/127\.0\.0\.1:[0-9]+ /m);
     expect(text).toMatch(/^conformance: [0-9]+ passed, 0 failed, 0 warnings, 0 not verified, 0 informational$/m);
-    expect(text).toMatch(/^conformance: CONFORMANT — receiver: verified [0-9]+ of [0-9]+ must requirements in scope$/m);
+    expect(text).toMatch(/^conformance: CONFORMANT — receiver: verified ([0-9]+) of \1 must requirements in scope \(1 not observable by any run, listed apart\)$/m);
+    expect(text).toMatch(/^not observable by any run \(listed apart, never counted as verified\): WEBHOOK-SIG-CONSTANT-TIME: /m);
 
     // The same probe sees a receiver that verifies nothing fetch what forged deliveries name.
     port = await freePort();
@@ -180,5 +182,45 @@ test('with --follow-up-port the example receiver is CONFORMANT (exit 0), and a r
     expect(o.out.join('\n')).toMatch(/^follow-up probe: the receiver made no request to it/m);
   } finally {
     await sandbox.close();
+  }
+});
+
+test('the example receiver whose follow-up fetches cannot connect (503 to valid deliveries) is never NOT CONFORMANT: INCOMPLETE, a hint naming the follow-up', async () => {
+  test.setTimeout(120_000);
+  const sandbox = await startReceiverSandbox(SECRET);
+  try {
+    const unreachable = await sandbox.startReceiver({ apiBaseUrl: `http://127.0.0.1:${await freePort()}`, fetchTimeoutMs: 1_000 });
+    let o = io();
+    expect(await webhookCommand(['receiver', '--url', unreachable.url], o)).toBe(1);
+    let text = o.out.join('\n');
+    expect(text).toMatch(/^conformance: [0-9]+ passed, 0 failed, 0 warnings, [0-9]+ not verified, [0-9]+ informational$/m);
+    expect(text).toMatch(/^conformance: INCOMPLETE — receiver: /m);
+    expect(text).not.toMatch(/^FAIL/m);
+    expect(text).not.toMatch(/another signing secret/);
+    expect(text).toMatch(/^NOT VERIFIED ×[0-9]+: valid deliveries answered 503: a retryable failure under §6\.4 \(the service re-sends them\), not a §6\.3 failure; nothing shows why: a follow-up fetch that cannot connect is the usual cause \(--follow-up-port N\)$/m);
+    expect(text).toMatch(/^hint: every correctly signed delivery got a retryable answer \(answered 503\), not a refusal: .*--follow-up-port N/m);
+    o = io();
+    expect(await webhookCommand(['receiver', '--url', unreachable.url, '--allow-incomplete'], o)).toBe(0);
+  } finally {
+    await sandbox.close();
+  }
+});
+
+test('a receiver that verifies over json.dumps(request.json): the hint names its body handling, the example shows the signing input', async () => {
+  test.setTimeout(60_000);
+  const api = await startCountingApi();
+  const r = await startBrokenReceiver('verifies-python-json-dumps', SECRET, api);
+  try {
+    const o = io();
+    expect(await webhookCommand(['receiver', '--url', r.url], o)).toBe(1);
+    const text = o.out.join('\n');
+    expect(text).toMatch(/^hint: the receiver refused the delivery as signed \(over the raw body it received\) but answered 204 to the same body signed over its JSON with ", " and ": " separators \(Python's json\.dumps\(request\.json\) default\): it computes the HMAC over a re-serialisation/m);
+    expect(text).toMatch(/^ {6}signing input: "[0-9]{10}" \+ "\." \+ raw body \([0-9]+ bytes\): \{"id":"evt_conf_/m);
+    expect(text).not.toMatch(/another signing secret/);
+    expect(text).not.toContain(SECRET);
+    expect(text).not.toMatch(/v1=[0-9a-f]{64}/);
+  } finally {
+    await r.close();
+    await api.close();
   }
 });
