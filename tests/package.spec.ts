@@ -109,7 +109,9 @@ test.describe('the npm package, installed into an empty project', () => {
       'dist/examples/reference-receiver/openapi.json', 'dist/examples/reference-receiver/README.md']) {
       expect(files, f).toContain(f);
     }
-    expect(files.filter((f) => !['package.json', 'README.md', PKG.bin.conformance].includes(f) && !f.startsWith('dist/'))).toEqual([]);
+    expect(files.filter((f) => !['package.json', 'README.md', 'CHANGELOG.md', PKG.bin.conformance].includes(f) && !f.startsWith('dist/') && !f.startsWith('docs/'))).toEqual([]);
+    // The README's links resolve in the installed package: the docs pages ship beside it.
+    expect(files).toContain('docs/profile.md');
     // TypeScript only as the examples' sources (nothing of the package runs them).
     expect(files.filter((f) => (f.endsWith('.ts') && !f.startsWith('dist/examples/')) || f.startsWith('dist/tests/') || f.includes('/out/'))).toEqual([]);
 
