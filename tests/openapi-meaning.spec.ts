@@ -6,8 +6,8 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import {
-  agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
-  parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
+  agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, judgingContract, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
+  parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json, type JudgingContract,
 } from '../harness/openapi-meaning.ts';
 import { CONTRACT_PATH } from '../harness/contract.ts';
 import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-switchboard/served-contract.ts';
@@ -22,8 +22,10 @@ const DOC = '/external/v1/encounters/{encounter_id}/documents/{document_id}';
 type Judged = Record<'version' | 'info' | 'valid' | 'paths' | 'operations' | 'security' | 'statuses' | 'parameters' | 'schemas' | 'closed' | 'reasons', string[]>;
 
 let contractDeref: Json;
+let judging: JudgingContract;
 test.beforeAll(async () => {
   contractDeref = await dereference(CONTRACT);
+  judging = await judgingContract(CONTRACT);
 });
 
 /** Every judge on one served document (as the suite runs them). */
@@ -51,10 +53,10 @@ async function judgeAll(served: Json): Promise<Judged> {
     operations: operationNameDiffs(CONTRACT, served),
     security: securityDiffs(CONTRACT, served),
     statuses: statusDiffs(CONTRACT, served),
-    parameters: withDeref((d) => parameterDiffs(judge, contractDeref, d)),
-    schemas: withDeref((d) => schemaDiffs(judge, contractDeref, d)),
-    closed: withDeref((d) => closednessDiffs(judge, contractDeref, d)),
-    reasons: withDeref((d) => reasonCodeDiffs(judge, contractDeref, d)),
+    parameters: withDeref((d) => parameterDiffs(judge, judging, d)),
+    schemas: withDeref((d) => schemaDiffs(judge, judging, d)),
+    closed: withDeref((d) => closednessDiffs(judge, judging, d)),
+    reasons: withDeref((d) => reasonCodeDiffs(judge, judging, d)),
   };
 }
 
