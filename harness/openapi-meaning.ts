@@ -338,7 +338,7 @@ function pointer(path: (string | number)[]): string {
  * one node (another value or literal, a property removed, an undeclared property added, an array emptied or
  * doubled). Which of them are valid is decided by the contract, never assumed here.
  */
-export function samplesFor(contractSchema: unknown, extraLiterals: Iterable<string> = [], adapt: (base: unknown) => unknown = (b) => b): Sample[] {
+export function samplesFor(contractSchema: unknown, extraLiterals: Iterable<string> = [], adapt: (base: unknown) => unknown = (b) => b, alsoFrom: unknown[] = []): Sample[] {
   const lits = new Set<string>([...STRING_PROBES, ...extraLiterals]);
   literals(contractSchema, lits);
   const out: Sample[] = [];
@@ -349,8 +349,11 @@ export function samplesFor(contractSchema: unknown, extraLiterals: Iterable<stri
     seen.add(key);
     out.push(s);
   };
-  STRATEGIES.forEach((strategy, b) => {
-    const base = adapt(build(contractSchema, strategy));
+  // Bases from each schema given (another reading of the same contract builds other instances: statuses that a
+  // conditional would make null), each base numbered apart.
+  const plan = [contractSchema, ...alsoFrom].flatMap((schema, i) => STRATEGIES.map((strategy, k) => ({ schema, strategy, b: i * STRATEGIES.length + k })));
+  plan.forEach(({ schema, strategy, b }) => {
+    const base = adapt(build(schema, strategy));
     add({ kind: 'base', label: `instance ${short(base)}`, pointer: '', value: base, base: b, from: base });
     const walk = (node: unknown, path: (string | number)[]) => {
       const at = pointer(path) || '(root)';
@@ -498,7 +501,10 @@ function compilePair(judge: SchemaJudge, b: SchemaBounds, servedSchema: unknown,
     }
     return cur;
   };
-  return { narrow, wide, got, samples: pairSamples(b.narrow, servedSchema, () => samplesFor(b.narrow, served, adapt)) };
+  // Bases from the narrow reading (instances every served schema must accept) and, where it differs, from the wide
+  // one (more instances a served schema taking the open choices accepts, so its other objects are probed too).
+  const alsoFrom = b.wide !== b.narrow && !sameSchema(b.narrow, b.wide) ? [b.wide] : [];
+  return { narrow, wide, got, samples: pairSamples(b.narrow, servedSchema, () => samplesFor(b.narrow, served, adapt, alsoFrom)) };
 }
 
 /**
@@ -705,6 +711,15 @@ function readings(j: JudgingContract | Json): JudgingContract {
   return 'narrow' in j && 'wide' in j && !('paths' in j) ? (j as JudgingContract) : { contract: j, narrow: j, wide: j };
 }
 
+/**
+ * The three readings of one place; a reading that is the same JSON as the contract's is the contract's own object,
+ * so that most places (where no open choice lies) compile one validator and are sampled once.
+ */
+function boundsOf(narrow: unknown, want: unknown, wide: unknown): SchemaBounds {
+  const same = (x: unknown) => (x === undefined || sameSchema(want, x) ? want : x);
+  return new SchemaBounds(same(narrow), want, same(wide));
+}
+
 /** Each contract response schema (route and status, in its three readings) beside the served one(s) for the same route and status. */
 export function responsePairs(judging: JudgingContract | Json, servedDeref: Json, statuses?: (status: string) => boolean): SchemaPair[] {
   const j = readings(judging);
@@ -719,7 +734,7 @@ export function responsePairs(judging: JudgingContract | Json, servedDeref: Json
       if (statuses && !statuses(status)) continue;
       const want = contractJsonSchema(r);
       if (want === undefined) continue;
-      const bounds = new SchemaBounds(contractJsonSchema(narrowRoutes.get(key)?.op.responses?.[status]) ?? want, want, contractJsonSchema(wideRoutes.get(key)?.op.responses?.[status]) ?? want);
+      const bounds = boundsOf(contractJsonSchema(narrowRoutes.get(key)?.op.responses?.[status]), want, contractJsonSchema(wideRoutes.get(key)?.op.responses?.[status]));
       for (const { media, schema } of jsonSchemas(servedResponse(s.op.responses, status))) pairs.push({ where: `${key} ${status} ${media}`, contract: bounds, served: schema });
     }
   }
@@ -742,7 +757,7 @@ export function webhookPairs(judging: JudgingContract | Json, servedDeref: Json)
       const want = contractJsonSchema(op.requestBody);
       const s = (servedHooks[name] as Json | undefined)?.[m] ?? (servedOps.length === 1 ? servedOps[0] : undefined);
       if (!s || want === undefined) continue;
-      const bounds = new SchemaBounds(contractJsonSchema(j.narrow.webhooks?.[name]?.[m]?.requestBody) ?? want, want, contractJsonSchema(j.wide.webhooks?.[name]?.[m]?.requestBody) ?? want);
+      const bounds = boundsOf(contractJsonSchema(j.narrow.webhooks?.[name]?.[m]?.requestBody), want, contractJsonSchema(j.wide.webhooks?.[name]?.[m]?.requestBody));
       const schemas = jsonSchemas(s.requestBody);
       if (schemas.length === 0) pairs.push({ where: `webhook ${name}`, contract: bounds, served: { not: {} } });
       for (const { media, schema } of schemas) pairs.push({ where: `webhook ${name} ${m.toUpperCase()} ${media}`, contract: bounds, served: schema });
