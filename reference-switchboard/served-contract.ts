@@ -6,14 +6,16 @@
 
 type Json = Record<string, any>;
 
+// The order is the order of application, also when the reference chains them one override per variant (overrides.ts):
+// the open choices first, as they address the contract's own component names and layout.
 export const OPENAPI_VARIANTS = [
+  // The catalog's open choices and the §2 tables as written (harness/open-choices.ts judges between them).
+  'openapi-content-subfields-required', 'openapi-summary-nulls-unencoded', 'openapi-other-summaries-null',
+  'openapi-rate-limit-documented', 'openapi-datetime-whole-seconds',
   'openapi-no-webhook', 'openapi-nullable-anyof', 'openapi-closed-by-unevaluated', 'openapi-allof-wrappers',
   'openapi-renamed-components', 'openapi-inlined-schemas', 'openapi-shared-responses', 'openapi-other-operation-ids',
   'openapi-json-media-parameters', 'openapi-harmless-additions', 'openapi-base-path-in-servers', 'openapi-keys-reordered',
   'openapi-oai-media-type',
-  // The catalog's open choices and the §2 tables as written (harness/open-choices.ts judges between them).
-  'openapi-content-subfields-required', 'openapi-summary-nulls-unencoded', 'openapi-other-summaries-null',
-  'openapi-rate-limit-documented', 'openapi-datetime-whole-seconds',
 ] as const;
 export type OpenapiVariant = (typeof OPENAPI_VARIANTS)[number];
 
@@ -84,19 +86,21 @@ export function applyOpenapiVariants(doc: Json, on: ReadonlySet<string>): Json {
     delete doc.components.schemas.RecordingTranscriptReadyWebhookEvent;
     delete doc.components.schemas.RecordingTranscriptReadyWebhookResources;
   }
-  // The open choices first: they address the contract's own component names and layout.
-  if (on.has('openapi-content-subfields-required')) {
+  // The open choices first: they address the contract's own component names and layout (so they must come first in
+  // OPENAPI_VARIANTS too; on a document already rewritten they find nothing to change).
+  const schemas = (doc.components?.schemas ?? {}) as Json;
+  if (on.has('openapi-content-subfields-required') && schemas.PublicClinicalDocumentDetail) {
     // FIELD-CLINICAL-CONTENT-SUBFIELDS: a service that always sends both may document both as required.
-    doc.components.schemas.PublicClinicalDocumentDetail.properties.content.required = ['format', 'text'];
+    schemas.PublicClinicalDocumentDetail.properties.content.required = ['format', 'text'];
   }
-  if (on.has('openapi-summary-nulls-unencoded')) {
+  if (on.has('openapi-summary-nulls-unencoded') && schemas.PublicEncounterDocumentSummary) {
     // §2.3's table as written ("string or null" …); the sentence below it is not encoded (the bodies show it).
-    delete doc.components.schemas.PublicEncounterDocumentSummary.if;
-    delete doc.components.schemas.PublicEncounterDocumentSummary.then;
+    delete schemas.PublicEncounterDocumentSummary.if;
+    delete schemas.PublicEncounterDocumentSummary.then;
   }
-  if (on.has('openapi-other-summaries-null') && doc.components.schemas.PublicEncounterDocumentSummary.if) {
+  if (on.has('openapi-other-summaries-null') && schemas.PublicEncounterDocumentSummary?.if) {
     // FIELD-DOCSUMMARY-OTHER-TYPES-NULLS: a service whose billing and checklist summaries carry null may say so.
-    doc.components.schemas.PublicEncounterDocumentSummary.if.properties.schema_type = { enum: ['document', 'billing', 'encounter_checklist'] };
+    schemas.PublicEncounterDocumentSummary.if.properties.schema_type = { enum: ['document', 'billing', 'encounter_checklist'] };
   }
   if (on.has('openapi-rate-limit-documented')) {
     // LIMIT-RATE-LIMITS: a service that limits its callers documents its 429 (the spec gives it no body).

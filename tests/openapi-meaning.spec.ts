@@ -11,7 +11,10 @@ import {
 } from '../harness/openapi-meaning.ts';
 import { CONTRACT_PATH } from '../harness/contract.ts';
 import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-switchboard/served-contract.ts';
-import { VARIANTS } from '../reference-switchboard/variants.ts';
+import { VARIANTS, type VariantName } from '../reference-switchboard/variants.ts';
+import { ruleFor } from '../reference-switchboard/overrides.ts';
+import type { MutantName } from '../reference-switchboard/mutants.ts';
+import { MATRIX as CONTRACT_MATRIX } from './mutants/matrix/contract.ts';
 
 const CONTRACT = JSON.parse(fs.readFileSync(CONTRACT_PATH, 'utf8')) as Json;
 const LIST = '/external/v1/encounters';
@@ -287,6 +290,34 @@ test.describe('open choices, prose and closedness', () => {
     const naive = drift((d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'end_at').schema = { type: 'string' }));
     expect((await judgeAll(naive)).parameters.join('\n')).toMatch(/end_at: the served schema accepts "2026-01-02T03:04:05", which the contract rejects/);
   });
+});
+
+// The reference's own openapi-* mutants, as it serves them (its servedContract point), alone and under every openapi
+// variant at once: each check its matrix row names finds a difference, so the latitude of harness/open-choices.ts
+// hides no mutant.
+const JUDGE_OF: Record<string, keyof Judged> = {
+  'openapi-version-3-1-0': 'version', 'openapi-info-version-v1': 'info', 'openapi-document-valid': 'valid', 'openapi-paths-agree': 'paths',
+  'openapi-operations-agree': 'operations', 'openapi-parameters-agree': 'parameters', 'openapi-statuses-agree': 'statuses',
+  'openapi-schemas-closed': 'closed', 'openapi-schemas-agree': 'schemas', 'openapi-reason-enum-agrees': 'reasons', 'openapi-security-agrees': 'security',
+};
+test.describe('the reference\'s openapi mutants are still caught', () => {
+  const served = (mutant: string, variants: readonly string[]) => {
+    const point = ruleFor({ mutant: mutant as MutantName, variants: new Set(variants as VariantName[]) })('servedContract', (d: unknown) => d);
+    return point(structuredClone(CONTRACT)) as Json;
+  };
+  test('no mutant, every openapi variant chained as the reference chains them (one override each): no difference', async () => {
+    const point = ruleFor({ mutant: null, variants: new Set(OPENAPI_VARIANTS as readonly VariantName[]) })('servedContract', (d: unknown) => d);
+    expect(await judgeAll(point(structuredClone(CONTRACT)) as Json)).toEqual(CLEAN);
+  });
+  for (const [mutant, checks] of Object.entries(CONTRACT_MATRIX).filter(([m]) => m.startsWith('openapi-'))) {
+    test(mutant, async () => {
+      // A dangling $ref does not survive openapi-inlined-schemas (the rewrite has nothing to inline): that one alone.
+      for (const variants of mutant === 'openapi-invalid' ? [[]] : [[], OPENAPI_VARIANTS]) {
+        const j = await judgeAll(served(mutant, variants));
+        for (const id of checks) expect(j[JUDGE_OF[id]!], `${mutant} under ${variants.length} variants: ${id}`).not.toEqual([]);
+      }
+    });
+  }
 });
 
 test('an external $ref is never followed: the harness reads no file and fetches no URL the target names', async () => {
