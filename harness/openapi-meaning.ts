@@ -767,12 +767,20 @@ export function webhookPairs(judging: JudgingContract | Json, servedDeref: Json)
 }
 
 /**
+ * Sampling a rewritten document takes seconds of CPU: the judges below let the event loop turn between two schema
+ * pairs, so that the checks running beside them in the same worker (a batch runs its cases together) receive their
+ * responses instead of timing out behind a blocked loop.
+ */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
  * Every response schema (and the webhook event, when described) accepts exactly what the contract's accepts, up to
  * the open choices and the prose of harness/open-choices.ts.
  */
-export function schemaDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): string[] {
+export async function schemaDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): Promise<string[]> {
   const diffs: string[] = [];
   for (const p of [...responsePairs(judging, servedDeref), ...webhookPairs(judging, servedDeref)]) {
+    await turn();
     diffs.push(...agreement(judge, p.contract, p.served, p.where));
     if (diffs.length >= MAX_DIFFS) break;
   }
@@ -780,9 +788,10 @@ export function schemaDiffs(judge: SchemaJudge, judging: JudgingContract | Json,
 }
 
 /** §2: every object of every response rejects undeclared properties, judged on closedness samples alone (openObjects). */
-export function closednessDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): string[] {
+export async function closednessDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): Promise<string[]> {
   const diffs: string[] = [];
   for (const p of [...responsePairs(judging, servedDeref), ...webhookPairs(judging, servedDeref)]) {
+    await turn();
     diffs.push(...openObjects(judge, p.contract, p.served, p.where));
     if (diffs.length >= MAX_DIFFS) break;
   }
@@ -790,9 +799,10 @@ export function closednessDiffs(judge: SchemaJudge, judging: JudgingContract | J
 }
 
 /** §7.1: in every error response, reason_code takes exactly the 27 codes (the contract's and the served schema's literals are tried). */
-export function reasonCodeDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): string[] {
+export async function reasonCodeDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): Promise<string[]> {
   const diffs: string[] = [];
   for (const p of responsePairs(judging, servedDeref, (status) => /^[45]/.test(status))) {
+    await turn();
     diffs.push(...agreement(judge, p.contract, p.served, p.where, { pointer: '/reason_code', kinds: new Set(['value']) }));
     if (diffs.length >= MAX_DIFFS) break;
   }

@@ -147,7 +147,7 @@ const SCHEMA_REQUIREMENTS = [
 ];
 
 openapiCheck('openapi-schemas-agree', SCHEMA_REQUIREMENTS, 'every response schema (and the webhook event, where the document describes it) accepts exactly the sample bodies the contract\'s accepts, whatever its names and $ref layout', async (_api, _scope, doc) => {
-  report('The served schemas accept or reject otherwise than the contract', schemaDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served schemas accept or reject otherwise than the contract', await schemaDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });
 
 openapiCheck('openapi-security-agrees', ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER-REQUIRED'], 'the served document declares publicApiKeyBearer as HTTP bearer and every route requires it alone (bearerFormat and descriptions are free)', (_api, _scope, doc) => {
@@ -155,9 +155,9 @@ openapiCheck('openapi-security-agrees', ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER
 });
 
 openapiCheck('openapi-reason-enum-agrees', ['ERR-REASON-CODE-ENUM', 'ERR-FIELD-REASON-CODE'], 'in every error response, reason_code accepts the 27 codes of §7.1 and nothing else (the served schema\'s own literals are tried too)', async (_api, _scope, doc) => {
-  report('The served reason_code differs from the specification', reasonCodeDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served reason_code differs from the specification', await reasonCodeDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });
 
 openapiCheck('openapi-schemas-closed', ['CONTRACT-CLOSED-RESPONSES', 'ERR-BODY-FIELDS'], 'every object of every response body (and of the webhook event, where described) rejects an undeclared property, however closedness is written', async (_api, _scope, doc) => {
-  report('The served document has open object schemas', closednessDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served document has open object schemas', await closednessDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });

@@ -100,8 +100,8 @@ test.describe('prose the contract encodes is verified on bodies and may be left 
       rule.wide(served);
       const deref = await dereference(served);
       const judge = new SchemaJudge();
-      expect(schemaDiffs(judge, judging, deref)).toEqual([]);
-      expect(closednessDiffs(judge, judging, deref)).toEqual([]);
+      expect(await schemaDiffs(judge, judging, deref)).toEqual([]);
+      expect(await closednessDiffs(judge, judging, deref)).toEqual([]);
       const variant = OPENAPI_VARIANTS.find((v) => (VARIANTS as Record<string, { clause: string }>)[v].clause.includes(id));
       expect(variant, `an openapi variant of the switchboard leaves ${id} out`).toBeDefined();
     });

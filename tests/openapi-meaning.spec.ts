@@ -47,7 +47,7 @@ async function judgeAll(served: Json): Promise<Judged> {
   } catch (e) {
     derefError = [`cannot be dereferenced: ${(e as Error).message}`];
   }
-  const withDeref = (f: (d: Json) => string[]) => (deref ? f(deref) : derefError);
+  const withDeref = async (f: (d: Json) => string[] | Promise<string[]>) => (deref ? f(deref) : derefError);
   return {
     version: openapiVersionDiffs(served),
     info: infoVersionDiffs(served),
@@ -56,10 +56,10 @@ async function judgeAll(served: Json): Promise<Judged> {
     operations: operationNameDiffs(CONTRACT, served),
     security: securityDiffs(CONTRACT, served),
     statuses: statusDiffs(CONTRACT, served),
-    parameters: withDeref((d) => parameterDiffs(judge, judging, d)),
-    schemas: withDeref((d) => schemaDiffs(judge, judging, d)),
-    closed: withDeref((d) => closednessDiffs(judge, judging, d)),
-    reasons: withDeref((d) => reasonCodeDiffs(judge, judging, d)),
+    parameters: await withDeref((d) => parameterDiffs(judge, judging, d)),
+    schemas: await withDeref((d) => schemaDiffs(judge, judging, d)),
+    closed: await withDeref((d) => closednessDiffs(judge, judging, d)),
+    reasons: await withDeref((d) => reasonCodeDiffs(judge, judging, d)),
   };
 }
 
