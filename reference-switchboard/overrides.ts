@@ -657,6 +657,17 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
       return out;
     },
   },
+  // Clinical text not available to the public contract, and left out rather than null (FIELD-CLINICAL-CONTENT-SUBFIELDS).
+  'clinical-content-text-omitted': {
+    documentBody: (correct) => (document, d) => {
+      const out = correct(document, d);
+      if (d.schema_type === 'document' && out.content && typeof out.content === 'object') {
+        const { text: _text, ...rest } = out.content as Record<string, unknown>;
+        out.content = rest;
+      }
+      return out;
+    },
+  },
   // Audio missing from storage is "no audio for the document" (AUDIO-NOT-FOUND-VS-NOT-AVAILABLE).
   'audio-missing-as-not-available': { audioMissingReason: () => 'audio_not_available_for_document' },
   // Storage's clock half a second behind: an expired URL is still served for that long.

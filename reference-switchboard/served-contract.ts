@@ -6,7 +6,12 @@
 
 type Json = Record<string, any>;
 
+// The order is the order of application, also when the reference chains them one override per variant (overrides.ts):
+// the open choices first, as they address the contract's own component names and layout.
 export const OPENAPI_VARIANTS = [
+  // The catalog's open choices and the §2 tables as written (harness/open-choices.ts judges between them).
+  'openapi-content-subfields-required', 'openapi-summary-nulls-unencoded', 'openapi-other-summaries-null',
+  'openapi-rate-limit-documented', 'openapi-datetime-whole-seconds',
   'openapi-no-webhook', 'openapi-nullable-anyof', 'openapi-closed-by-unevaluated', 'openapi-allof-wrappers',
   'openapi-renamed-components', 'openapi-inlined-schemas', 'openapi-shared-responses', 'openapi-other-operation-ids',
   'openapi-json-media-parameters', 'openapi-harmless-additions', 'openapi-base-path-in-servers', 'openapi-keys-reordered',
@@ -80,6 +85,40 @@ export function applyOpenapiVariants(doc: Json, on: ReadonlySet<string>): Json {
     delete doc.webhooks;
     delete doc.components.schemas.RecordingTranscriptReadyWebhookEvent;
     delete doc.components.schemas.RecordingTranscriptReadyWebhookResources;
+  }
+  // The open choices first: they address the contract's own component names and layout (so they must come first in
+  // OPENAPI_VARIANTS too; on a document already rewritten they find nothing to change).
+  const schemas = (doc.components?.schemas ?? {}) as Json;
+  if (on.has('openapi-content-subfields-required') && schemas.PublicClinicalDocumentDetail) {
+    // FIELD-CLINICAL-CONTENT-SUBFIELDS: a service that always sends both may document both as required.
+    schemas.PublicClinicalDocumentDetail.properties.content.required = ['format', 'text'];
+  }
+  if (on.has('openapi-summary-nulls-unencoded') && schemas.PublicEncounterDocumentSummary) {
+    // §2.3's table as written ("string or null" …); the sentence below it is not encoded (the bodies show it).
+    delete schemas.PublicEncounterDocumentSummary.if;
+    delete schemas.PublicEncounterDocumentSummary.then;
+  }
+  if (on.has('openapi-other-summaries-null') && schemas.PublicEncounterDocumentSummary?.if) {
+    // FIELD-DOCSUMMARY-OTHER-TYPES-NULLS: a service whose billing and checklist summaries carry null may say so.
+    schemas.PublicEncounterDocumentSummary.if.properties.schema_type = { enum: ['document', 'billing', 'encounter_checklist'] };
+  }
+  if (on.has('openapi-rate-limit-documented')) {
+    // LIMIT-RATE-LIMITS: a service that limits its callers documents its 429 (the spec gives it no body).
+    for (const op of operations(doc)) {
+      op.responses['429'] = {
+        description: 'Too many requests.',
+        headers: { 'Retry-After': { schema: { type: 'integer', minimum: 0 } } },
+        content: { 'application/json': { schema: { type: 'object', properties: { error: { type: 'string' }, message: { type: 'string' } } } } },
+      };
+    }
+  }
+  if (on.has('openapi-datetime-whole-seconds')) {
+    // LIST-DATETIME-FORMAT-DETAILS: only the extended form with whole seconds and Z or ±hh:mm is documented.
+    for (const op of operations(doc)) {
+      for (const p of (op.parameters ?? []) as Json[]) {
+        if (p.in === 'query' && (p.name === 'start_at' || p.name === 'end_at')) p.schema = { ...p.schema, pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(Z|[+-]\\d{2}:\\d{2})$' };
+      }
+    }
   }
   if (on.has('openapi-nullable-anyof')) doc.components.schemas = mapTree(doc.components.schemas, nullableAsAnyOf);
   if (on.has('openapi-closed-by-unevaluated')) {

@@ -5,13 +5,14 @@
 // HTTP bearer scheme publicApiKeyBearer (§5.1), each route's statuses (§4), and each schema by what it
 // accepts and rejects compared with the harness contract (fixtures/contract/openapi.json). Component names,
 // `$ref` layout, key order, annotations and the webhook's presence (the spec does not require it in the REST
-// document) never count.
+// document) never count; nor do the catalog's open choices, nor the prose the body checks verify (a served
+// schema is judged between the two readings of harness/open-choices.ts).
 import { suite } from '../harness/fixtures.ts';
 import { describe, fail } from '../harness/assertions.ts';
 import { contractDocument, validateAgainst } from '../harness/contract.ts';
 import {
-  closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, openapiVersionDiffs, operationNameDiffs, parameterDiffs,
-  PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, swaggerParser, type Json,
+  closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, judgingContract, openapiVersionDiffs, operationNameDiffs, parameterDiffs,
+  PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, swaggerParser, type Json, type JudgingContract,
 } from '../harness/openapi-meaning.ts';
 import type { CheckScope, Exchange } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
@@ -60,11 +61,11 @@ function report(title: string, diffs: string[]): void {
   fail(title, `${diffs.length} difference(s): ${listed}${diffs.length > MAX_LISTED ? `; … (+${diffs.length - MAX_LISTED} more)` : ''}`);
 }
 
-let contractDeref: Promise<Json> | undefined;
-/** The contract with every $ref resolved, once per worker. */
-function contractDereferenced(): Promise<Json> {
-  contractDeref ??= dereference(contractDocument());
-  return contractDeref;
+let judging: Promise<JudgingContract> | undefined;
+/** The contract in its three readings, every $ref resolved, once per worker. */
+function contractDereferenced(): Promise<JudgingContract> {
+  judging ??= judgingContract(contractDocument());
+  return judging;
 }
 
 // Four checks judge the dereferenced served document, often at once (a batch runs its cases together): each
@@ -146,7 +147,7 @@ const SCHEMA_REQUIREMENTS = [
 ];
 
 openapiCheck('openapi-schemas-agree', SCHEMA_REQUIREMENTS, 'every response schema (and the webhook event, where the document describes it) accepts exactly the sample bodies the contract\'s accepts, whatever its names and $ref layout', async (_api, _scope, doc) => {
-  report('The served schemas accept or reject otherwise than the contract', schemaDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served schemas accept or reject otherwise than the contract', await schemaDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });
 
 openapiCheck('openapi-security-agrees', ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER-REQUIRED'], 'the served document declares publicApiKeyBearer as HTTP bearer and every route requires it alone (bearerFormat and descriptions are free)', (_api, _scope, doc) => {
@@ -154,9 +155,9 @@ openapiCheck('openapi-security-agrees', ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER
 });
 
 openapiCheck('openapi-reason-enum-agrees', ['ERR-REASON-CODE-ENUM', 'ERR-FIELD-REASON-CODE'], 'in every error response, reason_code accepts the 27 codes of §7.1 and nothing else (the served schema\'s own literals are tried too)', async (_api, _scope, doc) => {
-  report('The served reason_code differs from the specification', reasonCodeDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served reason_code differs from the specification', await reasonCodeDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });
 
 openapiCheck('openapi-schemas-closed', ['CONTRACT-CLOSED-RESPONSES', 'ERR-BODY-FIELDS'], 'every object of every response body (and of the webhook event, where described) rejects an undeclared property, however closedness is written', async (_api, _scope, doc) => {
-  report('The served document has open object schemas', closednessDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
+  report('The served document has open object schemas', await closednessDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
 });

@@ -287,6 +287,9 @@ const VALID_SAMPLES: Array<[string, string, unknown]> = [
   ['ambient detail', 'PublicAmbientTranscriptDocumentDetail', ambientDetail],
   ['detail response, clinical', 'PublicDocumentDetailResponse', { document: clinicalDetail }],
   ['detail response, clinical content without format', 'PublicDocumentDetailResponse', { document: { ...clinicalDetail, content: { text: null } } }],
+  // FIELD-CLINICAL-CONTENT-SUBFIELDS (unspecified): whether text is required inside content is not stated.
+  ['detail response, clinical content without text', 'PublicDocumentDetailResponse', { document: { ...clinicalDetail, content: { format: 'markdown' } } }],
+  ['detail response, clinical content empty', 'PublicDocumentDetailResponse', { document: { ...clinicalDetail, content: {} } }],
   ['detail response, ambient', 'PublicDocumentDetailResponse', { document: ambientDetail }],
   ['detail response, ambient with required fields only', 'PublicDocumentDetailResponse', { document: { document_id: 'd', encounter_id: 'e', schema_type: 'ambient_transcript', created_at: T, updated_at: T } }],
   ['transcript response', 'PublicDocumentTranscriptResponse', transcriptResponse],
@@ -328,7 +331,7 @@ const INVALID_SAMPLES: Array<[string, string, unknown]> = [
   ['clinical detail with a non-null workflow_variant', 'PublicDocumentDetailResponse', { document: { ...clinicalDetail, workflow_variant: 'ambient' } }],
   ['clinical detail without content', 'PublicDocumentDetailResponse', { document: { ...clinicalDetail, content: undefined } }],
   ['content format other than markdown', 'PublicClinicalDocumentDetail', { ...clinicalDetail, content: { format: 'html', text: 'x' } }],
-  ['content without text', 'PublicClinicalDocumentDetail', { ...clinicalDetail, content: { format: 'markdown' } }],
+  ['content text neither string nor null', 'PublicClinicalDocumentDetail', { ...clinicalDetail, content: { format: 'markdown', text: 7 } }],
   ['ambient detail with content', 'PublicDocumentDetailResponse', { document: { ...ambientDetail, content: { format: 'markdown', text: 'x' } } }],
   ['ambient detail with turns', 'PublicDocumentDetailResponse', { document: { ...ambientDetail, turns: [] } }],
   ['document without schema_type', 'PublicDocumentDetailResponse', { document: { ...ambientDetail, schema_type: undefined } }],
@@ -689,8 +692,9 @@ test.describe('schemas follow the §2 and §6.1 field tables', () => {
     expect(sorted(Object.keys(props))).toEqual(['format', 'text']);
     expect(props.format).toMatchObject({ type: 'string', const: 'markdown', default: 'markdown' });
     expect(props.text.type).toEqual(['string', 'null']);
-    // A defaulted constant may be omitted; text has no default, so it is always present (null when unavailable).
-    expect(content.required).toEqual(['text']);
+    // §2.4 does not say whether format or text is required inside content (FIELD-CLINICAL-CONTENT-SUBFIELDS,
+    // unspecified): the contract requires neither, so a body taking either choice is valid.
+    expect(content.required ?? []).toEqual([]);
   });
 
   test('§2.4 and §2.8 wrappers: one required field each', () => {

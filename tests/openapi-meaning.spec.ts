@@ -6,12 +6,15 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import {
-  agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
-  parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json,
+  agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, judgingContract, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
+  parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json, type JudgingContract,
 } from '../harness/openapi-meaning.ts';
 import { CONTRACT_PATH } from '../harness/contract.ts';
 import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-switchboard/served-contract.ts';
-import { VARIANTS } from '../reference-switchboard/variants.ts';
+import { VARIANTS, type VariantName } from '../reference-switchboard/variants.ts';
+import { ruleFor } from '../reference-switchboard/overrides.ts';
+import type { MutantName } from '../reference-switchboard/mutants.ts';
+import { MATRIX as CONTRACT_MATRIX } from './mutants/matrix/contract.ts';
 
 const CONTRACT = JSON.parse(fs.readFileSync(CONTRACT_PATH, 'utf8')) as Json;
 const LIST = '/external/v1/encounters';
@@ -22,8 +25,10 @@ const DOC = '/external/v1/encounters/{encounter_id}/documents/{document_id}';
 type Judged = Record<'version' | 'info' | 'valid' | 'paths' | 'operations' | 'security' | 'statuses' | 'parameters' | 'schemas' | 'closed' | 'reasons', string[]>;
 
 let contractDeref: Json;
+let judging: JudgingContract;
 test.beforeAll(async () => {
   contractDeref = await dereference(CONTRACT);
+  judging = await judgingContract(CONTRACT);
 });
 
 /** Every judge on one served document (as the suite runs them). */
@@ -42,7 +47,7 @@ async function judgeAll(served: Json): Promise<Judged> {
   } catch (e) {
     derefError = [`cannot be dereferenced: ${(e as Error).message}`];
   }
-  const withDeref = (f: (d: Json) => string[]) => (deref ? f(deref) : derefError);
+  const withDeref = async (f: (d: Json) => string[] | Promise<string[]>) => (deref ? f(deref) : derefError);
   return {
     version: openapiVersionDiffs(served),
     info: infoVersionDiffs(served),
@@ -51,10 +56,10 @@ async function judgeAll(served: Json): Promise<Judged> {
     operations: operationNameDiffs(CONTRACT, served),
     security: securityDiffs(CONTRACT, served),
     statuses: statusDiffs(CONTRACT, served),
-    parameters: withDeref((d) => parameterDiffs(judge, contractDeref, d)),
-    schemas: withDeref((d) => schemaDiffs(judge, contractDeref, d)),
-    closed: withDeref((d) => closednessDiffs(judge, contractDeref, d)),
-    reasons: withDeref((d) => reasonCodeDiffs(judge, contractDeref, d)),
+    parameters: await withDeref((d) => parameterDiffs(judge, judging, d)),
+    schemas: await withDeref((d) => schemaDiffs(judge, judging, d)),
+    closed: await withDeref((d) => closednessDiffs(judge, judging, d)),
+    reasons: await withDeref((d) => reasonCodeDiffs(judge, judging, d)),
   };
 }
 
@@ -172,7 +177,11 @@ test.describe('a drift from what the specification fixes is found', () => {
     { name: 'patient no longer nullable (the null branch of anyOf dropped)', judge: 'schemas', detail: /rejects instance .*which the contract accepts \(the served schema: \/(encounter|items\/0)\/patient must be object\)/, f: (d) => (d.components.schemas.PublicEncounterSummary.properties.patient = { $ref: '#/components/schemas/PublicPatientSummary' }) },
     { name: 'an encounter_type value dropped', judge: 'schemas', detail: /encounter_type = "checklist"/, f: (d) => d.components.schemas.PublicEncounterSummary.properties.encounter_type.enum.splice(4, 1) },
     { name: 'the ambient variant of document detail dropped', judge: 'schemas', detail: /ambient_transcript/, f: (d) => d.components.schemas.PublicDocumentDetailResponse.properties.document.oneOf.pop() },
-    { name: 'the clinical-summary nulls (if/then) dropped', judge: 'schemas', detail: /accepts .*which the contract rejects/, f: (d) => { delete d.components.schemas.PublicEncounterDocumentSummary.if; delete d.components.schemas.PublicEncounterDocumentSummary.then; } },
+    { name: 'the clinical-summary nulls extended to ambient summaries', judge: 'schemas', detail: /rejects .*which the contract accepts/, f: (d) => (d.components.schemas.PublicEncounterDocumentSummary.if.properties.schema_type = { enum: ['document', 'ambient_transcript'] }) },
+    { name: 'content.text dropped from a closed content', judge: 'schemas', detail: /rejects .*which the contract accepts \(the served schema: \/document\/content must NOT have additional properties\)/, f: (d) => delete d.components.schemas.PublicClinicalDocumentDetail.properties.content.properties.text },
+    { name: 'content.text no longer nullable', judge: 'schemas', detail: /rejects .*which the contract accepts \(the served schema: \/document\/content\/text must be string\)/, f: (d) => (d.components.schemas.PublicClinicalDocumentDetail.properties.content.properties.text.type = 'string') },
+    { name: 'content open', judge: 'closed', detail: /\/document\/content with an undeclared property/, f: (d) => delete d.components.schemas.PublicClinicalDocumentDetail.properties.content.additionalProperties },
+    { name: 'start_at documented with Z only', judge: 'parameters', detail: /start_at: the served schema rejects "2026-01-02T03:04:05\+05:30", which the contract accepts/, f: (d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'start_at').schema.pattern = 'Z$') },
     { name: 'created_at loses its date-time format', judge: 'schemas', detail: /created_at = "not-a-date"/, f: (d) => delete d.components.schemas.PublicEncounterSummary.properties.created_at.format },
     { name: 'transcript turns open', judge: 'closed', detail: /\/transcript\/turns\/0 with an undeclared property/, f: (d) => delete d.components.schemas.PublicTranscriptTurn.additionalProperties },
     { name: 'the webhook event open (when described)', judge: 'closed', detail: /webhook recording\.transcript_ready/, f: (d) => delete d.components.schemas.RecordingTranscriptReadyWebhookEvent.additionalProperties },
@@ -216,6 +225,99 @@ test.describe('a drift from what the specification fixes is found', () => {
     const served = applyOpenapiVariants(drift((d) => delete d.components.schemas.PublicEncounterSummary.additionalProperties), new Set(OPENAPI_VARIANTS));
     expect((await judgeAll(served)).closed.length).toBeGreaterThan(0);
   });
+});
+
+// Judge only what the specification decides (harness/open-choices.ts): the catalog's open choices and the prose
+// the body checks verify never count, either way; closedness is judged from closedness samples alone.
+test.describe('open choices, prose and closedness', () => {
+  const summary = (d: Json) => d.components.schemas.PublicEncounterDocumentSummary;
+  const content = (d: Json) => d.components.schemas.PublicClinicalDocumentDetail.properties.content;
+
+  test('the summary typed exactly as the §2.3 table (the nulls sentence not encoded), every object closed: no difference, and nothing open', async () => {
+    const served = drift((d) => { delete summary(d).if; delete summary(d).then; });
+    const j = await judgeAll(served);
+    expect(j.schemas).toEqual([]);
+    expect(j.closed).toEqual([]);
+  });
+
+  test('content with text optional, required, or both subfields required: no difference', async () => {
+    for (const required of [undefined, ['text'], ['format'], ['format', 'text']]) {
+      const served = drift((d) => (required ? (content(d).required = required) : delete content(d).required));
+      expect(await judgeAll(served), JSON.stringify(required)).toEqual(CLEAN);
+    }
+  });
+
+  test('a difference about nulls alone is an agreement difference, never evidence of an open object', async () => {
+    // Every object closed; only the nullability of a summary's status differs (the issue's false "open object schemas").
+    const served = drift((d) => (summary(d).properties.status = { type: 'string' }));
+    const j = await judgeAll(served);
+    expect(j.schemas.join('\n')).toMatch(/status must be string/);
+    expect(j.closed).toEqual([]);
+  });
+
+  test('the same nulls difference under every rewrite at once (closed by unevaluatedProperties, inlined, renamed): nothing open', async () => {
+    const served = applyOpenapiVariants(drift((d) => (summary(d).properties.status = { type: 'string' })), new Set(OPENAPI_VARIANTS));
+    const j = await judgeAll(served);
+    expect(j.schemas.length).toBeGreaterThan(0);
+    expect(j.closed).toEqual([]);
+  });
+
+  test('a really open schema fails closedness, also beside a nulls difference', async () => {
+    const served = drift((d) => {
+      summary(d).properties.status = { type: 'string' };
+      delete d.components.schemas.PublicPatientSummary.additionalProperties;
+    });
+    const j = await judgeAll(served);
+    expect(j.closed.join('\n')).toMatch(/\/patient with an undeclared property "x_undeclared_property", which the contract rejects \(the object is closed by §2\)/);
+    expect(j.closed.join('\n')).not.toMatch(/status/);
+  });
+
+  test('an object opened by additionalProperties: true is found as surely as one without the keyword', async () => {
+    const served = drift((d) => (content(d).additionalProperties = true));
+    expect((await judgeAll(served)).closed.join('\n')).toMatch(/\/document\/content with an undeclared property/);
+  });
+
+  test('a documented 429 is free (LIMIT-RATE-LIMITS); a documented 500 is not', async () => {
+    const with429 = drift((d) => (d.paths[LIST].get.responses['429'] = { description: 'Too many requests.', content: { 'application/json': { schema: { type: 'object' } } } }));
+    expect(await judgeAll(with429)).toEqual(CLEAN);
+    const with500 = drift((d) => (d.paths[LIST].get.responses['500'] = { description: 'Oops.', content: { 'application/json': { schema: { type: 'object' } } } }));
+    expect((await judgeAll(with500)).statuses.join('\n')).toMatch(/500: documented, but §4/);
+  });
+
+  test('date parameters: open ISO forms are never judged, decided ones still are', async () => {
+    const wholeSeconds = drift((d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'end_at').schema.pattern = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(Z|[+-]\\d{2}:\\d{2})$'));
+    expect((await judgeAll(wholeSeconds)).parameters).toEqual([]);
+    const naive = drift((d) => (d.paths[LIST].get.parameters.find((p: Json) => p.name === 'end_at').schema = { type: 'string' }));
+    expect((await judgeAll(naive)).parameters.join('\n')).toMatch(/end_at: the served schema accepts "2026-01-02T03:04:05", which the contract rejects/);
+  });
+});
+
+// The reference's own openapi-* mutants, as it serves them (its servedContract point), alone and under every openapi
+// variant at once: each check its matrix row names finds a difference, so the latitude of harness/open-choices.ts
+// hides no mutant.
+const JUDGE_OF: Record<string, keyof Judged> = {
+  'openapi-version-3-1-0': 'version', 'openapi-info-version-v1': 'info', 'openapi-document-valid': 'valid', 'openapi-paths-agree': 'paths',
+  'openapi-operations-agree': 'operations', 'openapi-parameters-agree': 'parameters', 'openapi-statuses-agree': 'statuses',
+  'openapi-schemas-closed': 'closed', 'openapi-schemas-agree': 'schemas', 'openapi-reason-enum-agrees': 'reasons', 'openapi-security-agrees': 'security',
+};
+test.describe('the reference\'s openapi mutants are still caught', () => {
+  const served = (mutant: string, variants: readonly string[]) => {
+    const point = ruleFor({ mutant: mutant as MutantName, variants: new Set(variants as VariantName[]) })('servedContract', (d: unknown) => d);
+    return point(structuredClone(CONTRACT)) as Json;
+  };
+  test('no mutant, every openapi variant chained as the reference chains them (one override each): no difference', async () => {
+    const point = ruleFor({ mutant: null, variants: new Set(OPENAPI_VARIANTS as readonly VariantName[]) })('servedContract', (d: unknown) => d);
+    expect(await judgeAll(point(structuredClone(CONTRACT)) as Json)).toEqual(CLEAN);
+  });
+  for (const [mutant, checks] of Object.entries(CONTRACT_MATRIX).filter(([m]) => m.startsWith('openapi-'))) {
+    test(mutant, async () => {
+      // A dangling $ref does not survive openapi-inlined-schemas (the rewrite has nothing to inline): that one alone.
+      for (const variants of mutant === 'openapi-invalid' ? [[]] : [[], OPENAPI_VARIANTS]) {
+        const j = await judgeAll(served(mutant, variants));
+        for (const id of checks) expect(j[JUDGE_OF[id]!], `${mutant} under ${variants.length} variants: ${id}`).not.toEqual([]);
+      }
+    });
+  }
 });
 
 test('an external $ref is never followed: the harness reads no file and fetches no URL the target names', async () => {

@@ -364,6 +364,7 @@ test.describe('sandbox', () => {
       'timestamps-fraction-varies': [`${L}?limit=100`, 'full'],
       'list-items-without-documents': [L, 'full'], 'null-optional-fields-omitted': [docPath(sb, 'clinical_document'), 'full'],
       'empty-documents-omitted-in-list': [`${L}?limit=100`, 'full'], 'clinical-content-format-omitted': [docPath(sb, 'clinical_document'), 'full'],
+      'clinical-content-text-omitted': [docPath(sb, 'clinical_document'), 'full'],
       'audio-missing-as-not-available': [`${docPath(sb, 'ambient_transcript_audio_missing')}/audio`, 'full'],
       'other-encounter-document-as-encounter-not-found': [`${encPath(sb, 'own_encounter')}/documents/${sameOrgOtherDoc}`, 'full'],
       'lookup-document-before-organization': [`${encPath(sb, 'other_org_encounter')}/documents/no-such-document`, 'full'],
