@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadProfile } from '../harness/profile.ts';
-import { redact, registerSecret } from '../harness/redact.ts';
+import { redact, registerSecret, setEvidenceMode } from '../harness/redact.ts';
 import { settingName } from '../harness/config.ts';
 import { CLIENT_CHECKS } from '../harness/client/checks.ts';
 import { RecordingProxy } from '../harness/client/proxy.ts';
@@ -19,7 +19,7 @@ import type { Exchange } from '../harness/record.ts';
 import { loadRunContext } from '../reports/context.ts';
 import { exitCodeFor, summaryLine, verdictLine, type CollectedCheck, type OutcomesFile } from '../reports/model.ts';
 import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
-import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, HELP, parse, prepareOutDir, SetupError } from './common.ts';
+import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, evidenceOption, HELP, parse, prepareOutDir, SetupError } from './common.ts';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
 
 
@@ -132,12 +132,13 @@ export async function client(argv: string[]): Promise<number> {
   const command = dash === -1 ? [] : argv.slice(dash + 1);
   const { values: o } = parse('client', own, {
     scenario: { type: 'string' }, watch: { type: 'boolean' }, duration: { type: 'string' }, timeout: { type: 'string' },
-    out: { type: 'string' }, db: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' },
+    out: { type: 'string' }, db: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, evidence: { type: 'string' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.client}\n`);
     return 0;
   }
+  setEvidenceMode(evidenceOption(o.evidence));
   if (o.watch && command.length) throw new SetupError('use either --watch or -- <command>, not both');
   if (!o.watch && command.length === 0) throw new SetupError('missing the client command: conformance client -- <command> [args…] (or --watch)');
   if (o.duration !== undefined && !o.watch) throw new SetupError('--duration applies to --watch only');

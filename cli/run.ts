@@ -17,7 +17,7 @@ import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.t
 import { exitCodeFor } from '../reports/model.ts';
 import { REPORT_FILES } from '../reports/write.ts';
 import { setting, settingName } from '../harness/config.ts';
-import { clearReports, dbKind, DEFAULT_OUT, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
+import { clearReports, dbKind, DEFAULT_OUT, evidenceOption, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
 const PROBE_TARGET = '/external/v1/encounters';
@@ -149,12 +149,13 @@ export async function run(argv: string[]): Promise<number> {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' }, 'in-flight': { type: 'string' },
-    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, evidence: { type: 'string' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
     return 0;
   }
+  const evidence = evidenceOption(o.evidence);
   if (o.seed !== undefined && !/^-?[0-9]{1,10}$/.test(o.seed)) throw new SetupError(`--seed must be an integer (got ${o.seed})`);
   if (o.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(o.workers)) throw new SetupError(`--workers must be a positive integer (got ${o.workers})`);
   if (o['in-flight'] !== undefined && !/^[1-9][0-9]{0,2}$/.test(o['in-flight'])) throw new SetupError(`--in-flight must be a positive integer (got ${o['in-flight']})`);
@@ -323,6 +324,7 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'inFlight', o['in-flight']);
     put(env, 'strict', o.strict ? '1' : undefined);
     put(env, 'verbose', o.verbose ? '1' : undefined);
+    put(env, 'evidence', evidence);
     put(env, 'progress', 'terse');
     // --max-rps N: an explicit pace for a target behind a rate limiter, shared out over the workers.
     const workers = Number(o.workers ?? setting('workers') ?? 2);

@@ -25,7 +25,8 @@ import { errorExit, SetupError, UsageError } from './errors.ts';
 import { isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, specStepOf } from '../harness/webhook/receiver-suite.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
-import { redact, registerSecret } from '../harness/redact.ts';
+import { redact, registerSecret, setEvidenceMode } from '../harness/redact.ts';
+import { evidenceOption } from './common.ts';
 import { runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
 import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
@@ -42,7 +43,7 @@ export interface WebhookIo {
 
 const HELP = `Usage:
   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR]
-                               [--strict] [--allow-incomplete] [--verbose]
+                               [--strict] [--allow-incomplete] [--verbose] [--evidence redacted|full]
                                [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]]
   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H]
                              [--duration SECONDS] [--events N] [--hold-ms N] [--observe-ms N]
@@ -59,7 +60,8 @@ receiver: sends the receiver at URL the valid delivery and every adversarial one
           receiver that works from a queue. Without it that must stays
           not verified and the verdict is INCOMPLETE at best (exit 1; --allow-incomplete exits 0).
           --out DIR writes conformance.json, junit.xml and conformance.html; --strict fails on
-          warnings; --verbose prints every check.
+          warnings; --verbose prints every check; --evidence full keeps patient and clinical content
+          a receiver's answers might carry in the evidence (default: replaced by placeholders).
 sender:   listens on port N and judges the deliveries the service sends, signed with the secret in $NAME.
           --script answers the n-th delivery of each event with the n-th step (a status or "timeout";
           the last step repeats; default 200). Stops after --duration (default 300 s), after --events
@@ -347,10 +349,12 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
       url: { type: 'string' }, 'secret-env': { type: 'string' }, 'timeout-ms': { type: 'string' }, out: { type: 'string' },
       strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' }, verbose: { type: 'boolean' },
       'follow-up-port': { type: 'string' }, 'follow-up-host': { type: 'string' }, 'follow-up-settle-ms': { type: 'string' },
+      evidence: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
+  setEvidenceMode(evidenceOption(values.evidence));
   if (!values.url) throw new UsageError('webhook receiver needs --url URL');
   let url: URL;
   try {

@@ -18,6 +18,7 @@ export const SETTINGS = {
   shard: { name: 'CONFORMANCE_SHARD', about: 'set by `conformance run --shard I/N`: the cases of shard I of N, chosen by a hash of each case title (harness/fixtures.ts)' },
   casesOut: { name: 'CONFORMANCE_CASES_OUT', about: 'a file every declared case is appended to ("<file>\\t<case title>" per line) as suites load: with `playwright test --list`, the list of cases (a test runs a batch of them); tests/mutants.spec.ts reads it' },
   inFlight: { name: 'CONFORMANCE_IN_FLIGHT', about: 'set by `conformance run --in-flight N`: cases of a batch running at once in one worker (default 8)' },
+  evidence: { name: 'CONFORMANCE_EVIDENCE', about: 'full: evidence and output keep patient and clinical content (--evidence full); otherwise it is replaced by placeholders (harness/redact.ts)' },
   strict: { name: 'CONFORMANCE_STRICT', about: '1: warnings fail the run (--strict)' },
   verbose: { name: 'CONFORMANCE_VERBOSE', about: '1: print every property seed (--verbose)' },
   progress: { name: 'CONFORMANCE_PROGRESS', about: 'terse: the CLI\'s one-line-per-failure progress instead of the runner\'s' },
