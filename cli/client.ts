@@ -91,21 +91,39 @@ function runCommand(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number, o
       child.kill('SIGTERM');
       setTimeout(() => child.kill('SIGKILL'), 5000).unref();
     }, timeoutMs);
-    // The output is kept as the client wrote it (judged for keys and audio URLs) and shown redacted.
-    child.stdout.on('data', (d: Buffer) => {
-      out.stdout += d.toString('utf8');
-      process.stdout.write(redact(d.toString('utf8')));
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      out.stderr += d.toString('utf8');
-      process.stderr.write(redact(d.toString('utf8')));
-    });
+    // The output is kept as the client wrote it (judged for keys and audio URLs) and shown redacted, a whole
+    // line at a time: a key or a patient value cut between two chunks would pass the redaction in halves.
+    const echo = (stream: NodeJS.WriteStream, which: 'stdout' | 'stderr') => {
+      let pending = '';
+      return {
+        data: (d: Buffer) => {
+          const text = d.toString('utf8');
+          out[which] += text;
+          pending += text;
+          const cut = pending.lastIndexOf('\n') + 1;
+          if (cut > 0) {
+            stream.write(redact(pending.slice(0, cut)));
+            pending = pending.slice(cut);
+          }
+        },
+        flush: () => {
+          if (pending) stream.write(redact(pending));
+          pending = '';
+        },
+      };
+    };
+    const echoOut = echo(process.stdout, 'stdout');
+    const echoErr = echo(process.stderr, 'stderr');
+    child.stdout.on('data', echoOut.data);
+    child.stderr.on('data', echoErr.data);
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       reject(new SetupError(`the client command could not start: ${argv[0]}: ${e.code === 'ENOENT' ? 'not found' : e.code === 'EACCES' ? 'not executable' : e.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      echoOut.flush();
+      echoErr.flush();
       resolve({ code, signal, timedOut });
     });
   });
