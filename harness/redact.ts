@@ -111,9 +111,9 @@ function redactPatientValues(text: string): string {
 }
 
 // A patient member quoted in free text: `"first_name":"Ada"`, `'title': 'x'`, `\"text\":\"...` (JSON inside a
-// string), `title=x` is not (no quotes: prose). The value runs to its closing quote, or to the end of the line when
+// string). Only a colon makes a member: `title="x"` is an HTML attribute, `title: x` (no quotes) prose. The value runs to its closing quote, or to the end of the line when
 // it was cut (a body quoted in a detail is often cut in the middle of a value).
-const MEMBER_KEY = new RegExp(`(\\\\*)(["']?)\\b(${[...PATIENT_MEMBER_NAMES].join('|')})\\1\\2[ \\t]*[:=][ \\t]*(\\\\*)(["'])`, 'g');
+const MEMBER_KEY = new RegExp(`(\\\\*)(["']?)\\b(${[...PATIENT_MEMBER_NAMES].join('|')})\\1\\2[ \\t]*:[ \\t]*(\\\\*)(["'])`, 'g');
 
 function redactPatientMembers(text: string): string {
   if (!MEMBER_KEY.test(text)) return text;
