@@ -6,9 +6,12 @@
 // then a table of contents by spec section, a search box, the traceability matrix (one anchor per
 // requirement, outcome counts and the reasons of not-verified, informational and warning checks), and
 // every check (one anchor each) with its redacted evidence collapsed. Spec statements are rendered from
-// their small markdown (inline code, emphasis, table rows), never shown raw. A print stylesheet keeps the
-// verdict's colours and puts verdict, scope and failures on the first pages. Every interpolated string is
-// HTML-escaped. Pure: report in, string out (no fs, no network).
+// their small markdown (inline code, emphasis, table rows), never shown raw. Evidence bodies are shown
+// re-indented and cut to a readable length (the JSON report keeps them as recorded). A print stylesheet keeps the
+// verdict's colours and prints verdict, scope, the failures with their evidence, then the matrix in fixed
+// columns that never overprint (statements and reasons cut to two lines, passing checks counted, not named); the
+// list of every check stays on screen. Every interpolated string is HTML-escaped. Pure: report in, string out
+// (no fs, no network).
 import { checkAnchors, type ConformanceReport, type ReportCheck, type ReportRequirement } from './model.ts';
 
 export function htmlEscape(text: string): string {
@@ -122,33 +125,32 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
 .print-only{display:none}
 @media print{
   body{max-width:none;padding:0;font-size:9pt;background:#fff}
-  .tools,a.anchor,#search-count,.no-print,#all-checks,#all-checks-heading,.passing,.screen-only{display:none!important}
+  .tools,a.anchor,#search-count,.no-print,#all-checks,#all-checks-heading,.counted,.screen-only{display:none!important}
   .print-only{display:inline}p.print-only,li.print-only{display:block}
   h2{font-size:11pt;margin:.8rem 0 .3rem;break-after:avoid}
   #verdict,.top-grid,.check>h3,.check>p{break-inside:avoid}
   #verdict{padding:.5rem .8rem;font-size:9.5pt}#verdict .label{font-size:14pt}
-  #failures{break-after:page}
   .check{padding:.2rem .5rem;margin:.25rem 0}
-  .check details>summary{display:none}
+  .check details>summary,#matrix details{display:none}
   pre.evidence,pre.curl{max-height:none;overflow:visible;font-size:7pt;line-height:1.25;padding:.35rem .45rem;margin:.2rem 0}
   table{table-layout:fixed}
   th,td{font-size:7.5pt;padding:.08rem .25rem;overflow-wrap:anywhere}
   table.spec-table td{font-size:7pt;padding:0 .2rem}
   tr{break-inside:avoid}
   thead{display:table-header-group}
-  #matrix{font-size:7.5pt}
-  #matrix col.c-id{width:19%}#matrix col.c-level{width:8.5%}#matrix col.c-st{width:14%}#matrix col.c-checks{width:20%}
-  #matrix th,#matrix td{line-height:1.15;padding:.04rem .22rem}
+  #matrix col.c-id{width:18%}#matrix col.c-level{width:9%}#matrix col.c-st{width:13%}#matrix col.c-checks{width:24%}
+  #matrix th,#matrix td{font-size:7pt;line-height:1.15;padding:.04rem .22rem}
+  #matrix .badge{font-size:6.5pt;padding:0 .3rem;line-height:1.3}
   #matrix .level,#matrix th.status,#matrix th.checks,#matrix .status .badge{overflow-wrap:normal;word-break:normal;white-space:nowrap}
   #matrix th.status,#matrix th.checks{white-space:normal}
   #matrix td.req code{overflow-wrap:anywhere}
   #matrix .stmt{max-height:calc(2 * 1.15em);overflow:hidden}
   #matrix ul.reasons li{max-height:calc(2 * 1.15em);overflow:hidden}
   #matrix .stmt table.spec-table,#matrix .stmt small{display:inline}
-  #matrix .counts{font-size:7pt}
+  #matrix .counts{font-size:6.5pt}
   #matrix .counts span{white-space:normal}
-  #matrix ul.reasons{font-size:7pt;padding-left:.8rem}
-  #matrix td.checks code{font-size:6.8pt}
+  #matrix ul.reasons{font-size:6.5pt;padding-left:.7rem}
+  #matrix td.checks code{font-size:6.3pt}
   nav#toc ol{display:block;columns:3;column-gap:1.2rem;font-size:7.5pt}
   nav#toc li{break-inside:avoid;min-width:0;overflow-wrap:anywhere;margin:0 0 .1rem}
   nav#toc .counts{white-space:normal;display:block;padding-left:.8rem;font-size:7pt}
@@ -314,7 +316,7 @@ export function curlFor(ex: ExchangeLike, baseUrl: string | null): { command: st
 
 // What the HTML shows of an evidence body: JSON re-indented, then cut to a readable length. The body as recorded
 // (already trimmed to harness/record.ts MAX_EVIDENCE_BODY) stays whole in conformance.json.
-export const BODY_LINES_SHOWN = 40;
+export const BODY_LINES_SHOWN = 30;
 export const BODY_CHARS_SHOWN = 3000;
 const TRUNCATED_MARK = /…\[truncated, [^\]\n]*\]$/;
 
@@ -441,14 +443,16 @@ function reasons(checks: LCheck[]): string {
 }
 
 /** Reasons of a matrix row in print; PRINTED_CHECKS: checks named in a printed row (the others counted). */
-const PRINTED_REASONS = 3;
-const PRINTED_CHECKS = 4;
+const PRINTED_REASONS = 2;
+const PRINTED_CHECKS = 3;
+/** Outcomes whose checks a printed matrix row names (the others it counts). */
+const NAMED_IN_PRINT = new Set(['fail', 'waived', 'warning']);
 
 function checkLink(c: { id: string; outcome: string }, anchors: Map<string, string>): string {
   const a = anchors.get(c.id);
   const code = `<code class="o-${e(c.outcome)}">${e(c.id)}</code>`;
-  // A passing check is counted in the status cell; print names only the others (the screen names every one).
-  const cls = c.outcome === 'pass' || c.outcome === 'informational' ? ' class="passing"' : '';
+  // Print names only the checks a reader must find (NAMED_IN_PRINT); the status cell counts the rest.
+  const cls = NAMED_IN_PRINT.has(c.outcome) ? '' : ' class="counted"';
   return a ? `<a href="#${e(a)}"${cls}>${code}</a>` : cls ? `<span${cls}>${code}</span>` : code;
 }
 
@@ -461,8 +465,8 @@ function matrix(report: LooseReport, byReq: Map<string, LCheck[]>, anchors: Map<
       const unique = [...new Map(mine.map((c) => [c.id, c])).values()];
       const links = unique.map((c) => checkLink(c, anchors)).join(' ');
       const checks = unique.length === 0 ? '<em>none</em>' : unique.length <= 6 ? links : `<details><summary>${unique.length} checks</summary>${links}</details>`;
-      // Informational checks are counted, and their observations given as reasons.
-      const others = unique.filter((c) => c.outcome !== 'pass' && c.outcome !== 'informational');
+      // Print names the checks that failed, were waived or warned; the others are counted, with their reasons.
+      const others = unique.filter((c) => NAMED_IN_PRINT.has(c.outcome));
       // Print shows no <details>: the checks that did not pass are named there, the passing ones counted.
       const printed = unique.length > 6 && others.length
         ? `<span class="print-only">${others.slice(0, PRINTED_CHECKS).map((c) => checkLink(c, anchors)).join(' ')}${others.length > PRINTED_CHECKS ? ` and ${others.length - PRINTED_CHECKS} more` : ''}</span>`
