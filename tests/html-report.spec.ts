@@ -7,7 +7,7 @@
 // with the verdict's colours kept. A full run of the real catalog with three failures prints on at most 15 A4
 // pages (issue 33: 50), its failure bodies pretty-printed and cut, and no box of its printed matrix overprints
 // another (a probe over every cell's text boxes, shown to fire on a planted overprint). Screenshots land in
-// reports/out/screenshots/ and /tmp/phi-print-*.png. Without Chromium the browser tests skip locally and FAIL
+// reports/out/screenshots/. Without Chromium the browser tests skip locally and FAIL
 // under CI (CI installs it).
 import { test, expect, chromium, type Browser, type Page } from '@playwright/test';
 import fs from 'node:fs';
@@ -415,7 +415,6 @@ test.describe('in Chromium', () => {
     await page.goto(pathToFileURL(file).href);
     const pdf = await page.pdf({ format: 'A4', printBackground: true, preferCSSPageSize: true });
     fs.writeFileSync(path.join(SHOTS, 'three-failures.pdf'), pdf);
-    fs.writeFileSync('/tmp/phi-print-three-failures.pdf', pdf);
     const pages = (pdf.toString('latin1').match(/\/Type\s*\/Page\b(?!s)/g) ?? []).length;
     test.info().annotations.push({ type: 'pdf-pages', description: String(pages) });
     expect(pages).toBeLessThanOrEqual(15);
@@ -430,9 +429,9 @@ test.describe('in Chromium', () => {
     await expect(page.locator('#failures .check[data-outcome="fail"]')).toHaveCount(3);
     await expect(page.locator('#failures .check[data-outcome="fail"] pre.evidence[data-part="response"]').first()).toBeVisible();
     await expect(page.locator('#all-checks')).toBeHidden();
-    await page.screenshot({ path: '/tmp/phi-print-page-1.png', clip: { x: 0, y: 0, width: 703, height: 1032 }, fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, 'print-three-failures-page-1.png'), clip: { x: 0, y: 0, width: 703, height: 1032 }, fullPage: true });
     const m = (await page.locator('#matrix').boundingBox())!;
-    await page.screenshot({ path: '/tmp/phi-print-matrix.png', clip: { x: 0, y: m.y, width: 703, height: 1032 }, fullPage: true });
+    await page.screenshot({ path: path.join(SHOTS, 'print-three-failures-matrix.png'), clip: { x: 0, y: m.y, width: 703, height: 1032 }, fullPage: true });
   });
 
   test('printed, the matrix cells never overprint: every word of a cell in its own box, no clipped column, no broken words', async () => {
