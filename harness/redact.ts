@@ -192,8 +192,9 @@ const VALUE_ONLY = VALUE_PATTERNS();
 // Patterns for free text. Whitespace inside a match is horizontal only ([ \t]): a value ends at the end
 // of its line, so `www-authenticate: Bearer` followed by `date: Sun, ...` on the next line stays intact.
 const PATTERNS: [RegExp, string][] = [
-  // Authorization values of any scheme.
-  [/(authorization["']?[ \t]*[:=][ \t]*["']?)(bearer|basic)?[ \t]*[^"'\r\n,}]+/gi, `$1$2 ${REDACTED}`],
+  // Authorization values of any scheme. A value ends before a tag (`<`: in a rendered page the value is followed
+  // by markup, which it must never swallow), and a placeholder (`Bearer <token>`, `&lt;token&gt;`) is no credential.
+  [/(authorization["']?[ \t]*[:=][ \t]*["']?)(?![ \t]*(?:bearer|basic)?[ \t]*(?:<|&lt;))(bearer|basic)?[ \t]*[^"'\r\n,}<]+/gi, `$1$2 ${REDACTED}`],
   // Webhook signature headers: the digest is derived from the secret.
   [/(service-signature["']?[ \t]*[:=][ \t]*["']?)[^"'\r\n,}]+/gi, `$1${REDACTED}`],
   ...VALUE_PATTERNS(),

@@ -369,6 +369,7 @@ test.describe('in Chromium', () => {
     for (const th of table.querySelectorAll('thead th')) for (const w of broken(th)) problems.push('header word broken: ' + w);
     for (const tr of table.querySelectorAll('tr[data-outcome]')) {
       const cells = [...tr.children];
+      if (cells.length !== 5) problems.push(tr.id + ': ' + cells.length + ' cells instead of 5');
       const boxes = cells.map((td) => td.getBoundingClientRect());
       for (let i = 1; i < boxes.length; i++) if (boxes[i].left < boxes[i - 1].right - 0.5) problems.push(tr.id + ': cells ' + (i - 1) + ' and ' + i + ' overlap');
       cells.forEach((td, i) => {

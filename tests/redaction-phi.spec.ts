@@ -218,6 +218,14 @@ test.describe('end to end', () => {
   /** How many patient members of the evidence were replaced (proof that patient bodies were there to redact). */
   const placeholders = (dir: string) => (fs.readFileSync(path.join(dir, 'conformance.json'), 'utf8').match(/\\"(?:first_name|last_name|title|text)\\":\\"[*0 .,?#'-]+\\"/g) ?? []).length;
 
+  test('--evidence takes redacted or full; anything else is a usage error before anything starts', async () => {
+    for (const args of [['run', '--evidence', 'all'], ['client', '--evidence', 'yes', '--', 'true']]) {
+      const r = await runCli(args, { timeoutMs: 60_000, sampleMs: 0 });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim()).toBe(`conformance: --evidence must be redacted or full (got ${args[2]})`);
+    }
+  });
+
   test('the main job (reference and every suite): no seeded patient value in any report file or the terminal', async () => {
     test.setTimeout(600_000);
     const out = tmp();
