@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadProfile } from '../harness/profile.ts';
-import { redact, registerSecret } from '../harness/redact.ts';
+import { redact, registerSecret, setEvidenceMode } from '../harness/redact.ts';
 import { settingName } from '../harness/config.ts';
 import { CLIENT_CHECKS } from '../harness/client/checks.ts';
 import { RecordingProxy } from '../harness/client/proxy.ts';
@@ -19,7 +19,7 @@ import type { Exchange } from '../harness/record.ts';
 import { loadRunContext } from '../reports/context.ts';
 import { exitCodeFor, summaryLine, verdictLine, type CollectedCheck, type OutcomesFile } from '../reports/model.ts';
 import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
-import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, HELP, parse, prepareOutDir, publishToCi, SetupError } from './common.ts';
+import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, evidenceOption, HELP, parse, prepareOutDir, publishToCi, SetupError } from './common.ts';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
 
 
@@ -91,21 +91,39 @@ function runCommand(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number, o
       child.kill('SIGTERM');
       setTimeout(() => child.kill('SIGKILL'), 5000).unref();
     }, timeoutMs);
-    // The output is kept as the client wrote it (judged for keys and audio URLs) and shown redacted.
-    child.stdout.on('data', (d: Buffer) => {
-      out.stdout += d.toString('utf8');
-      process.stdout.write(redact(d.toString('utf8')));
-    });
-    child.stderr.on('data', (d: Buffer) => {
-      out.stderr += d.toString('utf8');
-      process.stderr.write(redact(d.toString('utf8')));
-    });
+    // The output is kept as the client wrote it (judged for keys and audio URLs) and shown redacted, a whole
+    // line at a time: a key or a patient value cut between two chunks would pass the redaction in halves.
+    const echo = (stream: NodeJS.WriteStream, which: 'stdout' | 'stderr') => {
+      let pending = '';
+      return {
+        data: (d: Buffer) => {
+          const text = d.toString('utf8');
+          out[which] += text;
+          pending += text;
+          const cut = pending.lastIndexOf('\n') + 1;
+          if (cut > 0) {
+            stream.write(redact(pending.slice(0, cut)));
+            pending = pending.slice(cut);
+          }
+        },
+        flush: () => {
+          if (pending) stream.write(redact(pending));
+          pending = '';
+        },
+      };
+    };
+    const echoOut = echo(process.stdout, 'stdout');
+    const echoErr = echo(process.stderr, 'stderr');
+    child.stdout.on('data', echoOut.data);
+    child.stderr.on('data', echoErr.data);
     child.on('error', (e: NodeJS.ErrnoException) => {
       clearTimeout(timer);
       reject(new SetupError(`the client command could not start: ${argv[0]}: ${e.code === 'ENOENT' ? 'not found' : e.code === 'EACCES' ? 'not executable' : e.message}`));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      echoOut.flush();
+      echoErr.flush();
       resolve({ code, signal, timedOut });
     });
   });
@@ -132,12 +150,13 @@ export async function client(argv: string[]): Promise<number> {
   const command = dash === -1 ? [] : argv.slice(dash + 1);
   const { values: o } = parse('client', own, {
     scenario: { type: 'string' }, watch: { type: 'boolean' }, duration: { type: 'string' }, timeout: { type: 'string' },
-    out: { type: 'string' }, db: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' },
+    out: { type: 'string' }, db: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, evidence: { type: 'string' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.client}\n`);
     return 0;
   }
+  setEvidenceMode(evidenceOption(o.evidence));
   if (o.watch && command.length) throw new SetupError('use either --watch or -- <command>, not both');
   if (!o.watch && command.length === 0) throw new SetupError('missing the client command: conformance client -- <command> [args…] (or --watch)');
   if (o.duration !== undefined && !o.watch) throw new SetupError('--duration applies to --watch only');

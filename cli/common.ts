@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { redact } from '../harness/redact.ts';
+import { EVIDENCE_MODES, redact, type EvidenceMode } from '../harness/redact.ts';
 import { setting, settingName, type Setting } from '../harness/config.ts';
 import { lackedRole, verdictLine, type ConformanceReport } from '../reports/model.ts';
 import { githubAnnotations, stepSummary } from '../reports/summary.ts';
@@ -81,6 +81,10 @@ Options:
                       report still says NOT CONFORMANT), and name its failures that now pass (stale: update it)
   --verbose           print every property seed as it is drawn (by default a seed is printed, with its
                       replay command, only when its property failed)
+  --evidence MODE     redacted (default): patient names, dates of birth, document text, transcript turn text
+                      and titles are replaced in evidence, reports and output by placeholders of the same
+                      length; full: kept as received (for the sandbox's synthetic data). Keys, secrets and
+                      audio URLs are redacted in both modes
   -h, --help          this help
 
 Verdicts: CONFORMANT (every must requirement in scope verified and passed), NOT CONFORMANT (an un-waived
@@ -120,6 +124,8 @@ Options:
   --timeout SECONDS   stop <command> after this long (default 600); the run is then judged as it stands
   --out DIR           report folder (default reports/out)
   --db KIND           database of the sandbox: embedded (default), container, url (DATABASE_URL)
+  --evidence MODE     redacted (default) or full: whether the sandbox's patient data stays in the evidence,
+                      the reports and the client's echoed output (as for \`run\`)
   --allow-incomplete  exit 0 on INCOMPLETE
   --strict            a warning fails the run
   -h, --help          this help
@@ -213,6 +219,13 @@ export function dbKind(value: string | undefined): DbKind {
 }
 
 /** Sets (or, for undefined, removes) one setting in a child's environment. */
+/** `--evidence redacted|full` (harness/redact.ts): the mode, or undefined when the flag is absent (redacted). */
+export function evidenceOption(value: string | undefined): EvidenceMode | undefined {
+  if (value === undefined) return undefined;
+  if (!(EVIDENCE_MODES as readonly string[]).includes(value)) throw new SetupError(`--evidence must be ${EVIDENCE_MODES.join(' or ')} (got ${value})`);
+  return value as EvidenceMode;
+}
+
 export function put(env: NodeJS.ProcessEnv, key: Setting, value: string | undefined): void {
   const name = settingName(key);
   if (value === undefined) delete env[name];

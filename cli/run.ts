@@ -20,7 +20,7 @@ import { readComparableReport } from './diff.ts';
 import { attestDir, loadKey } from './attest.ts';
 import { REPORT_FILES } from '../reports/write.ts';
 import { setting, settingName } from '../harness/config.ts';
-import { clearReports, dbKind, DEFAULT_OUT, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
+import { clearReports, dbKind, DEFAULT_OUT, evidenceOption, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
 const PROBE_TARGET = '/external/v1/encounters';
@@ -230,12 +230,13 @@ export async function run(argv: string[]): Promise<number> {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' }, 'in-flight': { type: 'string' }, 'list-window': { type: 'string' },
-    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, baseline: { type: 'string' }, attest: { type: 'string' },
+    'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, baseline: { type: 'string' }, attest: { type: 'string' }, evidence: { type: 'string' },
   });
   if (o.help) {
     process.stdout.write(`${HELP.run}\n`);
     return 0;
   }
+  const evidence = evidenceOption(o.evidence);
   if (o.seed !== undefined && !/^-?[0-9]{1,10}$/.test(o.seed)) throw new SetupError(`--seed must be an integer (got ${o.seed})`);
   if (o.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(o.workers)) throw new SetupError(`--workers must be a positive integer (got ${o.workers})`);
   if (o['list-window'] !== undefined && !/^[1-9][0-9]{1,3}$/.test(o['list-window'])) throw new SetupError(`--list-window must be an integer from 10 to 9999 (got ${o['list-window']})`);
@@ -415,6 +416,7 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'listWindow', o['list-window']);
     put(env, 'strict', o.strict ? '1' : undefined);
     put(env, 'verbose', o.verbose ? '1' : undefined);
+    put(env, 'evidence', evidence);
     put(env, 'progress', 'terse');
     // --max-rps N: an explicit pace for a target behind a rate limiter, shared out over the workers.
     const workers = Number(o.workers ?? setting('workers') ?? 2);

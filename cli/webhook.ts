@@ -25,7 +25,8 @@ import { errorExit, SetupError, UsageError } from './errors.ts';
 import { BODY_HANDLING, isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, SIGNING_INPUT, specStepOf } from '../harness/webhook/receiver-suite.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
-import { redact, redactHeader, registerSecret } from '../harness/redact.ts';
+import { redact, redactHeader, registerSecret, setEvidenceMode } from '../harness/redact.ts';
+import { evidenceOption } from './common.ts';
 import { ReceiverContext, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import { buildReceiverVectors, deliveryByName, expectedOf, singleDeliveryCases, vectorName, VECTORS_FILE } from '../harness/webhook/vectors.ts';
 import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
@@ -51,7 +52,7 @@ export interface WebhookIo {
 
 const HELP = `Usage:
   conformance webhook receiver --url URL [--secret-env NAME] [--timeout-ms N] [--out DIR]
-                               [--strict] [--allow-incomplete] [--verbose]
+                               [--strict] [--allow-incomplete] [--verbose] [--evidence redacted|full]
                                [--follow-up-port N [--follow-up-host H] [--follow-up-settle-ms N]] [--header-word W]
   conformance webhook sender --profile FILE [--out DIR] [--header-word W] [--strict] [--allow-incomplete]
   conformance webhook sender --port N --secret-env NAME [--script 503,429,200] [--host H] [--header-word W]
@@ -78,7 +79,8 @@ receiver: sends the receiver at URL the valid delivery and every adversarial one
           not verified and the verdict is INCOMPLETE at best (exit 1; --allow-incomplete exits 0).
           --out DIR writes conformance.json, junit.xml and conformance.html; --strict fails on
           warnings; --verbose prints every check. --header-word W sends the five §6.2 headers as
-          W-Event-Id, W-Signature … (the service's own word; default Service).
+          W-Event-Id, W-Signature … (the service's own word; default Service); --evidence full keeps patient and
+          clinical content a receiver's answers might carry in the evidence (default: replaced by placeholders).
 sender:   with --profile: judges the deployment's webhook sender as \`conformance run\` does, from the profile's
           webhook block (webhook.sender: where to listen, the trigger command or "none"; webhook.signingSecretEnv;
           webhook.headerWord), and writes the same reports (subject service, scope the webhook sender) to
@@ -400,10 +402,12 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
       strict: { type: 'boolean' }, 'allow-incomplete': { type: 'boolean' }, verbose: { type: 'boolean' },
       'follow-up-port': { type: 'string' }, 'follow-up-host': { type: 'string' }, 'follow-up-settle-ms': { type: 'string' },
       'header-word': { type: 'string' },
+      evidence: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
   });
+  setEvidenceMode(evidenceOption(values.evidence));
   if (!values.url) throw new UsageError('webhook receiver needs --url URL');
   let url: URL;
   try {

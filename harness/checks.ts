@@ -3,7 +3,7 @@
 // description is JSON (id, requirements, title, detail). Evidence (redacted exchanges) is attached as
 // `evidence:<id>`. The reporter only collects these; it never decides an outcome.
 import type { TestInfo } from '@playwright/test';
-import { redact } from './redact.ts';
+import { notePatientData, redact } from './redact.ts';
 import { encodeCheckAnnotation, evidenceOf, type CheckRecord, type Exchange } from './record.ts';
 
 export { OUTCOMES, evidenceOf, type Outcome, type CheckRecord, type Exchange } from './record.ts';
@@ -104,14 +104,23 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
       exchanges.push(ex);
     },
   };
+  // A detail may quote a patient value of a body: the bodies are met first, so the detail loses it (harness/redact.ts).
+  const meetBodies = (): void => {
+    for (const ex of exchanges) {
+      notePatientData(ex.request.body);
+      notePatientData(ex.response?.body);
+    }
+  };
   try {
     await body(scope);
+    if (exchanges.length > 0 && (said.observed.length || said.warned.length || said.noted.length)) meetBodies();
     const [observed, warned, noted] = [text('observed'), text('warned'), text('noted')];
     // A `should` not met outranks an observation; both outrank a pass.
     if (warned !== undefined) return { exchanges, rec: { ...def, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned) } };
     if (observed !== undefined) return { exchanges, rec: { ...def, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed) } };
     return { exchanges, rec: noted !== undefined ? { ...def, outcome: 'pass', detail: redact(noted) } : { ...def, outcome: 'pass' } };
   } catch (e) {
+    meetBodies();
     if (e instanceof NotVerified) return { exchanges, rec: { ...def, outcome: 'not_verified', detail: redact(e.message) } };
     const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
     return { exchanges, error: e, rec: { ...def, outcome: 'fail', detail: redact(detail) } };

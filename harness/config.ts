@@ -20,6 +20,7 @@ export const SETTINGS = {
   casesOut: { name: 'CONFORMANCE_CASES_OUT', about: 'a file every declared case is appended to ("<file>\\t<case title>" per line) as suites load: with `playwright test --list`, the list of cases (a test runs a batch of them); tests/mutants.spec.ts reads it' },
   inFlight: { name: 'CONFORMANCE_IN_FLIGHT', about: 'set by `conformance run --in-flight N`: cases of a batch running at once in one worker (default 8)' },
   listWindow: { name: 'CONFORMANCE_LIST_WINDOW', about: 'set by `conformance run --list-window N`: the most encounters a whole-list check walks (default 200); a larger list is judged on date windows of at most N (harness/list-window.ts)' },
+  evidence: { name: 'CONFORMANCE_EVIDENCE', about: 'full: evidence and output keep patient and clinical content (--evidence full); otherwise it is replaced by placeholders (harness/redact.ts)' },
   strict: { name: 'CONFORMANCE_STRICT', about: '1: warnings fail the run (--strict)' },
   verbose: { name: 'CONFORMANCE_VERBOSE', about: '1: print every property seed (--verbose)' },
   progress: { name: 'CONFORMANCE_PROGRESS', about: 'terse: the CLI\'s one-line-per-failure progress instead of the runner\'s' },

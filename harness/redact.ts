@@ -7,6 +7,16 @@
 // re-encoded, so it stays the same valid JSON) and free text (`redact`: terminal lines, details, a
 // rendered page). No pattern ever runs across a line break, so a header line can never swallow the
 // name of the next one (`www-authenticate: Bearer` then `date: ...`).
+//
+// Patient data (harness/patient-fields.ts, the one table of the contract's patient and clinical-content members)
+// never leaves a run either, unless the run asked for full evidence (`--evidence full`, setting `evidence`):
+// inside a body, the value of such a member is replaced by a placeholder of the same type and length
+// (`"Ada"` -> `"***"`, `"1985-12-10"` -> `"0000-00-00"`), found by the body's structure; every value so replaced is
+// remembered for the rest of the process, so free text that quotes it (a check's detail, a terminal line, a body
+// that echoes it elsewhere) loses it too, as does a `"first_name":"..."` member quoted in free text. The checks
+// judge the real values: this runs only where evidence and details are written or printed.
+import { setting } from './config.ts';
+import { PATIENT_MEMBER_NAMES } from './patient-fields.ts';
 
 const secrets = new Set<string>();
 
@@ -15,9 +25,121 @@ export function registerSecret(value: string | undefined | null): void {
   if (!value || value.length < 6 || secrets.has(value)) return;
   secrets.add(value);
   secretPattern = undefined;
+  forgetAnswers();
+}
+
+function forgetAnswers(): void {
   redacted.clear();
   redactedBodies.clear();
   runVerdicts.clear();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Patient data.
+
+export const EVIDENCE_MODES = ['redacted', 'full'] as const;
+export type EvidenceMode = (typeof EVIDENCE_MODES)[number];
+
+let modeOverride: EvidenceMode | undefined;
+let lastMode: EvidenceMode | undefined;
+
+/**
+ * `redacted` (the default): patient and clinical-content values are replaced wherever evidence or text leaves the
+ * run. `full`: they are kept (`--evidence full`, for the sandbox's synthetic data). Secrets go in both modes.
+ * Read from the `evidence` setting, so the runner's workers and reporters follow the CLI that started them.
+ */
+export function evidenceMode(): EvidenceMode {
+  const mode = modeOverride ?? (setting('evidence') === 'full' ? 'full' : 'redacted');
+  if (mode !== lastMode) {
+    // The remembered answers were given under the other mode.
+    if (lastMode !== undefined) forgetAnswers();
+    lastMode = mode;
+  }
+  return mode;
+}
+
+/** Sets the mode for this process (a command that writes its reports itself); undefined: back to the setting. */
+export function setEvidenceMode(mode: EvidenceMode | undefined): void {
+  modeOverride = mode;
+  evidenceMode();
+}
+
+const phiOn = (): boolean => evidenceMode() === 'redacted';
+
+/**
+ * The placeholder of a patient value: the same length, every digit `0`, every other character but white space
+ * and ASCII punctuation `*` (`Ada Lovelace` -> `*** ********`, `1985-12-10` -> `0000-00-00`). A placeholder is its
+ * own placeholder, so redacting twice changes nothing.
+ */
+export function placeholder(value: string): string {
+  let out = '';
+  for (const ch of value) out += ch >= '0' && ch <= '9' ? '0' : /^[\s!-/:-@[-`{-~]$/.test(ch) ? ch : '*';
+  return out;
+}
+
+// Every patient value met in a body this process redacted: free text quoting one loses it. Only values with a
+// letter or digit of their own and two or more characters (a one-letter value would shred unrelated text); a
+// value is matched as a whole word, case and all.
+const patientValues = new Set<string>();
+let patientPattern: RegExp | null | undefined;
+
+function notePatientValue(value: string): void {
+  const v = value.trim();
+  if (v.length < 2 || patientValues.has(v) || placeholder(v) === v) return;
+  patientValues.add(v);
+  patientPattern = undefined;
+  // A body or text answered before this value was known may quote it.
+  redactedBodies.clear();
+}
+
+/** How many patient values this process has met (tests). */
+export function patientValueCount(): number {
+  return patientValues.size;
+}
+
+function patientRegex(): RegExp | null {
+  if (patientPattern === undefined) {
+    const alts = [...patientValues].sort((a, b) => b.length - a.length).map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    patientPattern = alts.length ? new RegExp(`(?<![\\p{L}\\p{N}_])(?:${alts.join('|')})(?![\\p{L}\\p{N}_])`, 'gu') : null;
+  }
+  return patientPattern;
+}
+
+function redactPatientValues(text: string): string {
+  const re = patientRegex();
+  return re ? text.replace(re, placeholder) : text;
+}
+
+// A patient member quoted in free text: `"first_name":"Ada"`, `'title': 'x'`, `\"text\":\"...` (JSON inside a
+// string). Only a colon makes a member: `title="x"` is an HTML attribute, `title: x` (no quotes) prose. The value runs to its closing quote, or to the end of the line when
+// it was cut (a body quoted in a detail is often cut in the middle of a value).
+const MEMBER_KEY = new RegExp(`(\\\\*)(["']?)\\b(${[...PATIENT_MEMBER_NAMES].join('|')})\\1\\2[ \\t]*:[ \\t]*(\\\\*)(["'])`, 'g');
+
+function redactPatientMembers(text: string): string {
+  if (!MEMBER_KEY.test(text)) return text;
+  MEMBER_KEY.lastIndex = 0;
+  let out = '';
+  let done = 0;
+  for (let m = MEMBER_KEY.exec(text); m; m = MEMBER_KEY.exec(text)) {
+    if (m.index < done) continue;
+    const close = `${m[4]}${m[5]}`;
+    const start = m.index + m[0].length;
+    let end = start;
+    // Inside an unescaped value a backslash escapes the next character; an escaped value ends at its escaped quote.
+    while (end < text.length && text[end] !== '\n' && text[end] !== '\r' && !text.startsWith(close, end)) end += m[4] === '' && text[end] === '\\' ? 2 : 1;
+    end = Math.min(end, text.length);
+    const value = text.slice(start, end);
+    notePatientValue(value);
+    out += text.slice(done, start) + placeholder(value);
+    done = end;
+    MEMBER_KEY.lastIndex = Math.max(end, MEMBER_KEY.lastIndex);
+  }
+  return out + text.slice(done);
+}
+
+/** Free text without patient data: quoted patient members and every patient value met so far. */
+function redactPatientText(text: string): string {
+  return phiOn() ? redactPatientValues(redactPatientMembers(text)) : text;
 }
 
 // Redaction is a pure function of the text and the registered secrets, and a report passes the same strings
@@ -70,14 +192,20 @@ const VALUE_ONLY = VALUE_PATTERNS();
 // Patterns for free text. Whitespace inside a match is horizontal only ([ \t]): a value ends at the end
 // of its line, so `www-authenticate: Bearer` followed by `date: Sun, ...` on the next line stays intact.
 const PATTERNS: [RegExp, string][] = [
-  // Authorization values of any scheme.
-  [/(authorization["']?[ \t]*[:=][ \t]*["']?)(bearer|basic)?[ \t]*[^"'\r\n,}]+/gi, `$1$2 ${REDACTED}`],
+  // Authorization values of any scheme. A value ends before a tag (`<`: in a rendered page the value is followed
+  // by markup, which it must never swallow), and a placeholder (`Bearer <token>`, `&lt;token&gt;`) is no credential.
+  [/(authorization["']?[ \t]*[:=][ \t]*["']?)(?![ \t]*(?:bearer|basic)?[ \t]*(?:<|&lt;))(bearer|basic)?[ \t]*[^"'\r\n,}<]+/gi, `$1$2 ${REDACTED}`],
   // Webhook signature headers: the digest is derived from the secret.
   [/(service-signature["']?[ \t]*[:=][ \t]*["']?)[^"'\r\n,}]+/gi, `$1${REDACTED}`],
   ...VALUE_PATTERNS(),
 ];
 
 export function redact(text: string): string {
+  return redactPatientText(redactSecrets(text));
+}
+
+/** Secrets and secret-shaped tokens only, for text that cannot be patient data (a JSON member name). */
+function redactSecrets(text: string): string {
   return remembered(redacted, text, () => redactAt(text, 0));
 }
 
@@ -209,44 +337,121 @@ export function redactHeader(name: string, value: string): string {
     }).join(';');
   }
   if (SECRET_HEADER.test(name)) return value === '' ? value : REDACTED;
-  return redactToken(value);
+  return redactPatientText(redactToken(value));
 }
 
 export function redactHeaders(headers: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, typeof v === 'string' ? redactHeader(k, v) : redactValue(v)]));
 }
 
-// A JSON string token (the quotes included), and what may follow it to make it a key.
-const STRING_TOKEN = /"(?:[^"\\\u0000-\u001f]|\\.)*"(\s*:)?/g;
+// The tokens of a JSON text that carry structure: a string (the quotes included), a string cut by the end of the
+// text (a body trimmed for evidence), and the punctuation. Numbers and literals are what lies between them.
+const JSON_TOKEN = /"(?:[^"\\\u0000-\u001f]|\\.)*"|"(?:[^"\\]|\\.)*\\?$|[{}[\],:]/g;
+// The mark trimExchanges (harness/record.ts) puts after a body it cut.
+const TRUNCATION_MARK = /…\[truncated, [^\]\n]*\]$/;
+/** Bodies longer than this are redacted each time they are met, not remembered (the memo would hold them). */
+const REMEMBERED_BODY_MAX = 64 * 1024;
 
 /**
- * Redacts a body. A body that is JSON keeps its text byte for byte except the string tokens whose
- * decoded value carried a secret: those are re-encoded after redaction, so the result is the same
- * valid JSON (a secret between quotes and backslashes leaves no half-escape behind). The value of an
- * `audio_url` member is redacted whole. A body that is not JSON is free text.
+ * Redacts a body. A body that is JSON keeps its text byte for byte except the string tokens that change: a
+ * secret (re-encoded after redaction, so the result is the same valid JSON: a secret between quotes and
+ * backslashes leaves no half-escape behind), the value of an `audio_url` member (whole), and, unless the run keeps
+ * full evidence, every string inside a patient member of harness/patient-fields.ts (a placeholder of the same
+ * length). A body cut for evidence, or one that is broken JSON, is read the same way as far as it goes, then
+ * passed through the free-text redaction too. A body that does not start like JSON is free text.
  */
 export function redactBody(text: string): string {
   // A report passes each evidence body through here several times (on arrival, outcomes, the report): one
   // JSON.parse and one pass over its string tokens per distinct body, not per pass.
+  if (text.length > REMEMBERED_BODY_MAX) return redactBodyNow(text);
   return remembered(redactedBodies, text, () => redactBodyNow(text));
 }
 
 function redactBodyNow(text: string): string {
-  try {
-    JSON.parse(text);
-  } catch {
-    return redact(text);
+  const mark = TRUNCATION_MARK.exec(text)?.[0] ?? '';
+  const core = mark ? text.slice(0, text.length - mark.length) : text;
+  if (!/^\s*[[{"]/.test(core)) return redact(text);
+  let valid = !mark;
+  if (valid) {
+    try {
+      JSON.parse(core);
+    } catch {
+      valid = false;
+    }
   }
-  let pendingKey: string | undefined;
-  const out = text.replace(STRING_TOKEN, (token: string, colon: string | undefined) => {
-    const literal = colon ? token.slice(0, token.length - colon.length) : token;
-    const decoded = JSON.parse(literal) as string;
-    const key = pendingKey;
-    pendingKey = colon ? decoded : undefined;
-    const next = !colon && key === 'audio_url' ? REDACTED : redact(decoded);
-    return next === decoded ? token : `${JSON.stringify(next)}${colon ?? ''}`;
+  const scanned = scanJson(core, phiOn());
+  return `${valid ? scanned : redact(scanned)}${mark}`;
+}
+
+/**
+ * One pass over the tokens of a JSON text (complete or cut), replacing the string tokens that change. `phi`: the
+ * strings inside a patient member become placeholders (and are remembered as patient values); every other string
+ * passes through `redact`, and the value of an `audio_url` member is redacted whole.
+ */
+function scanJson(text: string, phi: boolean): string {
+  // Each open container: an object or an array, and whether it sits inside a patient member.
+  const stack: { object: boolean; patient: boolean }[] = [];
+  let expectKey = false;
+  let key: string | undefined;
+  const inPatient = (): boolean => {
+    const top = stack[stack.length - 1];
+    return !!top && (top.patient || (top.object && key !== undefined && PATIENT_MEMBER_NAMES.has(key)));
+  };
+  return text.replace(JSON_TOKEN, (token: string) => {
+    const top = stack[stack.length - 1];
+    switch (token) {
+      case '{':
+      case '[':
+        stack.push({ object: token === '{', patient: phi && inPatient() });
+        expectKey = token === '{';
+        key = undefined;
+        return token;
+      case '}':
+      case ']':
+        stack.pop();
+        expectKey = false;
+        key = undefined;
+        return token;
+      case ':':
+        expectKey = false;
+        return token;
+      case ',':
+        if (top?.object) {
+          expectKey = true;
+          key = undefined;
+        }
+        return token;
+    }
+    const complete = token.length >= 2 && token.endsWith('"') && !/\\"$/.test(token.replace(/\\\\/g, ''));
+    if (!complete) {
+      // A string cut by the end of the text: its raw characters, as far as they go.
+      const raw = token.slice(1);
+      return `"${phi && inPatient() ? (notePatientValue(raw), placeholder(raw)) : redact(raw)}`;
+    }
+    const decoded = JSON.parse(token) as string;
+    if (top?.object && expectKey) {
+      key = decoded;
+      expectKey = false;
+      // A member name is the contract's word, never patient data: secrets only.
+      const next = redactSecrets(decoded);
+      return next === decoded ? token : JSON.stringify(next);
+    }
+    let next: string;
+    if (phi && inPatient()) {
+      notePatientValue(decoded);
+      next = placeholder(decoded);
+    } else {
+      next = top?.object && key === 'audio_url' ? REDACTED : redact(decoded);
+    }
+    return next === decoded ? token : JSON.stringify(next);
   });
-  return out;
+}
+
+/** Meets the patient values of a body without keeping the result (free text said about it may quote them). */
+export function notePatientData(body: string | undefined): void {
+  if (body === undefined || body === '' || !phiOn()) return;
+  if (/^\s*[[{]/.test(body)) redactBody(body);
+  else redactPatientMembers(body);
 }
 
 function walk(value: unknown, key: string | undefined): unknown {
@@ -273,5 +478,18 @@ function walk(value: unknown, key: string | undefined): unknown {
  */
 export function redactValue<T>(value: T): T {
   if (value === undefined) return value;
-  return walk(JSON.parse(JSON.stringify(value)), undefined) as T;
+  const copy = JSON.parse(JSON.stringify(value)) as unknown;
+  // Every body first: a detail or an error beside it may quote a patient value only its body shows as one.
+  if (phiOn()) meetBodies(copy, undefined);
+  return walk(copy, undefined) as T;
+}
+
+function meetBodies(value: unknown, key: string | undefined): void {
+  if (typeof value === 'string') {
+    if (key === 'body') redactBody(value);
+  } else if (Array.isArray(value)) {
+    for (const v of value) meetBodies(v, undefined);
+  } else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) meetBodies(v, k);
+  }
 }

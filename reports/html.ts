@@ -6,9 +6,12 @@
 // then a table of contents by spec section, a search box, the traceability matrix (one anchor per
 // requirement, outcome counts and the reasons of not-verified, informational and warning checks), and
 // every check (one anchor each) with its redacted evidence collapsed. Spec statements are rendered from
-// their small markdown (inline code, emphasis, table rows), never shown raw. A print stylesheet keeps the
-// verdict's colours and puts verdict, scope and failures on the first pages. Every interpolated string is
-// HTML-escaped. Pure: report in, string out (no fs, no network).
+// their small markdown (inline code, emphasis, table rows), never shown raw. Evidence bodies are shown
+// re-indented and cut to a readable length (the JSON report keeps them as recorded). A print stylesheet keeps the
+// verdict's colours and prints verdict, scope, the failures with their evidence, then the matrix in fixed
+// columns that never overprint (statements and reasons cut to two lines, passing checks counted, not named); the
+// list of every check stays on screen. Every interpolated string is HTML-escaped. Pure: report in, string out
+// (no fs, no network).
 import { checkAnchors, VERDICT_LABEL, type ConformanceReport, type ReportCheck, type ReportRequirement, type Verdict } from './model.ts';
 
 export function htmlEscape(text: string): string {
@@ -93,20 +96,39 @@ dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin
 a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
 :target{outline:3px solid #f0b400;outline-offset:2px}
 @page{size:A4;margin:12mm}
+.print-only{display:none}
 @media print{
-  body{max-width:none;padding:0;font-size:10pt;background:#fff}
-  .tools,a.anchor,#search-count,.no-print{display:none!important}
-  #verdict,.top-grid,#failures .check{break-inside:avoid}
-  #failures{break-after:page}
-  #all-checks .check[data-outcome=pass]{display:none}
-  pre.evidence,pre.curl{max-height:none;font-size:7.5pt}
-  th,td{font-size:8pt;padding:.1rem .3rem;overflow-wrap:anywhere}
+  body{max-width:none;padding:0;font-size:9pt;background:#fff}
+  .tools,a.anchor,#search-count,.no-print,#all-checks,#all-checks-heading,.counted,.screen-only{display:none!important}
+  .print-only{display:inline}p.print-only,li.print-only{display:block}
+  h2{font-size:11pt;margin:.8rem 0 .3rem;break-after:avoid}
+  #verdict,.top-grid,.check>h3,.check>p{break-inside:avoid}
+  #verdict{padding:.5rem .8rem;font-size:9.5pt}#verdict .label{font-size:14pt}
+  .check{padding:.2rem .5rem;margin:.25rem 0}
+  .check details>summary,#matrix details{display:none}
+  pre.evidence,pre.curl{max-height:none;overflow:visible;font-size:7pt;line-height:1.25;padding:.35rem .45rem;margin:.2rem 0}
   table{table-layout:fixed}
-  table.spec-table td{font-size:7.5pt}
+  th,td{font-size:7.5pt;padding:.08rem .25rem;overflow-wrap:anywhere}
+  table.spec-table td{font-size:7pt;padding:0 .2rem}
   tr{break-inside:avoid}
-  nav#toc ol{grid-template-columns:repeat(3,minmax(0,1fr))}
-  nav#toc li{min-width:0;overflow-wrap:anywhere}
-  nav#toc .counts{white-space:normal}
+  thead{display:table-header-group}
+  #matrix col.c-id{width:18%}#matrix col.c-level{width:9%}#matrix col.c-st{width:13%}#matrix col.c-checks{width:24%}
+  #matrix th,#matrix td{font-size:7pt;line-height:1.15;padding:.04rem .22rem}
+  #matrix .badge{font-size:6.5pt;padding:0 .3rem;line-height:1.3}
+  #matrix .level,#matrix th.status,#matrix th.checks,#matrix .status .badge{overflow-wrap:normal;word-break:normal;white-space:nowrap}
+  #matrix th.status,#matrix th.checks{white-space:normal}
+  #matrix td.req code{overflow-wrap:anywhere}
+  #matrix .stmt{max-height:calc(2 * 1.15em);overflow:hidden}
+  #matrix ul.reasons li{max-height:calc(2 * 1.15em);overflow:hidden}
+  #matrix .stmt table.spec-table,#matrix .stmt small{display:inline}
+  #matrix .counts{font-size:6.5pt}
+  #matrix .counts span{white-space:normal}
+  #matrix ul.reasons{font-size:6.5pt;padding-left:.7rem}
+  #matrix td.checks code{font-size:6.3pt}
+  nav#toc ol{display:block;columns:3;column-gap:1.2rem;font-size:7.5pt}
+  nav#toc li{break-inside:avoid;min-width:0;overflow-wrap:anywhere;margin:0 0 .1rem}
+  nav#toc .counts{white-space:normal;display:block;padding-left:.8rem;font-size:7pt}
+  nav#toc .counts span{white-space:normal}
   a{color:inherit;text-decoration:none}
 }
 `;
@@ -266,13 +288,82 @@ export function curlFor(ex: ExchangeLike, baseUrl: string | null): { command: st
   return { command: parts.join(' \\\n  '), variables };
 }
 
+// What the HTML shows of an evidence body: JSON re-indented, then cut to a readable length. The body as recorded
+// (already trimmed to harness/record.ts MAX_EVIDENCE_BODY) stays whole in conformance.json.
+export const BODY_LINES_SHOWN = 30;
+export const BODY_CHARS_SHOWN = 3000;
+const TRUNCATED_MARK = /…\[truncated, [^\]\n]*\]$/;
+
+/**
+ * Re-indents JSON text token by token: only the white space between tokens changes, never a string, a number or
+ * a member order (JSON.parse would drop a duplicate member and rewrite `1.0`). A body cut for evidence is indented
+ * as far as it goes, its truncation mark on a line of its own. Text that is neither JSON nor cut JSON is returned
+ * as it is: a body that does not parse is shown as the target sent it.
+ */
+export function prettyBody(text: string): string {
+  const mark = TRUNCATED_MARK.exec(text)?.[0];
+  const core = mark ? text.slice(0, text.length - mark.length) : text;
+  if (!/^\s*[[{]/.test(core)) return text;
+  if (!mark) {
+    try {
+      JSON.parse(core);
+    } catch {
+      return text;
+    }
+  }
+  let out = '';
+  let depth = 0;
+  const nl = () => `\n${'  '.repeat(depth)}`;
+  for (let i = 0; i < core.length;) {
+    const ch = core[i];
+    if (ch === '"') {
+      let j = i + 1;
+      while (j < core.length && core[j] !== '"') j += core[j] === '\\' ? 2 : 1;
+      out += core.slice(i, j + 1);
+      i = j + 1;
+    } else if (ch === ' ' || ch === '\n' || ch === '\r' || ch === '\t') {
+      i++;
+    } else if (ch === '{' || ch === '[') {
+      let k = i + 1;
+      while (k < core.length && /\s/.test(core[k])) k++;
+      if (core[k] === (ch === '{' ? '}' : ']')) {
+        out += `${ch}${core[k]}`;
+        i = k + 1;
+      } else {
+        depth++;
+        out += `${ch}${nl()}`;
+        i++;
+      }
+    } else if (ch === '}' || ch === ']') {
+      depth = Math.max(0, depth - 1);
+      out += `${nl()}${ch}`;
+      i++;
+    } else {
+      out += ch === ',' ? `,${nl()}` : ch === ':' ? ': ' : ch;
+      i++;
+    }
+  }
+  return mark ? `${out}\n${mark}` : out;
+}
+
+/** A body as the HTML shows it: pretty, and cut after BODY_LINES_SHOWN lines or BODY_CHARS_SHOWN characters, saying so. */
+export function shownBody(text: string): string {
+  const pretty = prettyBody(text);
+  const lines = pretty.split('\n');
+  let shown = lines.slice(0, BODY_LINES_SHOWN).join('\n');
+  if (shown.length > BODY_CHARS_SHOWN) shown = shown.slice(0, BODY_CHARS_SHOWN);
+  if (shown.length === pretty.length) return pretty;
+  const rest = lines.length > BODY_LINES_SHOWN ? `${lines.length - BODY_LINES_SHOWN}+ more lines` : `${pretty.length - shown.length} more characters`;
+  return `${shown}\n… cut here for reading (${rest}): the recorded body is in conformance.json`;
+}
+
 function renderEvidence(evidence: unknown, replay: { baseUrl: string | null } | null): string {
   if (evidence === null || evidence === undefined) return '<p><em>No evidence was recorded for this check.</em></p>';
-  if (!isExchangeList(evidence)) return `<pre class="evidence">${e(typeof evidence === 'string' ? evidence : JSON.stringify(evidence, null, 2))}</pre>`;
+  if (!isExchangeList(evidence)) return `<pre class="evidence">${e(shownBody(typeof evidence === 'string' ? evidence : JSON.stringify(evidence, null, 2)))}</pre>`;
   return evidence.map((ex, i) => {
-    const req = `${ex.request?.method ?? 'GET'} ${ex.request?.target ?? ''}\n${headerLines(ex.request?.headers)}${ex.request?.body !== undefined ? `\n${ex.request.body}` : ''}`;
+    const req = `${ex.request?.method ?? 'GET'} ${ex.request?.target ?? ''}\n${headerLines(ex.request?.headers)}${ex.request?.body !== undefined ? `\n${shownBody(ex.request.body)}` : ''}`;
     const res = ex.response
-      ? `HTTP ${ex.response.status ?? '?'}${ex.response.durationMs !== undefined ? `  (${Math.round(ex.response.durationMs)} ms)` : ''}\n${headerLines(ex.response.headers)}\n${ex.response.body ?? ''}`
+      ? `HTTP ${ex.response.status ?? '?'}${ex.response.durationMs !== undefined ? `  (${Math.round(ex.response.durationMs)} ms)` : ''}\n${headerLines(ex.response.headers)}\n${shownBody(ex.response.body ?? '')}`
       : ex.error ? `transport error: ${ex.error.kind ?? ''} ${ex.error.message ?? ''}` : '(no response)';
     let curl = '';
     if (replay) {
@@ -319,13 +410,24 @@ function reasons(checks: LCheck[]): string {
     byReason.set(key, { outcome: c.outcome, n: (byReason.get(key)?.n ?? 0) + 1 });
   }
   if (byReason.size === 0) return '';
-  return `<ul class="reasons">${[...byReason].map(([key, v]) => `<li><span class="o-${e(v.outcome)}">${e(LABEL[v.outcome] ?? v.outcome)}${v.n > 1 ? ` ×${v.n}` : ''}</span>: ${e(key.split('\u0000')[1])}</li>`).join('')}</ul>`;
+  // Print keeps a row to a few lines: the first PRINTED_REASONS reasons, each cut to its first lines, then a count.
+  const items = [...byReason].map(([key, v], i) => `<li${i >= PRINTED_REASONS ? ' class="screen-only"' : ''}><span class="o-${e(v.outcome)}">${e(LABEL[v.outcome] ?? v.outcome)}${v.n > 1 ? ` ×${v.n}` : ''}</span>: ${e(key.split('\u0000')[1])}</li>`);
+  const more = byReason.size > PRINTED_REASONS ? `<li class="print-only">and ${byReason.size - PRINTED_REASONS} more reasons (in the HTML report)</li>` : '';
+  return `<ul class="reasons">${items.join('')}${more}</ul>`;
 }
+
+/** Reasons of a matrix row in print; PRINTED_CHECKS: checks named in a printed row (the others counted). */
+const PRINTED_REASONS = 2;
+const PRINTED_CHECKS = 3;
+/** Outcomes whose checks a printed matrix row names (the others it counts). */
+const NAMED_IN_PRINT = new Set(['fail', 'waived', 'warning']);
 
 function checkLink(c: { id: string; outcome: string }, anchors: Map<string, string>): string {
   const a = anchors.get(c.id);
   const code = `<code class="o-${e(c.outcome)}">${e(c.id)}</code>`;
-  return a ? `<a href="#${e(a)}">${code}</a>` : code;
+  // Print names only the checks a reader must find (NAMED_IN_PRINT); the status cell counts the rest.
+  const cls = NAMED_IN_PRINT.has(c.outcome) ? '' : ' class="counted"';
+  return a ? `<a href="#${e(a)}"${cls}>${code}</a>` : cls ? `<span${cls}>${code}</span>` : code;
 }
 
 function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors: Map<string, string>): string {
@@ -337,12 +439,18 @@ function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors
       const unique = [...new Map(mine.map((c) => [c.id, c])).values()];
       const links = unique.map((c) => checkLink(c, anchors)).join(' ');
       const checks = unique.length === 0 ? '<em>none</em>' : unique.length <= 6 ? links : `<details><summary>${unique.length} checks</summary>${links}</details>`;
+      // Print names the checks that failed, were waived or warned; the others are counted, with their reasons.
+      const others = unique.filter((c) => NAMED_IN_PRINT.has(c.outcome));
+      // Print shows no <details>: the checks that did not pass are named there, the passing ones counted.
+      const printed = unique.length > 6 && others.length
+        ? `<span class="print-only">${others.slice(0, PRINTED_CHECKS).map((c) => checkLink(c, anchors)).join(' ')}${others.length > PRINTED_CHECKS ? ` and ${others.length - PRINTED_CHECKS} more` : ''}</span>`
+        : '';
       const text = `${r.id} ${plain(r.statement)} ${plain(r.note ?? '')} ${unique.map((c) => c.id).join(' ')}`;
-      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td>${e(r.level)}</td><td>${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</td><td>${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td>${checks}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${r.notObservable ? `<ul class="reasons"><li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li></ul>` : ''}${reasons(mine)}</td></tr>`;
+      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td class="req"><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td class="level">${e(r.level)}</td><td><div class="stmt">${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</div></td><td class="status">${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td class="checks">${checks}${printed}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${r.notObservable ? `<ul class="reasons"><li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li></ul>` : ''}${reasons(mine)}</td></tr>`;
     }).join('\n');
     return `<tbody data-section="${e(section)}"><tr class="section-row" id="${e(sectionAnchor(section))}"><th colspan="5">§${e(section)} · ${e(reqs[0].area)}</th></tr>\n${rows}\n</tbody>`;
   }).join('\n');
-  return `<table id="matrix"><colgroup><col class="c-id"><col class="c-level"><col><col class="c-st"><col class="c-checks"></colgroup><thead><tr><th>Requirement</th><th>Level</th><th>Statement</th><th>Status · checks by outcome</th><th>Checks · reasons</th></tr></thead>\n${bodies}\n</table>`;
+  return `<table id="matrix"><colgroup><col class="c-id"><col class="c-level"><col><col class="c-st"><col class="c-checks"></colgroup><thead><tr><th>Requirement</th><th class="level">Level</th><th>Statement</th><th class="status">Status · checks by outcome</th><th class="checks">Checks · reasons</th></tr></thead>\n${bodies}\n</table>`;
 }
 
 function groupBySection(reqs: LReq[]): [string, LReq[]][] {
@@ -510,7 +618,8 @@ ${toc(report)}
 <div class="tools" role="toolbar" aria-label="Search and filter"><input id="search" type="search" placeholder="Search requirements and checks (id, text, reason)" aria-label="Search requirements and checks">${filters}<span id="search-count" aria-live="polite"></span></div>
 <h2>Requirement traceability</h2>
 ${matrix(report, byReq, anchors)}
-<h2>Checks (${report.checks.length}; failures above)</h2>
+<h2 id="all-checks-heading">Checks (${report.checks.length}; failures above)</h2>
+<p class="print-only">Every check of this run (${report.checks.length}), with its evidence, is in the HTML report and in conformance.json; the failures are printed above, the other checks are counted and their reasons given in the traceability matrix.</p>
 <div id="all-checks">${others.map(({ c, i }) => checkEntry(c, checkAnchor[i], baseUrl)).join('\n')}</div>
 <h2>Run</h2>
 <dl class="meta" id="run">${meta.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join('')}</dl>

@@ -64,6 +64,13 @@ test('free text: a value never runs over a line break, a token on the same line 
   expect(redact(`authorization: Bearer ${KEY}\ndate: x`)).toBe(`authorization: Bearer ${REDACTED}\ndate: x`);
 });
 
+test('a rendered page: an Authorization value never swallows the markup after it; a placeholder is no credential', () => {
+  const html = '<td><code>Authorization: Bearer &lt;token&gt;</code></div></td><td class="status"><span>pass</span></td>';
+  expect(redact(html)).toBe(html);
+  expect(redact('<code>Authorization: Bearer abc.def</code></td><td class="status">')).toBe(`<code>Authorization: Bearer ${REDACTED}</code></td><td class="status">`);
+  expect(redact('send Authorization: Bearer <token> and Authorization: Basic <credentials>')).toBe('send Authorization: Bearer <token> and Authorization: Basic <credentials>');
+});
+
 test('headers by name: credentials go, the scheme and every other header stay readable', () => {
   expect(redactHeader('Authorization', 'Bearer abc.def')).toBe(`Bearer ${REDACTED}`);
   expect(redactHeader('authorization', 'Bearer')).toBe('Bearer');

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type net from 'node:net';
 import { CATEGORY_BY_STATUS, STATUS_BY_REASON } from '../assertions.ts';
-import { registerSecret } from '../redact.ts';
+import { notePatientData, registerSecret } from '../redact.ts';
 import { INJECTABLE_REASONS, notInjectable } from './checks.ts';
 import { bearerOf, issuedAudioUrls, parseTarget, type ClientExchange, type ReasonAction } from './traffic.ts';
 
@@ -175,6 +175,8 @@ export class RecordingProxy {
       answer.on('end', () => {
         ex.body = Buffer.concat(kept).toString('utf8');
         ex.durationMs = Date.now() - started;
+        // Patient values are met before the client can print them (its output is shown redacted).
+        notePatientData(ex.body);
         // Audio URLs are secrets from the moment they exist: no report, log or echoed output shows them.
         for (const u of issuedAudioUrls([ex])) {
           registerSecret(u.url);
