@@ -51,8 +51,6 @@ const rawPairs = (rawQuery: string | null) => (rawQuery ?? '').split('&').filter
   const eq = x.indexOf('=');
   return { key: decode(eq === -1 ? x : x.slice(0, eq)) ?? x, raw: eq === -1 ? null : x.slice(eq + 1) };
 });
-/** Percent-decodes the valid escapes of `s` and keeps the rest as written. */
-const lenientDecode = (s: string) => s.replace(/(?:%[0-9A-Fa-f]{2})+/g, (m) => decode(m) ?? m);
 const ENCODE_HOW = "each id is one path segment, percent-encoded whole ('/', '?', '#', '%', space and non-ASCII included: encodeURIComponent(id) in JavaScript, quote(id, safe='') in Python)";
 
 /** Upper-cases the hex digits of every percent escape, so two encodings compare by meaning. */
@@ -74,16 +72,34 @@ function encodingMismatch(raw: string, known: ReadonlySet<string>): string | und
   return undefined;
 }
 
-/** A handed-out id a path that names no route holds unencoded (a '/', '?' or '#' of it split the path), or undefined. */
-function idInUnroutedPath(target: string, known: ReadonlySet<string>): string | undefined {
+/** What reaches the server when a client puts `id` after `prefix` unencoded: a URL parser encodes what it must and cuts at '#'. */
+function concatenated(prefix: string, id: string): string | null {
+  try {
+    const u = new URL(`http://client.invalid${prefix}${id}`);
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A handed-out id the request target holds with its reserved characters unencoded, or undefined: put in the path as
+ * is (a URL parser encodes what it must and cuts at '#'), or encoded with '/' kept (Python's quote() default).
+ */
+function idUnencodedIn(target: string, known: ReadonlySet<string>): string | undefined {
   const prefix = '/external/v1/encounters/';
   if (!target.startsWith(prefix)) return undefined;
-  const rest = target.slice(prefix.length);
-  const text = lenientDecode(rest);
-  const ids = [...known].filter((id) => id.length >= 4).sort((a, b) => b.length - a.length);
-  // An id holding '#' reaches the server cut at it (the rest is a fragment, never sent).
-  return ids.find((id) => text.includes(id) || rest.includes(id)) ?? ids.find((id) => id.includes('#') && id.indexOf('#') >= 4 && text.includes(id.slice(0, id.indexOf('#'))));
+  const sent = normalEscapes(target);
+  // Longest first: an id that is the start of another is not taken for it.
+  for (const id of [...known].filter((x) => x.length >= 4 && /[/?#%]/.test(x)).sort((a, b) => b.length - a.length)) {
+    const raw = concatenated(prefix, id);
+    if (raw !== null && sent.startsWith(normalEscapes(raw))) return id;
+    if (id.includes('/') && sent.startsWith(`${prefix}${encodeURIComponent(id).replaceAll('%2F', '/')}`)) return id;
+  }
+  return undefined;
 }
+const UNENCODED = "with its reserved characters ('/', '?', '#', '%') not percent-encoded, so they changed the request target (put in the path as is, or encoded with '/' kept as Python's quote() does by default)";
+
 const sameRequest = (a: ClientExchange, b: ClientExchange) => a.phase === b.phase && a.method === b.method && a.target === b.target && a.headers.authorization === b.headers.authorization;
 /** The values of `keys` the client sent on the list route, each with its exchange. */
 const listValues = (t: ClientTraffic, keys: readonly string[]) => api(t).flatMap((e) => {
@@ -244,9 +260,9 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         if (e.kind === 'api') {
           const p = parseTarget(e.target);
           if (!p.route && p.path !== '/external/v1/encounters') {
-            const id = idInUnroutedPath(e.target, known);
-            return fail(id !== undefined
-              ? `${e.method} ${p.path} names no route of the API: it holds the handed-out id ${JSON.stringify(id)} without percent-encoding, so its reserved characters split the path; ${ENCODE_HOW}`
+            const found = idUnencodedIn(e.target, known);
+            return fail(found !== undefined
+              ? `${e.method} ${p.path} names no route of the API: it holds the handed-out id ${JSON.stringify(found)} ${UNENCODED}; ${ENCODE_HOW}`
               : `${e.method} ${p.path} names no route of the API: an id was not percent-encoded as one path segment, or the path was built (${ENCODE_HOW})`, [e]);
           }
           if (p.route && p.route.ids.length) {
@@ -256,7 +272,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
             const i = p.route.ids.findIndex((id) => !known.has(id));
             if (i !== -1) {
               const unknown = p.route.ids[i];
-              const why = encodingMismatch(raws[i], known);
+              const unencoded = idUnencodedIn(e.target, known);
+              const why = encodingMismatch(raws[i], known) ?? (unencoded !== undefined ? `the request target holds the handed-out id ${JSON.stringify(unencoded)} ${UNENCODED}` : undefined);
               return fail(`the request names the id ${JSON.stringify(unknown)}, which the sandbox never handed out: ${why ? `${why}; ${ENCODE_HOW}` : 'ids are opaque (§2), never built, guessed or altered'}`, [e]);
             }
           }
