@@ -314,7 +314,7 @@ test.describe('sandbox', () => {
   test('documented choices: unknown paths, other methods, outside the API, malformed HTTP', async ({ sb }) => {
     const B = sb.ref.baseUrl;
     // A path that names no route: 404 outside the contract (no reason code fits), saying so; never a refusal of the key.
-    for (const target of ['/external/v1/nowhere', '/external/v1/encounters/', '/external/v1/encounters/enc/α', `/external/v1/encounters/${encodeURIComponent(sb.profile.resources.own_encounter!.encounter_id)}/notes`]) {
+    for (const target of ['/external/v1/nowhere', '/external/v1/encounters/', '/external/v1/encounters/enc/%CE%B1', `/external/v1/encounters/${encodeURIComponent(sb.profile.resources.own_encounter!.encounter_id)}/notes`]) {
       const r = await call(B, target, key(sb, 'full'));
       expect([r.status, r.headers['content-type'], r.json.reason_code, r.json.error], target).toEqual([404, 'application/json', undefined, 'not_found']);
       expect(r.json.message, target).toMatch(/^the path names no route of the API/);
