@@ -628,6 +628,23 @@ test.describe('conformance client, end to end', () => {
     expect(html).not.toContain('Not known for this report');
   });
 
+  test('--reasons narrows what is injected: one stop in a run of its own, the rest named not judged (INCOMPLETE); a bad scenario or --reasons is a setup error', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-'));
+    const careful = path.join(ROOT, 'tests/clients/careful-client.scenario.json');
+    const bad = path.join(dir, 'bad.json');
+    fs.writeFileSync(bad, JSON.stringify({ uses: ['list'], reasons: { revoked_keys: 'stop' } }));
+    const refused = await runCli(['client', '--scenario', bad, '--', process.execPath, CAREFUL], { timeoutMs: 60_000, sampleMs: 0 });
+    expect([refused.code, refused.stderr.trim()]).toEqual([2, `conformance: scenario ${bad}: field /reasons names "revoked_keys", which is not a reason code of §7.1`]);
+    const undeclared = await runCli(['client', '--scenario', careful, '--reasons', 'expired_key', '--', process.execPath, CAREFUL], { timeoutMs: 60_000, sampleMs: 0 });
+    expect([undeclared.code, undeclared.stderr.trim()]).toEqual([2, 'conformance: --reasons names expired_key, which the scenario does not declare']);
+
+    const r = await runCli(['client', '--scenario', careful, '--reasons', 'revoked_key', '--out', path.join(dir, 'out'), '--', process.execPath, CAREFUL], { timeoutMs: 230_000, sampleMs: 0 });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/conformance: 2 runs of the client command in [0-9.]+ s \(1 with normal answers only, 1 with one stop reason each\)/);
+    expect(r.stderr).toMatch(/INCOMPLETE — client: verified 15 of 16 must requirements in its declared scope; nothing failed; date window, audio not used/);
+    expect(r.stdout).toMatch(/NOT VERIFIED client-follows-declared-reason-handling: 1 of 9 declared reasons judged over 2 runs, each handled as declared \(revoked_key: stop\); not judged: missing_scope \(not judged in this run: --reasons narrows it to revoked_key\)/);
+  });
+
   for (const [mode, { breaks, scenario }] of Object.entries(BROKEN_MODES)) {
     const check = breaks[0];
     test(`broken client ${mode}: NOT CONFORMANT, ${check} fails${scenario === SCENARIO ? ' (with every reason declared)' : ''}`, async () => {
