@@ -13,7 +13,9 @@ import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes } from '../harne
 import { outOfScopeRequirements, parseScenario, partsUsed, REQUIREMENT_PARTS, resolveScope, SCOPE_PARTS, ScenarioError, scopeNote } from '../harness/client/scenario.ts';
 import type { ClientExchange, ClientTraffic, Scenario } from '../harness/client/traffic.ts';
 import { STATUS_BY_REASON } from '../harness/assertions.ts';
-import { CLIENT_SCENARIO_SCHEMA_PATH } from '../fixtures/paths.ts';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { CLIENT_SCENARIO_SCHEMA_PATH, REPORT_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { toHtml } from '../reports/html.ts';
 import { loadCatalog } from '../reports/context.ts';
 import { buildReport, subjectsOf, verdictLine, type RunContext } from '../reports/model.ts';
@@ -145,6 +147,10 @@ test.describe('the client\'s scope', () => {
     const roles = report.missingRoles.filter((m) => m.kind === 'client').map((m) => m.role);
     expect(roles).toContain('a scenario whose `reasons` declare what the client does per reason code (--scenario FILE)');
     expect(roles.some((r) => /fetches audio/.test(r)), 'the audio checks are out of scope: nothing to unlock').toBe(false);
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    (addFormatsModule as unknown as (a: Ajv2020) => Ajv2020)(ajv);
+    const valid = ajv.compile(JSON.parse(fs.readFileSync(REPORT_SCHEMA_PATH, 'utf8')));
+    expect(valid(JSON.parse(JSON.stringify(report))), JSON.stringify(valid.errors)).toBe(true);
     const html = toHtml(report);
     expect(html).toContain('a scenario whose `reasons` declare what the client does per reason code (--scenario FILE)');
     expect(html).not.toContain('Not known for this report');
