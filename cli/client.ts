@@ -1,10 +1,13 @@
 // `conformance client -- <command> [args…]`: a partner's API client judged from its own traffic. Starts the
 // sandbox (the reference on embedded PostgreSQL, in its client mode: opaque ids a client must percent-encode,
 // audio URLs that expire within seconds) behind a recording proxy (harness/client/proxy.ts), runs the
-// partner's command with CONFORMANCE_BASE_URL and CONFORMANCE_PROFILE in its environment, records every
-// request and the command's output, then judges the record (harness/client/checks.ts) and writes the
-// reports of `run` with the subject `client`. `--watch` records a client the partner drives by hand instead,
-// until Ctrl-C or --duration. The command's own exit status is reported beside the verdict.
+// partner's command with CONFORMANCE_BASE_URL, CONFORMANCE_API_KEY (the full key) and CONFORMANCE_PROFILE
+// (every role's key, resource ids) in its environment: once with normal answers only, then once more per
+// group of the scenario's injected reasons and once per declared `stop` reason (harness/client/runs.ts).
+// It records every request and the command's output, judges the record (harness/client/checks.ts) within
+// the client's scope (harness/client/scenario.ts) and writes the reports of `run` with the subject `client`.
+// `--watch` records a client the partner drives by hand instead, until Ctrl-C or --duration. The command's
+// own exit status (of its normal run) is reported beside the verdict.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -12,9 +15,11 @@ import path from 'node:path';
 import { loadProfile } from '../harness/profile.ts';
 import { redact, registerSecret, setEvidenceMode } from '../harness/redact.ts';
 import { settingName } from '../harness/config.ts';
-import { CLIENT_CHECKS } from '../harness/client/checks.ts';
+import { judgeClientChecks } from '../harness/client/checks.ts';
 import { RecordingProxy } from '../harness/client/proxy.ts';
-import { REASON_ACTIONS, type ClientExchange, type ClientTraffic, type ReasonAction } from '../harness/client/traffic.ts';
+import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes, routesText, type ReasonPlan } from '../harness/client/runs.ts';
+import { loadScenario as readScenario, outOfScopeRequirements, PART_LABEL, scopeNote, scopeOf, ScenarioError, type Scenario } from '../harness/client/scenario.ts';
+import type { ClientExchange, ClientTraffic } from '../harness/client/traffic.ts';
 import type { Exchange } from '../harness/record.ts';
 import { loadRunContext } from '../reports/context.ts';
 import { exitCodeFor, summaryLine, verdictLine, type CollectedCheck, type OutcomesFile } from '../reports/model.ts';
@@ -22,24 +27,14 @@ import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
 import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, evidenceOption, HELP, parse, prepareOutDir, publishToCi, SetupError } from './common.ts';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
 
-
-
-/** Reads and checks a scenario file: reason code → declared action. */
-export function loadScenario(file: string): Record<string, ReasonAction> {
-  let data: unknown;
+/** Reads and checks a scenario file (fixtures/client/scenario.schema.json): a bad one is a setup error. */
+export function loadScenario(file: string): Scenario {
   try {
-    data = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return readScenario(file);
   } catch (e) {
-    throw new SetupError(`scenario ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : `not JSON (${(e as Error).message})`}`);
+    if (e instanceof ScenarioError) throw new SetupError(e.message);
+    throw e;
   }
-  const reasons = (data as { reasons?: unknown } | null)?.reasons;
-  if (!reasons || typeof reasons !== 'object' || Array.isArray(reasons)) throw new SetupError(`scenario ${file}: expected {"reasons": {"<reason_code>": "<action>"}}`);
-  const out: Record<string, ReasonAction> = {};
-  for (const [reason, action] of Object.entries(reasons)) {
-    if (!(REASON_ACTIONS as readonly unknown[]).includes(action)) throw new SetupError(`scenario ${file}: ${reason}: action must be one of ${REASON_ACTIONS.join(', ')} (got ${JSON.stringify(action)})`);
-    out[reason] = action as ReasonAction;
-  }
-  return out;
 }
 
 /** The profile the client gets: the sandbox's keys and resources, its base URL the proxy; no switchboard, faults or webhook secrets. */
@@ -69,15 +64,29 @@ function evidenceOf(e: ClientExchange): Exchange {
   };
 }
 
-export function judgeClient(traffic: ClientTraffic, command: string, baseUrl: string, startedAt: string): OutcomesFile {
-  const checks: CollectedCheck[] = CLIENT_CHECKS.map((c) => {
-    const j = c.judge(traffic);
+export interface JudgedRun {
+  outcomes: OutcomesFile;
+  /** check id → what would let it judge (the report's "what would unlock"). */
+  unlock: Record<string, string>;
+  /** The client's scope as the report states it. */
+  outOfScope: { part: string; reason: string }[];
+  scopeNote: { label: string; notes: string[] };
+}
+
+export function judgeClient(traffic: ClientTraffic, command: string, baseUrl: string, startedAt: string): JudgedRun {
+  const unlock: Record<string, string> = {};
+  const checks: CollectedCheck[] = judgeClientChecks(traffic).map(({ check: c, judgement: j }) => {
+    if (j.outcome === 'not_verified' && j.unlock) unlock[c.id] = j.unlock;
     return {
       id: c.id, title: c.title, requirements: [...c.requirements], outcome: j.outcome, detail: j.detail,
       project: 'client', file: 'harness/client/checks.ts', test: c.id, evidence: j.evidence.map(evidenceOf),
     };
   });
-  return { startedAt, finishedAt: new Date().toISOString(), runStatus: 'passed', seed: null, target: { name: `client: ${command}`, baseUrl }, checks };
+  const scope = scopeOf(traffic.scenario, traffic.exchanges);
+  return {
+    outcomes: { startedAt, finishedAt: new Date().toISOString(), runStatus: 'passed', seed: null, target: { name: `client: ${command}`, baseUrl }, checks },
+    unlock, outOfScope: outOfScopeRequirements(scope), scopeNote: scopeNote(scope),
+  };
 }
 
 interface Finished { code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }
@@ -144,12 +153,14 @@ const seconds = (v: string | undefined, name: string, max: number): number | und
   return Number(v);
 };
 
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 export async function client(argv: string[]): Promise<number> {
   const dash = argv.indexOf('--');
   const own = dash === -1 ? argv : argv.slice(0, dash);
   const command = dash === -1 ? [] : argv.slice(dash + 1);
   const { values: o } = parse('client', own, {
-    scenario: { type: 'string' }, watch: { type: 'boolean' }, duration: { type: 'string' }, timeout: { type: 'string' },
+    scenario: { type: 'string' }, reasons: { type: 'string' }, watch: { type: 'boolean' }, duration: { type: 'string' }, timeout: { type: 'string' },
     out: { type: 'string' }, db: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, evidence: { type: 'string' },
   });
   if (o.help) {
@@ -163,6 +174,14 @@ export async function client(argv: string[]): Promise<number> {
   const durationS = seconds(o.duration, 'duration', 86_400);
   const timeoutS = seconds(o.timeout, 'timeout', 86_400) ?? 600;
   const scenario = o.scenario !== undefined ? loadScenario(path.resolve(o.scenario)) : null;
+  if (o.reasons !== undefined && !scenario) throw new SetupError('--reasons narrows the reasons of a scenario: give --scenario FILE');
+  let only: string[] | null = null;
+  try {
+    only = o.reasons !== undefined ? parseReasonsOption(o.reasons, scenario!.reasons) : null;
+  } catch (e) {
+    throw new SetupError((e as Error).message);
+  }
+  const plan: ReasonPlan = planReasons(scenario?.reasons ?? {}, only);
   const db = dbKind(o.db);
   const outDir = path.resolve(o.out ?? DEFAULT_OUT);
   prepareOutDir(outDir);
@@ -175,7 +194,7 @@ export async function client(argv: string[]): Promise<number> {
     let upstream = placeholder;
     // The proxy learns its keys and upstream once the sandbox is up; it listens first so its URL is known.
     const keys = new Map<string, string>();
-    proxy = new RecordingProxy({ get upstream() { return upstream; }, keys, scenario });
+    proxy = new RecordingProxy({ get upstream() { return upstream; }, keys });
     const baseUrl = await proxy.listen();
     process.stderr.write(`conformance: starting the sandbox (--db ${db}, client mode)\n`);
     try {
@@ -189,39 +208,98 @@ export async function client(argv: string[]): Promise<number> {
       keys.set(k, role);
       registerSecret(k);
     }
+    const fullKey = [...profile.keys].find(([, role]) => role === 'full')?.[0];
     const out = { stdout: '', stderr: '' };
     const startedAt = new Date().toISOString();
+    const actions = scenario?.reasons ?? {};
+    /** Declared reasons no run injected, with why. */
+    const missed: Record<string, string> = {};
     let finished: Finished | undefined;
+    let runs = 0;
+    const kinds = { nonStop: 0, stop: 0 };
+    const began = Date.now();
     if (o.watch) {
+      // One recording: every non-stop reason, then one stop (it ends the client's work).
+      const reasons = [...plan.nonStop, ...plan.stops.slice(0, 1)];
+      for (const r of plan.stops.slice(1)) missed[r] = `one stop reason per --watch recording (${plan.stops[0]} was injected; \`conformance client -- <command>\` runs one per stop)`;
+      proxy.beginRun(1, reasons, actions);
+      runs = 1;
       process.stderr.write(`conformance: sandbox for your client at ${baseUrl}\nconformance: profile (keys by role, resource ids) in ${profile.file}\nconformance: recording until ${durationS ? `${durationS} s have passed or ` : ''}Ctrl-C\n`);
       await waitForStop(durationS ? durationS * 1000 : undefined);
+      for (const r of proxy.endRun().pending) missed[r] = `the client made no eligible request for it (${routesText(r)}, after a normal answer there)`;
     } else {
-      // A declared stop ends the client's work: it is injected in a second run of the command, so the first
-      // run shows everything else the client does.
-      const runs = Math.max(1, proxy.phases.length);
-      for (let n = 1; n <= runs; n++) {
-        proxy.beginPhase(n);
-        const why = n === 1 ? '' : ` (run ${n} of ${runs}: the sandbox answers with ${proxy.phases[n - 1].join(', ')}, declared stop)`;
-        process.stderr.write(redact(`conformance: running ${command.join(' ')} against ${baseUrl}${why}\n`));
-        const f = await runCommand(command, { ...process.env, [settingName('baseUrl')]: baseUrl, [settingName('profile')]: profile.file }, timeoutS * 1000, out);
+      const env = { ...process.env, [settingName('baseUrl')]: baseUrl, [settingName('profile')]: profile.file, ...(fullKey ? { [settingName('apiKey')]: fullKey } : {}) };
+      /** One run of the command with these reasons injected; what it injected and what is still waiting. */
+      const run = async (reasons: string[], why: string): Promise<{ injected: string[]; pending: string[] }> => {
+        runs++;
+        proxy!.beginRun(runs, reasons, actions);
+        const before = proxy!.exchanges.length;
+        const t0 = Date.now();
+        process.stderr.write(redact(`conformance: run ${runs}: ${command.join(' ')} against ${baseUrl} (${why})\n`));
+        const f = await runCommand(command, env, timeoutS * 1000, out);
         finished ??= f;
-        if (n > 1 && (f.code !== finished.code || f.signal !== finished.signal)) process.stderr.write(`conformance: run ${n} of the client command exited with code ${f.code}\n`);
+        const r = proxy!.endRun();
+        const requests = proxy!.exchanges.slice(before).filter((e) => e.kind === 'api').length;
+        process.stderr.write(`conformance: run ${runs} ${f.timedOut ? `stopped after ${timeoutS} s` : f.signal ? `ended on ${f.signal}` : `exited with code ${f.code}`} after ${plural(requests, 'API request')} in ${((Date.now() - t0) / 1000).toFixed(1)} s${reasons.length ? `; injected ${r.injected.length ? r.injected.join(', ') : 'nothing'}` : ''}\n`);
+        return r;
+      };
+      await run([], 'normal answers only');
+      let pending = plan.nonStop;
+      while (pending.length) {
+        if (runs >= MAX_RUNS) {
+          for (const r of pending) missed[r] = `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
+          break;
+        }
+        kinds.nonStop++;
+        const r = await run(pending, `injects ${pending.join(', ')}: each once, on a request of its route after a normal answer there`);
+        if (r.pending.length === pending.length) {
+          for (const x of r.pending) missed[x] = `the client made no eligible request for it in run ${runs} (${routesText(x)}, after a normal answer there)`;
+          break;
+        }
+        pending = r.pending;
+      }
+      for (const stop of plan.stops) {
+        if (runs >= MAX_RUNS) {
+          missed[stop] = `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
+          continue;
+        }
+        kinds.stop++;
+        const r = await run([stop], `injects ${stop}, declared stop`);
+        if (r.pending.length) missed[stop] = `the client made no eligible request for it in run ${runs} (${routesText(stop)}, after a normal answer there)`;
       }
     }
-    const notInjected = proxy.finish();
-    const traffic: ClientTraffic = { exchanges: proxy.exchanges, stdout: out.stdout, stderr: out.stderr, keys, profileIds: profile.ids, scenario, notInjected };
-    const outcomes = judgeClient(traffic, o.watch ? 'watched by hand' : command.join(' '), baseUrl, startedAt);
+    const elapsed = (Date.now() - began) / 1000;
+    const scope = scopeOf(scenario, proxy.exchanges);
+    const traffic: ClientTraffic = {
+      exchanges: proxy.exchanges, stdout: out.stdout, stderr: out.stderr, keys, profileIds: profile.ids, scenario,
+      notInjected: reasonNotes(plan, missed, scope),
+    };
+    const judged = judgeClient(traffic, o.watch ? 'watched by hand' : command.join(' '), baseUrl, startedAt);
     const ctx = loadRunContext({ outDir, strict: o.strict === true });
     ctx.subject = 'client';
     ctx.mutation = null;
     ctx.variants = null;
-    ctx.target = outcomes.target ?? null;
-    writeOutcomes(outDir, outcomes);
-    const report = writeReports(outDir, outcomes, ctx);
+    ctx.target = judged.outcomes.target ?? null;
+    ctx.outOfScope = judged.outOfScope;
+    ctx.scopeNote = judged.scopeNote;
+    ctx.unlock = judged.unlock;
+    if (scope.undeclaredUsed.length) (ctx.warnings ??= []).push(`the client used ${scope.undeclaredUsed.map((p) => PART_LABEL[p]).join(', ')}, which the scenario's \`uses\` leaves out: judged anyway`);
+    writeOutcomes(outDir, judged.outcomes);
+    const report = writeReports(outDir, judged.outcomes, ctx);
     for (const c of report.checks) if (c.outcome === 'fail' || c.outcome === 'warning') process.stdout.write(redact(`${c.outcome.toUpperCase()} ${c.id}: ${c.detail ?? ''}\n`));
+    // Every check not verified, with its reason and what would let it judge.
+    for (const c of report.checks) {
+      if (c.outcome !== 'not_verified') continue;
+      process.stdout.write(redact(`NOT VERIFIED ${c.id}: ${c.detail ?? ''}${judged.unlock[c.id] ? ` — would judge with: ${judged.unlock[c.id]}` : ''}\n`));
+    }
+    for (const w of report.warnings) process.stderr.write(`conformance: warning: ${redact(w)}\n`);
     const requests = proxy.exchanges.filter((e) => e.kind === 'api').length;
-    process.stderr.write(`conformance: recorded ${requests} API request${requests === 1 ? '' : 's'} and ${proxy.exchanges.length - requests} other${proxy.exchanges.length - requests === 1 ? '' : 's'}\n`);
-    if (finished) process.stderr.write(`conformance: the client command ${finished.timedOut ? `was stopped after ${timeoutS} s` : finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`}\n`);
+    process.stderr.write(`conformance: recorded ${plural(requests, 'API request')} and ${plural(proxy.exchanges.length - requests, 'other')}\n`);
+    if (!o.watch) {
+      const parts = ['1 with normal answers only', kinds.nonStop ? `${kinds.nonStop} injecting the non-stop reasons` : '', kinds.stop ? `${kinds.stop} with one stop reason each` : ''].filter(Boolean);
+      process.stderr.write(`conformance: ${plural(runs, 'run')} of the client command in ${elapsed.toFixed(1)} s (${parts.join(', ')})\n`);
+    }
+    if (finished) process.stderr.write(`conformance: the client command ${finished.timedOut ? `was stopped after ${timeoutS} s` : finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`} (run 1, normal answers)\n`);
     process.stderr.write(`${summaryLine(report.summary)}\n`);
     publishToCi(report);
     process.stdout.write(`${redact(verdictLine(report))}; reports in ${path.relative(process.cwd(), outDir) || '.'}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);

@@ -109,19 +109,25 @@ Options:
 
 Judges a partner's API client from its own traffic. Starts the sandbox (the reference implementation with
 deterministic data: opaque ids that must be percent-encoded, audio URLs that expire within ${CLIENT_AUDIO_TTL_SECONDS} s) behind a
-recording proxy, runs <command> with CONFORMANCE_BASE_URL (the sandbox's base URL) and CONFORMANCE_PROFILE
-(a sandbox profile: keys by role, resource ids) in its environment, then judges every request it made and
-its output (keys only in Authorization, valid queries, encoded ids, no retry storms, audio URLs used before
-they expire and never printed, reason codes handled as declared) and writes the reports.
+recording proxy and runs <command> with CONFORMANCE_BASE_URL (the sandbox's base URL), CONFORMANCE_API_KEY
+(the full key: every scope) and CONFORMANCE_PROFILE (a sandbox profile: the keys of the other roles, resource
+ids) in its environment: once with normal answers only, then once more injecting the scenario's non-stop
+reasons and once per declared stop reason. It judges every request and the output (keys only in
+Authorization, valid queries, encoded ids, no retry storms, audio URLs used before they expire and never
+printed, reason codes handled as declared) within the client's scope, and writes the reports.
 
 Options:
-  --scenario FILE     what the client does per reason code, {"reasons": {"<reason_code>": "stop" |
-                      "retry-later" | "skip-resource"}}: the sandbox answers one request with each declared
-                      reason and the client's next requests are held to it (without it, those checks are
-                      not verified)
+  --scenario FILE     what the client uses and does (schema: fixtures/client/scenario.schema.json):
+                      {"uses": ["list", "paging", "sort_order", "date_window", "encounter", "document",
+                      "transcript", "audio"], "reasons": {"<reason_code>": "stop" | "retry-later" |
+                      "skip-resource"}}. Requirements about parts not in "uses" are out of scope (without
+                      "uses", the scope is what the traffic shows); each declared reason is answered once,
+                      on a request of its route after a normal answer there, and the client's next
+                      requests are held to it
+  --reasons A,B,…     inject only these declared reasons (the others are reported not judged)
   --watch             record a client driven by hand: prints the base URL and profile, judges on Ctrl-C
   --duration SECONDS  with --watch: judge after this many seconds
-  --timeout SECONDS   stop <command> after this long (default 600); the run is then judged as it stands
+  --timeout SECONDS   stop each run of <command> after this long (default 600); it is judged as it stands
   --out DIR           report folder (default reports/out)
   --db KIND           database of the sandbox: embedded (default), container, url (DATABASE_URL)
   --evidence MODE     redacted (default) or full: whether the sandbox's patient data stays in the evidence,

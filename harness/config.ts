@@ -8,6 +8,7 @@ export const SETTINGS = {
   profile: { name: 'CONFORMANCE_PROFILE', about: 'path of the target profile the run uses (set by the CLI or global setup)' },
   profileChecked: { name: 'CONFORMANCE_PROFILE_SHA256', about: 'SHA-256 of the profile bytes a parent process validated (the CLI, global setup): its children skip the schema for those bytes (harness/profile.ts)' },
   baseUrl: { name: 'CONFORMANCE_BASE_URL', about: 'set by `conformance client` for the partner\'s command: the base URL of the sandbox (its recording proxy)' },
+  apiKey: { name: 'CONFORMANCE_API_KEY', about: 'set by `conformance client` for the partner\'s command: the sandbox\'s full key (every scope; a secret); CONFORMANCE_PROFILE holds the keys of the other roles' },
   paceMs: { name: 'CONFORMANCE_PACE_MS', about: 'set by `conformance run --max-rps N`: the least time between two requests of one worker (harness/throttle.ts)' },
   out: { name: 'CONFORMANCE_OUT', about: 'report folder (default reports/out)' },
   command: { name: 'CONFORMANCE_COMMAND', about: 'set by the CLI (cli/main.ts): JSON array of the command line that started the run, recorded (secrets out) in the report\'s provenance' },

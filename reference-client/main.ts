@@ -1,20 +1,14 @@
 // Entry point of the example client: `node reference-client/main.ts`, with CONFORMANCE_BASE_URL and
-// CONFORMANCE_PROFILE set (as `conformance client -- node reference-client/main.ts` sets them). It uses the
-// profile's `full` key (every scope: the union the routes it calls need) and prints counts, never a key
-// or an audio URL. Exit 0 after a full sync, 1 when the API told it to stop.
-import fs from 'node:fs';
+// CONFORMANCE_API_KEY set (as `conformance client -- node reference-client/main.ts` sets them; in production
+// they come from the partner's own configuration). The key is the sandbox's `full` key: every scope, the
+// union the routes it calls need. It prints counts, never a key or an audio URL. Exit 0 after a full sync,
+// 1 when the API told it to stop.
 import { ApiClient, Stopped } from './client.ts';
 
 const baseUrl = process.env.CONFORMANCE_BASE_URL;
-const profileFile = process.env.CONFORMANCE_PROFILE;
-if (!baseUrl || !profileFile) {
-  process.stderr.write('reference-client: set CONFORMANCE_BASE_URL and CONFORMANCE_PROFILE (conformance client sets both)\n');
-  process.exit(2);
-}
-const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8')) as { credentials: Record<string, { key?: string }> };
-const key = profile.credentials.full?.key;
-if (!key) {
-  process.stderr.write('reference-client: the profile has no full key\n');
+const key = process.env.CONFORMANCE_API_KEY;
+if (!baseUrl || !key) {
+  process.stderr.write('reference-client: set CONFORMANCE_BASE_URL and CONFORMANCE_API_KEY (conformance client sets both)\n');
   process.exit(2);
 }
 const concurrency = Number(process.env.REFERENCE_CLIENT_CONCURRENCY ?? 1);

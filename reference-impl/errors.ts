@@ -60,6 +60,16 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A path under /external/v1 that names none of the five routes. The contract has no reason code for it (§7.1's
+ * enumeration is closed and route_not_allowed means a route the organization may not use): a 404 outside the
+ * contract, like any path outside the API, whose body says the path names no route, so a client that branches on
+ * reason codes (§5.7) never reads it as a refusal of its key. Documented in README.md.
+ */
+export class NoRoute extends Error {
+  static readonly body = { error: 'not_found', message: 'the path names no route of the API: /external/v1/encounters[/{encounter_id}[/documents/{document_id}[/transcript|/audio]]], each id percent-encoded as one path segment' } as const;
+}
+
 export interface ErrorBody { error: string; reason_code: ReasonCode; message: string; field: string | null }
 
 /** The message of an error: its row's text, with the detail after a colon. */

@@ -7,7 +7,7 @@
 import { bearerToken, digestToken, digestsEqual, parseToken } from './auth.ts';
 import { respondAudio, respondDocument, respondEncounter, respondList, respondTranscript } from './bodies.ts';
 import type { Ctx, Judgment, Operation, Reply, RouteGroup, Scope, Services, Stage } from './context.ts';
-import { ApiError, type ReasonCode } from './errors.ts';
+import { ApiError, NoRoute, type ReasonCode } from './errors.ts';
 import { LIST_KEYS, rejectUnsupportedKeys, validateListQuery } from './query.ts';
 import type { DocumentRow, EncounterRow, KeyRow } from './records.ts';
 
@@ -30,7 +30,7 @@ const OPERATIONS: Operation[] = [
 ];
 
 /**
- * The operation a path names (none: step 2 answers route_not_allowed), with its path parameters. The raw path is
+ * The operation a path names (none: step 2 answers 404, the path names no route), with its path parameters. The raw path is
  * split on '/' first and each segment decoded after, so an id holding '/' arrives as one segment (%2F).
  */
 export function route(path: string): { op: Operation | undefined; params: string[] } {
@@ -111,9 +111,9 @@ async function authenticate(ctx: Ctx, s: Services): Promise<void> {
   ctx.key = row;
 }
 
-/** (2) Route availability and organization approval. Unknown paths and other methods end here (documented choice). */
+/** (2) Route availability and organization approval. Unknown paths (404, outside the contract) and other methods end here (documented choices). */
 function authorizeRoute(ctx: Ctx): void {
-  if (!ctx.op) throw new ApiError('route_not_allowed', null, 'no such route under /external/v1');
+  if (!ctx.op) throw new NoRoute();
   if (!ctx.rule('methodAllowed', (method: string) => method === 'GET')(ctx.method)) {
     const e = new ApiError('route_not_allowed', null, `method ${ctx.method} is not allowed; every route is GET only`);
     e.statusOverride = 405;

@@ -12,7 +12,7 @@ import { AudioSigner, STORAGE_PREFIX } from './audio.ts';
 import { ContractRoute, CONTRACT_ROUTE } from './contract-route.ts';
 import type { DisclosureLog } from './disclosure.ts';
 import { CORRECT_HOOK, correctRule, type Ctx, type Hook, type RawHead, type Rule, type Services } from './context.ts';
-import { ApiError, errorMessage, toErrorBody } from './errors.ts';
+import { ApiError, errorMessage, NoRoute, toErrorBody } from './errors.ts';
 import { readFaults } from './faults.ts';
 import { answer, route } from './pipeline.ts';
 import { parseRawQuery } from './query.ts';
@@ -103,6 +103,7 @@ class App implements Services {
   /** The one place an error becomes an answer: an ApiError by its row of errors.ts, anything else a 500. */
   sendError(res: http.ServerResponse, e: unknown, rule: Rule = correctRule): void {
     let err: ApiError;
+    if (e instanceof NoRoute) return rule('writeJson', sendJson)(res, 404, { ...NoRoute.body });
     if (e instanceof ApiError) err = e;
     else if (isDatabaseUnavailable(e)) err = new ApiError('digest_key_unavailable', null, 'the key and data store is unreachable');
     else {

@@ -562,7 +562,7 @@ export function toHtml(input: ConformanceReport): string {
 
   const missing = report.missingRoles ?? [];
   const missingHtml = missing.length
-    ? `<table id="missing-roles"><thead><tr><th>Missing role</th><th>Kind</th><th>Checks it would unlock</th><th>Requirements</th></tr></thead><tbody>${missing.map((m) => `<tr><td><code>${e(m.role)}</code></td><td>${e(m.kind)}</td><td>${m.checks}</td><td>${m.requirements}</td></tr>`).join('')}</tbody></table>`
+    ? `<table id="missing-roles"><thead><tr><th>Missing role (or what the client would do)</th><th>Kind</th><th>Checks it would unlock</th><th>Requirements</th></tr></thead><tbody>${missing.map((m) => `<tr><td>${m.kind === 'client' ? e(m.role) : `<code>${e(m.role)}</code>`}</td><td>${e(m.kind)}</td><td>${m.checks}</td><td>${m.requirements}</td></tr>`).join('')}</tbody></table>`
     : `<p id="missing-roles">${s.not_verified ? 'Not known for this report.' : 'None: nothing was left unverified for lack of a role.'}</p>`;
 
   const scopeItems = [

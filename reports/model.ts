@@ -159,6 +159,10 @@ export interface RunContext {
    * requirement is listed as not observable, whatever checks name it, and never counted as verified.
    */
   notTested?: Record<string, string>;
+  /** How the verdict names the scope when the subject's own declaration (or traffic) set it: `in its declared scope`, and notes such as `audio not used`. */
+  scopeNote?: { label: string; notes: string[] };
+  /** check id → what would let it judge, declared by checks that need no profile role (the client's): "what would unlock". */
+  unlock?: Record<string, string>;
   target: { name: string; baseUrl: string } | null;
   contractSha256: string | null;
   catalogSha256: string | null;
@@ -222,7 +226,7 @@ export interface Summary {
 /** A profile role (or setting) whose absence left checks not verified. */
 export interface MissingRole {
   role: string;
-  kind: 'credential' | 'resource' | 'fault' | 'webhook' | 'other';
+  kind: 'credential' | 'resource' | 'fault' | 'webhook' | 'client' | 'other';
   checks: number;
   requirements: number;
 }
@@ -343,10 +347,19 @@ export function lackedRole(detail: string | null | undefined): string | undefine
 }
 
 /** Groups not-verified checks by the profile role or setting whose absence the check named. */
-function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: string | null; requirements: string[] }[]): MissingRole[] {
+function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: string | null; requirements: string[] }[], unlock: Record<string, string> = {}): MissingRole[] {
   const byRole = new Map<string, { kind: MissingRole['kind']; checks: Set<string>; reqs: Set<string> }>();
   for (const c of checks) {
-    if (c.outcome !== 'not_verified' || !c.detail) continue;
+    if (c.outcome !== 'not_verified') continue;
+    const declared = unlock[c.id];
+    if (declared !== undefined) {
+      const entry = byRole.get(declared) ?? { kind: 'client' as const, checks: new Set<string>(), reqs: new Set<string>() };
+      entry.checks.add(c.id);
+      for (const r of c.requirements) entry.reqs.add(r);
+      byRole.set(declared, entry);
+      continue;
+    }
+    if (!c.detail) continue;
     const m = LACKS.exec(c.detail);
     if (!m) continue;
     const kind: MissingRole['kind'] = m[1] ? (m[1].startsWith('credential') ? 'credential' : m[1].startsWith('resource') ? 'resource' : 'fault') : (KIND_OF_SECTION[m[3]] ?? 'other');
@@ -484,11 +497,15 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     verdictReason = `a narrowed run (${describeFilter(filter)}) makes no conformance claim; nothing failed`;
   } else if (mustNotVerified.length > 0 || mustInScope.length === 0) {
     verdict = 'incomplete';
-    verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope; nothing failed`;
+    verdictReason = ctx.scopeNote
+      ? `verified ${mustVerified} of ${mustInScope.length} must requirements ${ctx.scopeNote.label}; nothing failed${ctx.scopeNote.notes.map((n) => `; ${n}`).join('')}`
+      : `verified ${mustVerified} of ${mustInScope.length} must requirements in scope; nothing failed`;
   } else {
     verdict = 'conformant';
     const aside = [outOfScopeParts.length ? `${must.filter((r) => r.status === 'out_of_scope').length} declared out of scope` : '', notTestable.size ? `${notTestable.size} not observable by any run, listed apart` : ''].filter(Boolean);
-    verdictReason = `verified ${mustVerified} of ${mustInScope.length} must requirements in scope${aside.length ? ` (${aside.join('; ')})` : ''}`;
+    verdictReason = ctx.scopeNote
+      ? `verified ${mustVerified} of ${mustInScope.length} must requirements ${ctx.scopeNote.label}${ctx.scopeNote.notes.map((n) => `; ${n}`).join('')}`
+      : `verified ${mustVerified} of ${mustInScope.length} must requirements in scope${aside.length ? ` (${aside.join('; ')})` : ''}`;
   }
   if (ctx.scopeLabel) verdictReason = `${ctx.scopeLabel}; ${verdictReason}`;
 
@@ -525,7 +542,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     mutation: m ? { score: m.total > 0 ? m.caught / m.total : null, caught: m.caught, total: m.total, survivors: [...m.survivors], unproven: [...m.unproven] } : null,
     variants: v ? { total: v.total, passed: v.passed, failing: { ...v.failing } } : null,
     scoreNotes: { mutation: m ? null : scoresAbsent(subject, ctx.scoresAbsent), variants: v ? null : scoresAbsent(subject, ctx.scoresAbsent) },
-    missingRoles: missingRolesOf(checks),
+    missingRoles: missingRolesOf(checks, ctx.unlock),
     waivers: { applied: [...applied].map(([w, ids]) => ({ ...w, checks: [...new Set(ids)] })), expired, unmatched },
     problems,
     warnings,

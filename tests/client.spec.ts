@@ -1,15 +1,17 @@
 // `conformance client`, proven both ways. First the 15 client checks (harness/client/checks.ts) as pure functions
 // over fabricated traffic: for every check a record that makes it fire, one that keeps it quiet, and what it says
 // when there is nothing to judge. Then end to end, through the CLI as an async child process (each run starts its
-// own sandbox): the example client with its scenario is CONFORMANT; every mode of tests/clients/broken-client.ts
-// turns its own check red; the legitimate choices of a client stay CONFORMANT; a command that cannot start is a
-// setup error; and no key or audio URL the client got shows in the CLI's output or in any written report.
+// own sandbox): the example client declaring every reason is CONFORMANT with every reason judged and audio
+// verified; a careful client that needs neither dates nor audio is CONFORMANT within its declared scope; every
+// mode of tests/clients/broken-client.ts turns its own check red (the audio ones with every reason declared); the
+// legitimate choices of a client stay CONFORMANT; a command that cannot start is a setup error; and no key or
+// audio URL the client got shows in the CLI's output or in any written report.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CLIENT_CHECKS, MAX_REPEATS_AFTER_4XX, MIN_RETRY_PAUSE_MS } from '../harness/client/checks.ts';
-import type { ClientExchange, ClientTraffic, ReasonAction } from '../harness/client/traffic.ts';
+import type { ClientExchange, ClientTraffic, ReasonAction, ReasonNote, ScopePart } from '../harness/client/traffic.ts';
 import type { Outcome } from '../harness/record.ts';
 import { REDACTED } from '../harness/redact.ts';
 import { runCli, ROOT, type CliResult } from './helpers/cli-process.ts';
@@ -27,6 +29,10 @@ const ENC = 'enc/α ?#%1';
 const DOC = 'doc 2/β';
 const LISTED = 'enc/listed ü';
 const SLASHED = 'a%2Fb';
+/** An issued id whose text holds a percent sign followed by hex digits. */
+const PCT = '50%25 off';
+/** The listed id sent raw, as a client that concatenates strings does (the URL parser encodes the space and ü). */
+const ENC_SLASH = 'enc/listed%20%C3%BC';
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 const L = '/external/v1/encounters';
 const e = encodeURIComponent;
@@ -52,8 +58,11 @@ const injected = (target: string, reason: string, status: number, over: Partial<
 interface TrafficOptions {
   stdout?: string;
   stderr?: string;
+  /** The scenario's `reasons`. */
   scenario?: Record<string, ReasonAction> | null;
-  notInjected?: Record<string, string>;
+  /** The scenario's `uses` (a scenario with no `reasons` when only this is given). */
+  uses?: ScopePart[];
+  notInjected?: Record<string, ReasonNote>;
 }
 
 /** A record of the given exchanges: seq in order, one second apart unless `at` is given. */
@@ -63,8 +72,8 @@ function traffic(reqs: Req[], o: TrafficOptions = {}): ClientTraffic {
     bodyBytes: 0, kind: r.target.startsWith('/external/v1') ? 'api' : 'storage', role: 'full', status: 200, body: '', durationMs: 5, ...r,
   }));
   return {
-    exchanges, stdout: o.stdout ?? '', stderr: o.stderr ?? '', keys: KEYS, profileIds: new Set([ENC, DOC, SLASHED]),
-    scenario: o.scenario ?? null, notInjected: o.notInjected ?? {},
+    exchanges, stdout: o.stdout ?? '', stderr: o.stderr ?? '', keys: KEYS, profileIds: new Set([ENC, DOC, SLASHED, PCT, 'x y?z#w']),
+    scenario: o.scenario || o.uses ? { uses: o.uses ?? null, reasons: o.scenario ?? {} } : null, notInjected: o.notInjected ?? {},
   };
 }
 
@@ -149,6 +158,8 @@ const CASES: Record<string, CheckCases> = {
     notVerified: [
       { name: 'empty traffic', t: EMPTY },
       { name: 'no request to a route of the API', t: traffic([req('/external/v1'), storage(T0 + 5000)]) },
+      // A route the scenario declares and the client never calls leaves its part of the scope unjudged.
+      { name: 'a declared route never called', t: traffic([req(LIST_OK), req(`${L}/${e(ENC)}`)], { uses: ['list', 'paging', 'encounter', 'transcript'] }), detail: /the scenario declares the transcript route \(`uses`\), but the client never called it \(routes called: encounter, list\)/ },
     ],
   },
   'client-list-paging-canonical': {
@@ -211,7 +222,6 @@ const CASES: Record<string, CheckCases> = {
     ],
     passes: [
       { name: 'Z and offsets, start before end', t: traffic([req(LIST_OK), req(`${L}?start_at=2020-01-01T00:00:00%2B02:00&end_at=2020-01-02T00:00:00-0500`)]), detail: /2 list requests with date bounds/ },
-      { name: 'a literal + in the offset (read as a plus)', t: traffic([req(`${L}?start_at=2020-01-01T00:00:00+02:00`)]) },
       { name: 'start before end only once the offsets are applied', t: traffic([req(`${L}?start_at=2020-01-01T10:00:00%2B02:00&end_at=2020-01-01T08:30:00Z`)]) },
       { name: 'an offset of hours only (+02)', t: traffic([req(`${L}?start_at=2020-01-01T00:00%2B02&end_at=2020-01-01T00:00:00Z`)]) },
       { name: 'fractional seconds, minutes only, lower-case z', t: traffic([req(`${L}?start_at=2020-01-01T00:00:00.123Z&end_at=2020-01-01T01:00z`)]) },
@@ -234,6 +244,15 @@ const CASES: Record<string, CheckCases> = {
       { name: 'an id from a 200 of a route, then a made-up document id', t: traffic([req(L, { body: listBody }), req(`${L}/${e(LISTED)}/documents/doc_guess`)]), detail: /"doc_guess"/ },
       { name: 'an empty segment', t: traffic([req(`${L}//documents/${e(DOC)}`)]), detail: /names no route/ },
       { name: 'a route the API does not have', t: traffic([req(`${L}/${e(ENC)}/notes`)]), detail: /names no route/ },
+      // The cause named: encoding, not a guessed id.
+      { name: 'an issued id left unencoded, its / splitting the path', t: traffic([req(L, { body: listBody }), req(`${L}/${ENC_SLASH}/documents/${e(DOC)}`)]), detail: /names no route of the API: it holds the handed-out id "enc\/listed ü" with its reserved characters .* not percent-encoded, so they changed the request target.*quote\(id, safe=''\)/ },
+      { name: 'an issued id encoded but for its / (Python quote() default)', t: traffic([req(`${L}/${e(ENC).replaceAll('%2F', '/')}`)]), detail: /it holds the handed-out id "enc\/α \?#%1" with its reserved characters/ },
+      { name: 'an issued id holding ? and # put in the path as is (the URL parser cuts it)', t: traffic([req(`${L}/enc/%CE%B1%20?`)]), detail: /it holds the handed-out id "enc\/α \?#%1" with its reserved characters/ },
+      { name: 'an issued id whose ? cut it into a path that names a route', t: traffic([req(`${L}/x%20y?z`)]), detail: /the request names the id "x y", which the sandbox never handed out: the request target holds the handed-out id "x y\?z#w" with its reserved characters/ },
+      { name: 'an issued id encoded as a form (+ for a space)', t: traffic([req(`${L}/${e(DOC).replace('%20', '+')}`)]), detail: /"doc\+2\/β", which the sandbox never handed out: it is the handed-out id "doc 2\/β" encoded as a form/ },
+      { name: 'an issued id percent-encoded twice', t: traffic([req(`${L}/${e(e(DOC))}`)]), detail: /it is the handed-out id "doc 2\/β" percent-encoded twice/ },
+      { name: 'an issued id holding % sent as is', t: traffic([req(`${L}/${SLASHED}`)]), detail: /it is the handed-out id "a%2Fb" sent without percent-encoding/ },
+      { name: 'an issued id encoded but for its %', t: traffic([req(`${L}/${e(PCT).replace('%25', '%')}`)]), detail: /it is the handed-out id "50%25 off" percent-encoded but for its '%'/ },
     ],
     passes: [
       { name: 'profile ids, each encoded as one segment', t: traffic([req(`${L}/${e(ENC)}`), req(`${L}/${e(ENC)}/documents/${e(DOC)}/transcript`), req(AUDIO_ROUTE)]), detail: /3 requests named ids/ },
@@ -370,7 +389,7 @@ const CASES: Record<string, CheckCases> = {
       {
         name: 'skip-resource: goes on with the others',
         t: traffic([req(L), injected(`${L}/${e(ENC)}`, 'encounter_not_found', 404), req(`${L}/${e(DOC)}`)], { scenario: { encounter_not_found: 'skip-resource' } }),
-        detail: /1 injected answers \(encounter_not_found: skip-resource\) handled as declared/,
+        detail: /1 of 1 declared reason judged over 1 run, each handled as declared \(encounter_not_found: skip-resource\)/,
       },
       {
         name: 'stop: nothing more with that key (the other key goes on, and a later run starts over)',
@@ -381,14 +400,26 @@ const CASES: Record<string, CheckCases> = {
         t: traffic([req(L, { at: T0 }), injected(AUDIO_ROUTE, 'audio_storage_unavailable', 503, { at: T0 + 10, durationMs: 1 }), req(`${L}/${e(ENC)}`, { at: T0 + 20 }), req(AUDIO_ROUTE, { at: T0 + 400 })], { scenario: { audio_storage_unavailable: 'retry-later' } }),
       },
       {
-        name: 'the reasons never injected are named',
-        t: traffic([req(L), injected(`${L}/${e(ENC)}`, 'encounter_not_found', 404)], { scenario: { encounter_not_found: 'skip-resource', transcript_not_found: 'skip-resource' }, notInjected: { transcript_not_found: 'no eligible request' } }),
-        detail: /not injected: transcript_not_found \(no eligible request\)/,
+        name: 'reasons out of the client\'s scope or decided by its own request are named, and do not block',
+        t: traffic([req(L), injected(`${L}/${e(ENC)}`, 'encounter_not_found', 404)], { scenario: { encounter_not_found: 'skip-resource', audio_not_found: 'skip-resource', invalid_limit: 'stop' }, notInjected: { audio_not_found: { why: 'the client does not use the audio route it belongs to', blocks: false }, invalid_limit: { why: "the client's own request decides it", blocks: false } } }),
+        detail: /1 of 3 declared reasons judged .*; not applicable: audio_not_found \(the client does not use the audio route it belongs to\), invalid_limit/,
+      },
+      {
+        name: 'every stop judged, one per run',
+        t: traffic([req(L), req(L), req(L, { phase: 2 }), injected(L, 'revoked_key', 401, { phase: 2 }), req(L, { phase: 3 }), injected(L, 'expired_key', 401, { phase: 3 })], { scenario: { revoked_key: 'stop', expired_key: 'stop' } }),
+        detail: /2 of 2 declared reasons judged over 3 runs/,
       },
     ],
     notVerified: [
-      { name: 'no scenario file', t: traffic([req(L)]), detail: /no scenario file/ },
-      { name: 'a scenario but nothing injected', t: traffic([req(L)], { scenario: { transcript_not_found: 'skip-resource' }, notInjected: { transcript_not_found: 'the client made no eligible request' } }), detail: /transcript_not_found: the client made no eligible request/ },
+      { name: 'no scenario file', t: traffic([req(L)]), detail: /no scenario `reasons`/ },
+      { name: 'a scenario with `uses` only', t: traffic([req(L)], { uses: ['list'] }), detail: /no scenario `reasons`/ },
+      { name: 'a scenario but nothing injected', t: traffic([req(L)], { scenario: { transcript_not_found: 'skip-resource' }, notInjected: { transcript_not_found: { why: 'the client made no eligible request for it in run 2', blocks: true } } }), detail: /not judged: transcript_not_found \(the client made no eligible request for it in run 2\)/ },
+      {
+        name: 'one declared reason judged, another in scope not (--reasons narrowed the run)',
+        t: traffic([req(L), injected(`${L}/${e(ENC)}`, 'encounter_not_found', 404), req(`${L}/${e(DOC)}`)], { scenario: { encounter_not_found: 'skip-resource', revoked_key: 'stop' }, notInjected: { revoked_key: { why: 'not judged in this run: --reasons narrows it to encounter_not_found', blocks: true } } }),
+        detail: /1 of 2 declared reasons judged .*; not judged: revoked_key \(not judged in this run: --reasons/,
+      },
+      { name: 'only reasons the client decides itself', t: traffic([req(L)], { scenario: { invalid_limit: 'stop' }, notInjected: { invalid_limit: { why: "the client's own request decides it", blocks: false } } }), detail: /no declared reason could be injected/ },
     ],
   },
 };
@@ -446,6 +477,28 @@ test.describe('the client checks on fabricated traffic', () => {
     }
   }
 
+  test('client-list-dates-valid › a raw + in a date value is a warning naming the hazard; %2B and a failure stay what they are', () => {
+    const dates = byId.get('client-list-dates-valid')!;
+    for (const target of [`${L}?start_at=2020-01-01T00:00:00+02:00`, `${L}?start_at=2020-01-01T00:00:00Z&end_at=2020-01-02T00:00:00+05:30`]) {
+      const j = dates.judge(traffic([req(LIST_OK), req(target)]));
+      expect(j.outcome, j.detail).toBe('warning');
+      expect(j.detail).toMatch(/carries a raw '\+': a server that decodes the query as a form .* reads a space there and answers 422 invalid_query; percent-encode it as %2B/);
+      expect(j.evidence.map((x) => x.target)).toEqual([target]);
+    }
+    expect(dates.judge(traffic([req(`${L}?start_at=2020-01-01T00:00:00%2B02:00`)])).outcome).toBe('pass');
+    // A value that is wrong whichever way '+' is read is a failure, not a warning.
+    expect(dates.judge(traffic([req(`${L}?start_at=2020-01-01T00:00:00+02:00&end_at=2019-01-01T00:00:00Z`)])).outcome).toBe('fail');
+    // The other list keys: a raw '+' makes their values invalid on either reading, which their own checks fail.
+    expect(byId.get('client-list-paging-canonical')!.judge(traffic([req(`${L}?limit=+5`)])).outcome).toBe('fail');
+  });
+
+  test('a not-verified check names what would let it judge', () => {
+    for (const c of CLIENT_CHECKS) {
+      const j = c.judge(EMPTY);
+      if (j.outcome === 'not_verified') expect(j.unlock, c.id).toMatch(/\w{3,}/);
+    }
+  });
+
   test('on empty traffic, every check but the output one says not_verified (never a pass on nothing)', () => {
     const outcomes = Object.fromEntries(CLIENT_CHECKS.map((c) => [c.id, c.judge(EMPTY).outcome]));
     expect(Object.entries(outcomes).filter(([, o]) => o !== 'not_verified')).toEqual([['client-key-not-printed', 'pass']]);
@@ -455,26 +508,33 @@ test.describe('the client checks on fabricated traffic', () => {
 // ---------------------------------------------------------------------------------------------------------------
 // End to end: `conformance client` on real clients against its own sandbox
 
+/** Every part of the API and every reason the example client handles: 13 runs (normal, the non-stop reasons, 11 stops). */
 const SCENARIO = path.join(ROOT, 'reference-client/scenario.json');
+/** Every part of the API and a few reasons of each action: 3 runs. */
+const QUICK = path.join(ROOT, 'tests/clients/quick.scenario.json');
 const BROKEN = path.join(ROOT, 'tests/clients/broken-client.ts');
+const CAREFUL = path.join(ROOT, 'tests/clients/careful-client.ts');
 const REPORTS = ['conformance.json', 'junit.xml', 'conformance.html', 'outcomes.json'];
 
 /**
- * Each broken mode and exactly the checks it turns red, its own first. Two break a second check by the same act:
- * a key in the query is also a key the list does not accept; the storm's first repeat is answered with an injected
- * skip-resource reason (the first request of a run never is), so repeating it also breaks the declared handling.
+ * Each broken mode, exactly the checks it turns red (its own first), and the scenario it runs with. Three break a
+ * second check by the same act: a key in the query is also a key the list does not accept; the storm's repeats,
+ * answered once with an injected skip-resource reason in the run that injects them, also break the declared
+ * handling; an audio URL sent back as an id is also an id the sandbox never handed out. The audio defects run
+ * with the example client's full scenario: they used to hide behind the injections, now they must not.
  */
-const BROKEN_MODES: Record<string, string[]> = {
-  'key-in-query': ['client-key-only-in-authorization-header', 'client-queries-only-accepted-keys'],
-  'limit-050': ['client-list-paging-canonical'],
-  'unsupported-key': ['client-queries-only-accepted-keys'],
-  'query-on-detail': ['client-queries-only-accepted-keys'],
-  'naive-start-at': ['client-list-dates-valid'],
-  'ids-not-encoded': ['client-ids-opaque-and-encoded'],
-  'retry-storm': ['client-no-repeat-after-terminal-answer', 'client-follows-declared-reason-handling'],
-  'audio-reused': ['client-audio-url-not-used-after-expiry'],
-  'audio-printed': ['client-audio-url-not-printed'],
-  'key-printed': ['client-key-not-printed'],
+const BROKEN_MODES: Record<string, { breaks: string[]; scenario: string }> = {
+  'key-in-query': { breaks: ['client-key-only-in-authorization-header', 'client-queries-only-accepted-keys'], scenario: QUICK },
+  'limit-050': { breaks: ['client-list-paging-canonical'], scenario: QUICK },
+  'unsupported-key': { breaks: ['client-queries-only-accepted-keys'], scenario: QUICK },
+  'query-on-detail': { breaks: ['client-queries-only-accepted-keys'], scenario: QUICK },
+  'naive-start-at': { breaks: ['client-list-dates-valid'], scenario: QUICK },
+  'ids-not-encoded': { breaks: ['client-ids-opaque-and-encoded'], scenario: QUICK },
+  'retry-storm': { breaks: ['client-no-repeat-after-terminal-answer', 'client-follows-declared-reason-handling'], scenario: QUICK },
+  'key-printed': { breaks: ['client-key-not-printed'], scenario: QUICK },
+  'audio-reused': { breaks: ['client-audio-url-not-used-after-expiry'], scenario: SCENARIO },
+  'audio-printed': { breaks: ['client-audio-url-not-printed'], scenario: SCENARIO },
+  'audio-sent-back': { breaks: ['client-audio-url-not-sent-to-api', 'client-ids-opaque-and-encoded'], scenario: SCENARIO },
 };
 /** Choices the specification leaves to the client. */
 const ALLOWED_MODES = ['concurrent', 'no-keep-alive', 'lowercase-bearer', 'compression'];
@@ -483,11 +543,11 @@ interface Report { verdict: string; run: { subject: string }; checks: { id: stri
 interface ClientRun { r: CliResult; report: Report; out: string; secrets: { kind: string; value: string }[] }
 
 /** `conformance client --scenario … --out <tmp> -- <command>`, with the report and the secrets the broken client noted. */
-async function runClient(command: string[]): Promise<ClientRun> {
+async function runClient(command: string[], scenario = QUICK, timeoutMs = 230_000): Promise<ClientRun> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-'));
   const out = path.join(dir, 'out');
   const secretsFile = path.join(dir, 'secrets.jsonl');
-  const r = await runCli(['client', '--scenario', SCENARIO, '--out', out, '--', ...command], { timeoutMs: 110_000, sampleMs: 0, env: { BROKEN_CLIENT_SECRETS: secretsFile } });
+  const r = await runCli(['client', '--scenario', scenario, '--out', out, '--', ...command], { timeoutMs, sampleMs: 0, env: { BROKEN_CLIENT_SECRETS: secretsFile } });
   const reportFile = path.join(out, 'conformance.json');
   expect(fs.existsSync(reportFile), `no report (exit ${r.code})\n${r.stderr.slice(-3000)}`).toBe(true);
   const report = JSON.parse(fs.readFileSync(reportFile, 'utf8')) as Report;
@@ -521,22 +581,75 @@ function expectNoSecretShown(run: ClientRun): void {
 }
 
 test.describe('conformance client, end to end', () => {
-  test.describe.configure({ timeout: 120_000 });
+  // Each test starts its own sandbox and runs the client several times, on a machine other engineers share.
+  test.describe.configure({ timeout: 240_000 });
 
-  test('the example client with its scenario is CONFORMANT', async () => {
-    const run = await runClient([process.execPath, path.join(ROOT, 'reference-client/main.ts')]);
+  test('the example client declaring every reason: CONFORMANT, every declared reason judged (each stop in a run of its own), audio verified', async () => {
+    test.setTimeout(420_000);
+    const run = await runClient([process.execPath, path.join(ROOT, 'reference-client/main.ts')], SCENARIO, 400_000);
     expect(run.r.code, summary(run)).toBe(0);
     expect(run.report.run.subject).toBe('client');
     expect(run.report.verdict).toBe('conformant');
     expect(failing(run.report)).toEqual([]);
     expect(run.report.checks).toHaveLength(CLIENT_CHECKS.length);
-    expect(run.r.stdout).toMatch(/CONFORMANT — client: verified (\d+) of \1 /);
+    expect(run.report.checks.filter((c) => c.outcome !== 'pass').map((c) => c.id), summary(run)).toEqual([]);
+    const declared = Object.keys((JSON.parse(fs.readFileSync(SCENARIO, 'utf8')) as { reasons: Record<string, string> }).reasons);
+    const stops = declared.filter((r) => (JSON.parse(fs.readFileSync(SCENARIO, 'utf8')) as { reasons: Record<string, string> }).reasons[r] === 'stop');
+    const handling = run.report.checks.find((c) => c.id === 'client-follows-declared-reason-handling')!;
+    expect(handling.detail).toMatch(new RegExp(`^${declared.length} of ${declared.length} declared reasons judged over ${stops.length + 2} runs, each handled as declared`));
+    for (const r of declared) expect(handling.detail).toContain(`${r}: `);
+    for (const id of ['client-audio-url-not-used-after-expiry', 'client-audio-url-not-sent-to-api', 'client-audio-url-not-printed']) expect(run.report.checks.find((c) => c.id === id)?.outcome, id).toBe('pass');
+    expect(run.r.stderr).toMatch(new RegExp(`conformance: ${stops.length + 2} runs of the client command in [0-9.]+ s \\(1 with normal answers only, 1 injecting the non-stop reasons, ${stops.length} with one stop reason each\\)`));
+    expect(run.r.stdout).toMatch(/CONFORMANT — client: verified 22 of 22 must requirements in its declared scope; reports in/);
+    expectNoSecretShown(run);
   });
 
-  for (const [mode, breaks] of Object.entries(BROKEN_MODES)) {
+  test('a careful client that needs neither dates nor audio, its scenario declaring so: CONFORMANT, exit 0, those parts out of scope', async () => {
+    const run = await runClient([process.execPath, CAREFUL], path.join(ROOT, 'tests/clients/careful-client.scenario.json'));
+    expect(run.r.code, summary(run)).toBe(0);
+    expect(run.report.verdict).toBe('conformant');
+    expect(run.r.stderr).toMatch(/CONFORMANT — client: verified 16 of 16 must requirements in its declared scope; date window, audio not used; reports in/);
+    const outOfScope = run.report.checks.filter((c) => c.outcome === 'not_verified');
+    expect(outOfScope.map((c) => c.id).sort()).toEqual(['client-audio-url-not-printed', 'client-audio-url-not-sent-to-api', 'client-audio-url-not-used-after-expiry', 'client-list-dates-valid']);
+    for (const c of outOfScope) expect(c.detail).toMatch(/^out of scope: /);
+    expect(run.r.stdout).toMatch(/NOT VERIFIED client-list-dates-valid: out of scope: the date window \(start_at, end_at\) not used \(not in the scenario's `uses`\)/);
+    expect(run.report.checks.find((c) => c.id === 'client-follows-declared-reason-handling')?.detail).toMatch(/^9 of 9 declared reasons judged over 4 runs/);
+  });
+
+  test('the same careful client without a scenario: INCOMPLETE, the scope inferred, every not-verified check listed with what would unlock it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-'));
+    const r = await runCli(['client', '--out', path.join(dir, 'out'), '--', process.execPath, CAREFUL], { timeoutMs: 230_000, sampleMs: 0 });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/INCOMPLETE — client: verified \d+ of 16 must requirements in the scope inferred from its traffic \(no `uses` declared\); nothing failed; date window, audio not used/);
+    expect(r.stderr).toMatch(/conformance: 1 run of the client command/);
+    expect(r.stdout).toMatch(/NOT VERIFIED client-follows-declared-reason-handling: no scenario `reasons`.* — would judge with: a scenario whose `reasons` declare/);
+    const html = fs.readFileSync(path.join(dir, 'out', 'conformance.html'), 'utf8');
+    expect(html).toContain('a scenario whose `reasons` declare what the client does per reason code (--scenario FILE)');
+    expect(html).not.toContain('Not known for this report');
+  });
+
+  test('--reasons narrows what is injected: one stop in a run of its own, the rest named not judged (INCOMPLETE); a bad scenario or --reasons is a setup error', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-'));
+    const careful = path.join(ROOT, 'tests/clients/careful-client.scenario.json');
+    const bad = path.join(dir, 'bad.json');
+    fs.writeFileSync(bad, JSON.stringify({ uses: ['list'], reasons: { revoked_keys: 'stop' } }));
+    const refused = await runCli(['client', '--scenario', bad, '--', process.execPath, CAREFUL], { timeoutMs: 60_000, sampleMs: 0 });
+    expect([refused.code, refused.stderr.trim()]).toEqual([2, `conformance: scenario ${bad}: field /reasons names "revoked_keys", which is not a reason code of §7.1`]);
+    const undeclared = await runCli(['client', '--scenario', careful, '--reasons', 'expired_key', '--', process.execPath, CAREFUL], { timeoutMs: 60_000, sampleMs: 0 });
+    expect([undeclared.code, undeclared.stderr.trim()]).toEqual([2, 'conformance: --reasons names expired_key, which the scenario does not declare']);
+
+    const r = await runCli(['client', '--scenario', careful, '--reasons', 'revoked_key', '--out', path.join(dir, 'out'), '--', process.execPath, CAREFUL], { timeoutMs: 230_000, sampleMs: 0 });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/conformance: 2 runs of the client command in [0-9.]+ s \(1 with normal answers only, 1 with one stop reason each\)/);
+    expect(r.stderr).toMatch(/INCOMPLETE — client: verified 15 of 16 must requirements in its declared scope; nothing failed; date window, audio not used/);
+    expect(r.stdout).toMatch(/NOT VERIFIED client-follows-declared-reason-handling: 1 of 9 declared reasons judged over 2 runs, each handled as declared \(revoked_key: stop\); not judged: missing_scope \(not judged in this run: --reasons narrows it to revoked_key\)/);
+  });
+
+  for (const [mode, { breaks, scenario }] of Object.entries(BROKEN_MODES)) {
     const check = breaks[0];
-    test(`broken client ${mode}: NOT CONFORMANT, ${check} fails`, async () => {
-      const run = await runClient([process.execPath, BROKEN, mode]);
+    test(`broken client ${mode}: NOT CONFORMANT, ${check} fails${scenario === SCENARIO ? ' (with every reason declared)' : ''}`, async () => {
+      if (scenario === SCENARIO) test.setTimeout(420_000);
+      const run = await runClient([process.execPath, BROKEN, mode], scenario, scenario === SCENARIO ? 400_000 : 230_000);
       expect(run.r.code, summary(run)).toBe(1);
       expect(run.report.run.subject).toBe('client');
       expect(run.report.verdict).toBe('not_conformant');
@@ -554,6 +667,9 @@ test.describe('conformance client, end to end', () => {
         expect(run.r.stdout).toContain(`broken-client: using key ${REDACTED}`);
       }
       if (mode === 'audio-printed') expect(run.r.stdout).toMatch(new RegExp(`audio of .*: ${REDACTED.replace(/[[\]]/g, '\\$&')}`));
+      // The sandbox answers the wrong path 404 (no route, or no such encounter), never as a refusal of the key.
+      if (mode === 'ids-not-encoded') expect(run.r.stdout).toMatch(/ids-not-encoded: the wrong request got 404 /);
+      if (mode === 'ids-not-encoded') expect(run.report.checks.find((c) => c.id === check)?.detail).toMatch(/handed-out id .* with its reserved characters \('\/', '\?', '#', '%'\) not percent-encoded/);
     });
   }
 

@@ -315,8 +315,14 @@ test.describe('sandbox', () => {
 
   test('documented choices: unknown paths, other methods, outside the API, malformed HTTP', async ({ sb }) => {
     const B = sb.ref.baseUrl;
-    expectError(sb, await call(B, '/external/v1/nowhere', key(sb, 'full')), 403, 'route_not_allowed');
-    expectError(sb, await call(B, '/external/v1/encounters/', key(sb, 'full')), 403, 'route_not_allowed');
+    // A path that names no route: 404 outside the contract (no reason code fits), saying so; never a refusal of the key.
+    for (const target of ['/external/v1/nowhere', '/external/v1/encounters/', '/external/v1/encounters/enc/%CE%B1', `/external/v1/encounters/${encodeURIComponent(sb.profile.resources.own_encounter!.encounter_id)}/notes`]) {
+      const r = await call(B, target, key(sb, 'full'));
+      expect([r.status, r.headers['content-type'], r.json.reason_code, r.json.error], target).toEqual([404, 'application/json', undefined, 'not_found']);
+      expect(r.json.message, target).toMatch(/^the path names no route of the API/);
+    }
+    // POST to a path that names no route: the path first.
+    expect((await call(B, '/external/v1/nowhere', key(sb, 'full'), 'POST')).status).toBe(404);
     const post = await call(B, '/external/v1/encounters', key(sb, 'full'), 'POST');
     expect([post.status, post.headers.allow, post.json.reason_code, post.json.error]).toEqual([405, 'GET', 'route_not_allowed', 'public_api_method_not_allowed']);
     expect((await call(B, '/external/v1/encounters', {}, 'DELETE')).status).toBe(401);

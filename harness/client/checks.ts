@@ -7,6 +7,7 @@
 import type { Outcome } from '../record.ts';
 import { reasonOf as bodyReason, STATUS_BY_REASON } from '../assertions.ts';
 import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
+import { PART_LABEL, requirementOutOfScope, scopeOf } from './scenario.ts';
 import { bearerOf, decode, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from './traffic.ts';
 
 export interface ClientJudgement {
@@ -14,6 +15,8 @@ export interface ClientJudgement {
   detail: string;
   /** The exchanges that show it (at most a few). */
   evidence: ClientExchange[];
+  /** When not verified: what the client or its scenario would have to do for the check to judge (the report's "what would unlock"). */
+  unlock?: string;
 }
 
 export interface ClientCheck {
@@ -42,7 +45,62 @@ const line = (e: ClientExchange) => `#${e.seq} ${e.method} ${e.target} → ${e.i
 const some = (xs: ClientExchange[]) => xs.slice(0, 5);
 const pass = (detail: string, evidence: ClientExchange[] = []): ClientJudgement => ({ outcome: 'pass', detail, evidence });
 const fail = (detail: string, evidence: ClientExchange[]): ClientJudgement => ({ outcome: 'fail', detail, evidence: some(evidence) });
-const notVerified = (detail: string): ClientJudgement => ({ outcome: 'not_verified', detail, evidence: [] });
+const notVerified = (detail: string, unlock: string): ClientJudgement => ({ outcome: 'not_verified', detail, evidence: [], unlock });
+const ROUTES: readonly Route[] = ['list', 'encounter', 'document', 'transcript', 'audio'];
+/** The pairs of a raw query, key and value as sent (not decoded). */
+const rawPairs = (rawQuery: string | null) => (rawQuery ?? '').split('&').filter((x) => x !== '').map((x) => {
+  const eq = x.indexOf('=');
+  return { key: decode(eq === -1 ? x : x.slice(0, eq)) ?? x, raw: eq === -1 ? null : x.slice(eq + 1) };
+});
+const ENCODE_HOW = "each id is one path segment, percent-encoded whole ('/', '?', '#', '%', space and non-ASCII included: encodeURIComponent(id) in JavaScript, quote(id, safe='') in Python)";
+
+/** Upper-cases the hex digits of every percent escape, so two encodings compare by meaning. */
+const normalEscapes = (s: string) => s.replace(/%[0-9a-f]{2}/gi, (m) => m.toUpperCase());
+/** Ways a client encodes an id other than as one percent-encoded path segment, each with how to say it. */
+const MISENCODINGS: readonly { how: string; encode: (id: string) => string }[] = [
+  { how: "sent without percent-encoding (its '%' must be sent as %25)", encode: (id) => id },
+  { how: "encoded as a form ('+' for a space): in a path a space is %20 and '+' is a plus", encode: (id) => encodeURIComponent(id).replaceAll('%20', '+') },
+  { how: 'percent-encoded twice', encode: (id) => encodeURIComponent(encodeURIComponent(id)) },
+  { how: "percent-encoded but for its '%' (sent raw, so what follows it reads as an escape)", encode: (id) => encodeURIComponent(id).replaceAll('%25', '%') },
+];
+
+/** The handed-out id a path segment was most likely meant to name, and how it was encoded instead, or undefined. */
+function encodingMismatch(raw: string, known: ReadonlySet<string>): string | undefined {
+  const sent = normalEscapes(raw);
+  for (const m of MISENCODINGS) {
+    for (const id of known) if (normalEscapes(m.encode(id)) === sent) return `it is the handed-out id ${JSON.stringify(id)} ${m.how}`;
+  }
+  return undefined;
+}
+
+/** What reaches the server when a client puts `id` after `prefix` unencoded: a URL parser encodes what it must and cuts at '#'. */
+function concatenated(prefix: string, id: string): string | null {
+  try {
+    const u = new URL(`http://client.invalid${prefix}${id}`);
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A handed-out id the request target holds with its reserved characters unencoded, or undefined: put in the path as
+ * is (a URL parser encodes what it must and cuts at '#'), or encoded with '/' kept (Python's quote() default).
+ */
+function idUnencodedIn(target: string, known: ReadonlySet<string>): string | undefined {
+  const prefix = '/external/v1/encounters/';
+  if (!target.startsWith(prefix)) return undefined;
+  const sent = normalEscapes(target);
+  // Longest first: an id that is the start of another is not taken for it.
+  for (const id of [...known].filter((x) => x.length >= 4 && /[/?#%]/.test(x)).sort((a, b) => b.length - a.length)) {
+    const raw = concatenated(prefix, id);
+    if (raw !== null && sent.startsWith(normalEscapes(raw))) return id;
+    if (id.includes('/') && sent.startsWith(`${prefix}${encodeURIComponent(id).replaceAll('%2F', '/')}`)) return id;
+  }
+  return undefined;
+}
+const UNENCODED = "with its reserved characters ('/', '?', '#', '%') not percent-encoded, so they changed the request target (put in the path as is, or encoded with '/' kept as Python's quote() does by default)";
+
 const sameRequest = (a: ClientExchange, b: ClientExchange) => a.phase === b.phase && a.method === b.method && a.target === b.target && a.headers.authorization === b.headers.authorization;
 /** The values of `keys` the client sent on the list route, each with its exchange. */
 const listValues = (t: ClientTraffic, keys: readonly string[]) => api(t).flatMap((e) => {
@@ -69,7 +127,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['AUTH-BEARER-REQUIRED', 'AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER', 'AUTH-SERVER-SIDE-KEYS'],
     judge(t) {
       const reqs = t.exchanges;
-      if (api(t).length === 0) return notVerified('the client made no request to the API');
+      if (api(t).length === 0) return notVerified('the client made no request to the API', 'the client makes requests to the API');
       const elsewhere = reqs.map((e) => ({ e, where: keyOutsideAuthorization(e, t.keys) })).filter((x) => x.where);
       if (elsewhere.length) return fail(`a key was sent in ${elsewhere[0].where} (${elsewhere.length} request${elsewhere.length === 1 ? '' : 's'}); §5.1 allows it only in the Authorization header`, elsewhere.map((x) => x.e));
       // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` are Bearer.
@@ -99,7 +157,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     title: 'every API request is a GET without a request body',
     requirements: ['CONTRACT-GET-ONLY', 'CONTRACT-NO-REQUEST-BODY'],
     judge(t) {
-      if (api(t).length === 0) return notVerified('the client made no request to the API');
+      if (api(t).length === 0) return notVerified('the client made no request to the API', 'the client makes requests to the API');
       const bad = api(t).filter((e) => e.method !== 'GET' || e.bodyBytes > 0);
       if (bad.length) return fail(`${bad.length} API request${bad.length === 1 ? ' is' : 's are'} not a GET without a body (first: ${bad[0].method}, ${bad[0].bodyBytes} body bytes)`, bad);
       return pass(`${api(t).length} GET requests without a body`);
@@ -111,7 +169,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['LIST-UNSUPPORTED-KEYS', 'ENC-NO-QUERY', 'DOC-NO-QUERY', 'TRANSCRIPT-NO-QUERY', 'AUDIO-NO-QUERY'],
     judge(t) {
       const routed = api(t).map((e) => ({ e, p: parseTarget(e.target) })).filter((x) => x.p.route);
-      if (routed.length === 0) return notVerified('the client made no request to a route of the API');
+      if (routed.length === 0) return notVerified('the client made no request to a route of the API', 'the client calls the routes of the API');
       const bad = routed.filter(({ p }) => p.query.some((q) => p.route!.name !== 'list' || !(LIST_KEYS as readonly string[]).includes(q.key)));
       if (bad.length) {
         const { e, p } = bad[0];
@@ -119,6 +177,12 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         return fail(`${bad.length} request${bad.length === 1 ? '' : 's'} with a query key the route does not accept (first: ${p.route!.name} route, key${keys.length === 1 ? '' : 's'} ${keys.map((k) => `\`${k}\``).join(', ')}; §4: 400 unsupported_filter)`, [e, ...bad.slice(1).map((x) => x.e)]);
       }
       const used = [...new Set(routed.map((x) => x.p.route!.name))].sort();
+      // A route the scenario declares (`uses`) and the client never called is a part of its scope left unjudged.
+      const missing = ROUTES.filter((r) => t.scenario?.uses?.includes(r) && !used.includes(r));
+      if (missing.length) {
+        const names = missing.map((r) => PART_LABEL[r]).join(', ');
+        return notVerified(`the scenario declares ${names} (\`uses\`), but the client never called ${missing.length === 1 ? 'it' : 'them'} (routes called: ${used.join(', ')})`, `the client calls ${names}, or the scenario's \`uses\` leaves ${missing.length === 1 ? 'it' : 'them'} out`);
+      }
       return pass(`query keys accepted on every request (routes used: ${used.join(', ')})`);
     },
   },
@@ -128,7 +192,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['LIST-LIMIT-RANGE', 'LIST-OFFSET-RANGE', 'LIST-CANONICAL-INTEGERS'],
     judge(t) {
       const sent = listValues(t, ['limit', 'offset']);
-      if (sent.length === 0) return notVerified('the client sent no `limit` or `offset` (nothing to judge)');
+      if (sent.length === 0) return notVerified('the client sent no `limit` or `offset` (nothing to judge)', 'the client pages with `limit`/`offset`, or the scenario\'s `uses` leaves out paging');
       const bad = sent.filter(({ q }) => {
         if (q.value === null || !CANONICAL.test(q.value)) return true;
         const n = Number(q.value);
@@ -144,7 +208,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['LIST-SORT-ORDER-ENUM'],
     judge(t) {
       const sent = listValues(t, ['sort_order']);
-      if (sent.length === 0) return notVerified('the client sent no `sort_order` (nothing to judge)');
+      if (sent.length === 0) return notVerified('the client sent no `sort_order` (nothing to judge)', 'the client sends `sort_order`, or the scenario\'s `uses` leaves out sort_order');
       const bad = sent.filter(({ q }) => q.value !== 'asc' && q.value !== 'desc');
       if (bad.length) return fail(`sort_order=${JSON.stringify(bad[0].q.value)} is not \`asc\` or \`desc\` (§4.1)`, bad.map((x) => x.e));
       return pass(`${sent.length} sort_order values, all asc or desc`);
@@ -156,7 +220,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['LIST-DATETIME-TZ-AWARE', 'LIST-START-BEFORE-END'],
     judge(t) {
       const lists = api(t).map((e) => ({ e, p: parseTarget(e.target) })).filter((x) => x.p.route?.name === 'list' && x.p.query.some((q) => q.key === 'start_at' || q.key === 'end_at'));
-      if (lists.length === 0) return notVerified('the client sent no `start_at` or `end_at` (nothing to judge)');
+      if (lists.length === 0) return notVerified('the client sent no `start_at` or `end_at` (nothing to judge)', 'the client sends `start_at`/`end_at`, or the scenario\'s `uses` leaves out date_window');
       for (const { e, p } of lists) {
         for (const q of p.query.filter((x) => x.key === 'start_at' || x.key === 'end_at')) {
           if (q.value === null || !TZ_AWARE.test(q.value) || Number.isNaN(instant(q.value))) {
@@ -168,6 +232,13 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         if (start && end && instant(start) >= instant(end)) {
           return fail(`start_at ${start} is not earlier than end_at ${end} (§4.1)`, [e]);
         }
+      }
+      // A raw '+' is read as a plus here (as the sandbox reads it), but a server that decodes the query as a form
+      // reads a space: an interoperability hazard, not a breach of the specification.
+      const plus = lists.flatMap(({ e, p }) => rawPairs(p.rawQuery).filter((q) => (q.key === 'start_at' || q.key === 'end_at') && q.raw?.includes('+')).map((q) => ({ e, q })));
+      if (plus.length) {
+        const { q } = plus[0];
+        return { outcome: 'warning', detail: `${q.key}=${q.raw} carries a raw '+': a server that decodes the query as a form (application/x-www-form-urlencoded, as most frameworks do) reads a space there and answers 422 invalid_query; percent-encode it as %2B (RFC 3986 §2.2: data in the reserved set should be percent-encoded)${plus.length > 1 ? `; ${plus.length} values in all` : ''}`, evidence: some(plus.map((x) => x.e)) };
       }
       return pass(`${lists.length} list requests with date bounds, all timezone-aware, start before end`);
     },
@@ -183,17 +254,27 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         if (e.kind === 'api') {
           const p = parseTarget(e.target);
           if (!p.route && p.path !== '/external/v1/encounters') {
-            return fail(`${e.method} ${p.path} names no route of the API: an id was not percent-encoded as a path segment, or the path was built`, [e]);
+            const found = idUnencodedIn(e.target, known);
+            return fail(found !== undefined
+              ? `${e.method} ${p.path} names no route of the API: it holds the handed-out id ${JSON.stringify(found)} ${UNENCODED}; ${ENCODE_HOW}`
+              : `${e.method} ${p.path} names no route of the API: an id was not percent-encoded as one path segment, or the path was built (${ENCODE_HOW})`, [e]);
           }
           if (p.route && p.route.ids.length) {
             judged++;
-            const unknown = p.route.ids.find((id) => !known.has(id));
-            if (unknown !== undefined) return fail(`the request names the id ${JSON.stringify(unknown)}, which the sandbox never handed out: ids are opaque (§2), never built, guessed or altered`, [e]);
+            const segs = p.path.split('/');
+            const raws = p.route.ids.length === 1 ? [segs[4]] : [segs[4], segs[6]];
+            const i = p.route.ids.findIndex((id) => !known.has(id));
+            if (i !== -1) {
+              const unknown = p.route.ids[i];
+              const unencoded = idUnencodedIn(e.target, known);
+              const why = encodingMismatch(raws[i], known) ?? (unencoded !== undefined ? `the request target holds the handed-out id ${JSON.stringify(unencoded)} ${UNENCODED}` : undefined);
+              return fail(`the request names the id ${JSON.stringify(unknown)}, which the sandbox never handed out: ${why ? `${why}; ${ENCODE_HOW}` : 'ids are opaque (§2), never built, guessed or altered'}`, [e]);
+            }
           }
         }
         for (const id of idsIn(e.body)) known.add(id);
       }
-      if (judged === 0) return notVerified('the client sent no request with an id in its path');
+      if (judged === 0) return notVerified('the client sent no request with an id in its path', 'the client reads an encounter or document by its id, or the scenario\'s `uses` names the list route only');
       return pass(`${judged} requests named ids, each one handed out by the sandbox and encoded as a path segment`);
     },
   },
@@ -204,7 +285,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     judge(t) {
       const all = api(t);
       const terminal = all.filter((e) => e.status >= 400 && e.status < 500 && !isRetryableStatus(e.status));
-      if (terminal.length === 0) return notVerified('the client got no 4xx answer (a scenario file makes the sandbox answer with the reason codes it declares)');
+      if (terminal.length === 0) return notVerified('the client got no 4xx answer (a scenario file makes the sandbox answer with the reason codes it declares)', 'a scenario whose `reasons` declare 4xx reason codes (--scenario FILE)');
       for (const e of terminal) {
         const repeats = all.filter((x) => x.seq > e.seq && sameRequest(x, e));
         if (repeats.length > MAX_REPEATS_AFTER_4XX) return fail(`after ${e.status} ${reasonOf(e) ?? ''} the client sent the identical request ${repeats.length} more times: it did not branch on the reason_code (§5.7)`, [e, ...repeats]);
@@ -219,7 +300,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     judge(t) {
       const all = api(t);
       const unavailable = all.filter((e) => e.status === 503);
-      if (unavailable.length === 0) return notVerified('the client got no 503 answer (a scenario file can declare digest_key_unavailable or audio_storage_unavailable)');
+      if (unavailable.length === 0) return notVerified('the client got no 503 answer (a scenario file can declare digest_key_unavailable or audio_storage_unavailable)', 'a scenario whose `reasons` declare digest_key_unavailable or audio_storage_unavailable');
       for (const e of unavailable) {
         const next = all.find((x) => x.seq > e.seq && sameRequest(x, e));
         if (next && next.at - (e.at + e.durationMs) < MIN_RETRY_PAUSE_MS) {
@@ -235,7 +316,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['AUDIO-URL-NOT-AFTER-EXPIRY'],
     judge(t) {
       const issued = issuedAudioUrls(t.exchanges);
-      if (issued.length === 0) return notVerified('the client got no audio URL');
+      if (issued.length === 0) return notVerified('the client got no audio URL', AUDIO_UNLOCK);
       const late = t.exchanges.filter((e) => e.kind === 'storage').map((e) => ({ e, u: issued.find((u) => u.target === e.target && u.issuedBy.seq < e.seq) })).filter((x) => x.u && x.e.at > x.u.expiresAtMs);
       if (late.length) return fail(`the client fetched an audio URL ${late[0].e.at - late[0].u!.expiresAtMs} ms after its expires_at (§2.6: never used after expires_at)`, [late[0].u!.issuedBy, late[0].e]);
       const fetched = t.exchanges.filter((e) => e.kind === 'storage').length;
@@ -248,7 +329,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['AUDIO-URL-NOT-DURABLE'],
     judge(t) {
       const issued = issuedAudioUrls(t.exchanges);
-      if (issued.length === 0) return notVerified('the client got no audio URL');
+      if (issued.length === 0) return notVerified('the client got no audio URL', AUDIO_UNLOCK);
       const bad = api(t).filter((e) => {
         const text = `${e.target} ${Object.values(e.headers).join(' ')}`;
         const decoded = decode(text) ?? text;
@@ -264,7 +345,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['AUDIO-URL-NOT-LOGGED'],
     judge(t) {
       const issued = issuedAudioUrls(t.exchanges);
-      if (issued.length === 0) return notVerified('the client got no audio URL');
+      if (issued.length === 0) return notVerified('the client got no audio URL', AUDIO_UNLOCK);
       const output = `${t.stdout}\n${t.stderr}`;
       const shown = issued.find((u) => output.includes(u.target) || output.includes(u.sig));
       if (shown) return fail('an audio URL appears in the command\'s output: it must not be put in client-visible logs (§2.6)', [shown.issuedBy]);
@@ -276,7 +357,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     title: 'the key the client uses holds the scopes of every route it calls (no 403 missing_scope)',
     requirements: ['AUTH-RECEIVER-SCOPES-UNION'],
     judge(t) {
-      if (api(t).length === 0) return notVerified('the client made no request to the API');
+      if (api(t).length === 0) return notVerified('the client made no request to the API', 'the client makes requests to the API');
       const missing = api(t).filter((e) => !e.injected && e.status === 403 && reasonOf(e) === 'missing_scope');
       if (missing.length) return fail(`${missing.length} request${missing.length === 1 ? '' : 's'} answered 403 missing_scope (first: ${line(missing[0])}): the client's key lacks a scope of a route it calls (§5.3, §5.8)`, missing);
       return pass(`no request was refused for a missing scope (${api(t).length} API requests)`);
@@ -287,13 +368,14 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     title: 'the client does what its scenario file declares for each reason code the sandbox answered with',
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
     judge(t) {
-      if (!t.scenario) return notVerified('no scenario file: pass --scenario FILE naming what the client does per reason code (stop, retry-later, skip-resource)');
+      const declared = Object.keys(t.scenario?.reasons ?? {});
+      if (!t.scenario || declared.length === 0) return notVerified('no scenario `reasons`: pass --scenario FILE naming what the client does per reason code (stop, retry-later, skip-resource)', 'a scenario whose `reasons` declare what the client does per reason code (--scenario FILE)');
+      const reasons = t.scenario.reasons;
       const injected = t.exchanges.filter((e) => e.injected);
-      if (injected.length === 0) return notVerified(`no declared reason code could be injected (${Object.entries(t.notInjected).map(([r, why]) => `${r}: ${why}`).join('; ') || 'the client made no eligible request'})`);
       const all = api(t);
       for (const e of injected) {
         const reason = e.injected!;
-        const action = t.scenario[reason];
+        const action = reasons[reason];
         const after = all.filter((x) => x.seq > e.seq && x.phase === e.phase);
         const same = after.filter((x) => sameRequest(x, e));
         if (action === 'stop') {
@@ -307,8 +389,18 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
           if (same.length) return fail(`declared \`skip-resource\` for ${reason}, but the client sent the same request again`, [e, ...same]);
         }
       }
-      const skipped = Object.keys(t.notInjected);
-      return pass(`${injected.length} injected answers (${[...new Set(injected.map((e) => `${e.injected}: ${t.scenario![e.injected!]}`))].join(', ')}) handled as declared${skipped.length ? `; not injected: ${skipped.map((r) => `${r} (${t.notInjected[r]})`).join(', ')}` : ''}`, injected);
+      const judged = [...new Set(injected.map((e) => e.injected!))];
+      const notes = Object.entries(t.notInjected);
+      const blocking = notes.filter(([, n]) => n.blocks);
+      const aside = notes.filter(([, n]) => !n.blocks);
+      const runs = new Set(t.exchanges.map((e) => e.phase)).size;
+      const judgedText = `${judged.length} of ${declared.length} declared reason${declared.length === 1 ? '' : 's'} judged over ${runs} run${runs === 1 ? '' : 's'}, each handled as declared${judged.length ? ` (${judged.map((r) => `${r}: ${reasons[r]}`).join(', ')})` : ''}`;
+      const asideText = aside.length ? `; not applicable: ${aside.map(([r, n]) => `${r} (${n.why})`).join(', ')}` : '';
+      if (blocking.length) {
+        return notVerified(`${judgedText}; not judged: ${blocking.map(([r, n]) => `${r} (${n.why})`).join(', ')}${asideText}`, `a run in which the sandbox answers with ${blocking.map(([r]) => r).join(', ')}`);
+      }
+      if (judged.length === 0) return notVerified(`no declared reason could be injected${asideText}`, 'a scenario whose `reasons` declare reason codes the sandbox can answer with (the state of a key or a resource)');
+      return pass(`${judgedText}${asideText}`, injected);
     },
   },
 ];
@@ -327,6 +419,29 @@ export const INJECTABLE_REASONS: Readonly<Record<string, readonly Route[]>> = ((
     digest_key_unavailable: all,
   };
 })();
+
+const AUDIO_UNLOCK = 'the client fetches audio (the audio route hands out audio URLs), or the scenario\'s `uses` leaves out audio';
+
+export interface JudgedClientCheck {
+  check: ClientCheck;
+  judgement: ClientJudgement;
+}
+
+/**
+ * Every client check judged over the record. A check with nothing to judge whose requirements are all outside
+ * the client's scope (harness/client/scenario.ts) says so: it stays not verified, never a pass, and the report
+ * lists its requirements as out of scope.
+ */
+export function judgeClientChecks(t: ClientTraffic): JudgedClientCheck[] {
+  const scope = scopeOf(t.scenario, t.exchanges);
+  return CLIENT_CHECKS.map((check) => {
+    const judgement = check.judge(t);
+    if (judgement.outcome !== 'not_verified') return { check, judgement };
+    const out = check.requirements.map((r) => requirementOutOfScope(r, scope));
+    if (out.some((x) => x === undefined)) return { check, judgement };
+    return { check, judgement: { ...judgement, detail: `out of scope: ${[...new Set(out)].join('; ')} (${judgement.detail})`, unlock: undefined } };
+  });
+}
 
 /** Why a declared reason can never be injected: the client's own request decides it. */
 export function notInjectable(reason: string): string | undefined {

@@ -1,62 +1,47 @@
 // The recording proxy of `conformance client`: the partner's client talks to it as if it were the sandbox;
 // it forwards every request byte for byte (the raw request target, the client's own headers, its Host so the
-// sandbox's links name the proxy) and records what the client did (harness/client/traffic.ts). When the
-// partner's scenario declares how the client handles reason codes, it answers one eligible request per
-// declared reason with that reason's error body (§7) instead of forwarding, and records that it did.
-// Judging happens later, over the record (harness/client/checks.ts).
+// sandbox's links name the proxy) and records what the client did (harness/client/traffic.ts). In a run that
+// injects reasons (beginRun), it answers an eligible request per reason with that reason's error body (§7)
+// instead of forwarding, and records that it did: a request of a route the reason belongs to
+// (INJECTABLE_REASONS), once the client has had a normal answer on that route in this run, a few normal
+// requests apart. Judging happens later, over the record (harness/client/checks.ts).
 import http from 'node:http';
 import type net from 'node:net';
 import { CATEGORY_BY_STATUS, STATUS_BY_REASON } from '../assertions.ts';
 import { notePatientData, registerSecret } from '../redact.ts';
 import { INJECTABLE_REASONS, notInjectable } from './checks.ts';
-import { bearerOf, issuedAudioUrls, parseTarget, type ClientExchange, type ReasonAction } from './traffic.ts';
+import { bearerOf, issuedAudioUrls, parseTarget, type ClientExchange, type ReasonAction, type Route } from './traffic.ts';
 
 const MAX_KEPT_BODY = 4 * 1024 * 1024;
 /** Normal API requests between two injections, so the client's reaction to each is seen on its own. */
 const GAP = 2;
-/** A stop reason ends the client's use of its key: injected last, or once this many normal requests passed with the rest still waiting. */
+/** With --watch (one recording, every reason in it) a stop reason comes last, or once this many normal requests passed with the rest still waiting. */
 const STOP_AFTER = 60;
 
 export interface ProxyOptions {
   upstream: URL;
   keys: Map<string, string>;
-  scenario: Record<string, ReasonAction> | null;
 }
 
 export class RecordingProxy {
   readonly exchanges: ClientExchange[] = [];
-  readonly notInjected: Record<string, string> = {};
   #server: http.Server;
   #sockets = new Set<net.Socket>();
-  #pending: string[] = [];
-  #sinceInjection = 0;
-  #injected: ClientExchange[] = [];
   #seq = 0;
   #audioPaths = new Set<string>();
+  // The run in progress: its number, the reasons still to inject and their declared actions, the routes that
+  // have had a normal (forwarded) answer, the normal requests since the last injection, and the injected ones.
   #phase = 1;
-  /**
-   * The injections split in runs of the command: first every non-stop reason (the client goes on, so the
-   * rest of its work is seen), then the one stop reason on a run of its own (it ends the client's work).
-   */
-  readonly phases: string[][];
+  #pending: string[] = [];
+  #actions: Record<string, ReasonAction> = {};
+  #answered = new Set<Route>();
+  #sinceInjection = 0;
+  #injected: ClientExchange[] = [];
 
   readonly opts: ProxyOptions;
 
   constructor(opts: ProxyOptions) {
     this.opts = opts;
-    const scenario = opts.scenario ?? {};
-    const reasons = Object.keys(scenario);
-    for (const r of reasons) {
-      const why = notInjectable(r);
-      if (why) this.notInjected[r] = why;
-    }
-    const injectable = reasons.filter((r) => !this.notInjected[r]);
-    const stops = injectable.filter((r) => scenario[r] === 'stop');
-    // The client stops using its key at a stop reason: only one can be seen per run, and it comes last.
-    for (const r of stops.slice(1)) this.notInjected[r] = `the client stops at ${stops[0]} (declared stop); one stop reason is judged per run`;
-    this.phases = [injectable.filter((r) => scenario[r] !== 'stop'), stops.slice(0, 1)].filter((p) => p.length > 0);
-    // --watch has one run: every phase's reasons, the stop last.
-    this.#pending = this.phases.flat();
     this.#server = http.createServer((req, res) => void this.#handle(req, res));
     this.#server.on('connection', (s) => {
       this.#sockets.add(s);
@@ -74,20 +59,21 @@ export class RecordingProxy {
     });
   }
 
-  /** Starts run `n` of the command (1-based) with the injections of `phases[n - 1]`. */
-  beginPhase(n: number): void {
+  /** Starts run `n` of the command (1-based), injecting `reasons` (none: a normal run) with their declared actions. */
+  beginRun(n: number, reasons: readonly string[] = [], actions: Record<string, ReasonAction> = {}): void {
     this.#phase = n;
-    this.#pending = [...(this.phases[n - 1] ?? [])];
+    this.#pending = reasons.filter((r) => INJECTABLE_REASONS[r]);
+    this.#actions = actions;
+    this.#answered = new Set();
     this.#sinceInjection = 0;
     this.#injected = [];
   }
 
-  /** Declared reasons never injected, with why (the run ended before an eligible request came). */
-  finish(): Record<string, string> {
-    const scenario = this.opts.scenario ?? {};
-    for (const r of this.#pending) this.notInjected[r] ??= `the client made no eligible request for it (${(INJECTABLE_REASONS[r] ?? []).join(', ')} route${(INJECTABLE_REASONS[r] ?? []).length === 1 ? '' : 's'}) before ${scenario[r] === 'stop' ? 'the run ended' : 'it ended'}`;
+  /** Ends the run in progress: the reasons it injected and those still waiting for an eligible request. */
+  endRun(): { injected: string[]; pending: string[] } {
+    const out = { injected: this.#injected.map((e) => e.injected!), pending: [...this.#pending] };
     this.#pending = [];
-    return { ...this.notInjected };
+    return out;
   }
 
   async close(): Promise<void> {
@@ -110,12 +96,11 @@ export class RecordingProxy {
     // A request repeating one that got an injected answer goes through: the client's retry gets the real answer.
     if (this.#injected.some((i) => i.method === ex.method && i.target === ex.target && i.headers.authorization === ex.headers.authorization)) return undefined;
     const route = parseTarget(ex.target).route?.name;
-    if (!route) return undefined;
-    const first = this.#injected.length === 0;
-    if (first ? this.#sinceInjection < 1 : this.#sinceInjection < GAP) return undefined;
-    const scenario = this.opts.scenario ?? {};
-    const nonStopLeft = this.#pending.some((r) => scenario[r] !== 'stop');
-    const reason = this.#pending.find((r) => INJECTABLE_REASONS[r]?.includes(route) && (scenario[r] !== 'stop' || !nonStopLeft || this.#sinceInjection >= STOP_AFTER));
+    // Only once the client has had a normal answer on this route: what it does normally is seen first.
+    if (!route || !this.#answered.has(route)) return undefined;
+    if (this.#injected.length > 0 && this.#sinceInjection < GAP) return undefined;
+    const nonStopLeft = this.#pending.some((r) => this.#actions[r] !== 'stop');
+    const reason = this.#pending.find((r) => INJECTABLE_REASONS[r]?.includes(route) && (this.#actions[r] !== 'stop' || !nonStopLeft || this.#sinceInjection >= STOP_AFTER));
     if (reason) this.#pending = this.#pending.filter((r) => r !== reason);
     return reason;
   }
@@ -162,8 +147,11 @@ export class RecordingProxy {
       forward[name] = prev === undefined ? req.rawHeaders[i + 1] : [...(Array.isArray(prev) ? prev : [String(prev)]), req.rawHeaders[i + 1]];
     }
     const up = http.request({ host: this.opts.upstream.hostname, port: this.opts.upstream.port, method: req.method, path: target, headers: forward });
+    const route = kind === 'api' ? parseTarget(target).route?.name : undefined;
+    const phase = this.#phase;
     up.on('response', (answer) => {
       ex.status = answer.statusCode ?? 0;
+      if (route && phase === this.#phase) this.#answered.add(route);
       res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
       const kept: Buffer[] = [];
       let size = 0;

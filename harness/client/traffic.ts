@@ -6,7 +6,7 @@
 /** One request of the client and the answer it got. Headers keep their received values (redacted on the way out). */
 export interface ClientExchange {
   seq: number;
-  /** Which run of the command (1-based): a scenario's stop reason is injected in a run of its own. */
+  /** Which run of the command (1-based): run 1 is answered normally; the scenario's reasons are injected in the runs after it. */
   phase: number;
   /** Wall-clock ms (Date.now()) when the request arrived. */
   at: number;
@@ -32,6 +32,23 @@ export interface ClientExchange {
 export type ReasonAction = 'stop' | 'retry-later' | 'skip-resource';
 export const REASON_ACTIONS: readonly ReasonAction[] = ['stop', 'retry-later', 'skip-resource'];
 
+/** A part of the API a client may use: a route, or a feature of the list's query (harness/client/scenario.ts). */
+export type ScopePart = 'list' | 'paging' | 'sort_order' | 'date_window' | 'encounter' | 'document' | 'transcript' | 'audio';
+
+/** The partner's scenario file (fixtures/client/scenario.schema.json), read by harness/client/scenario.ts. */
+export interface Scenario {
+  /** The declared parts, or null: the scope is then inferred from the traffic. */
+  uses: ScopePart[] | null;
+  /** reason_code → declared action (empty without `reasons`). */
+  reasons: Record<string, ReasonAction>;
+}
+
+/** Why a declared reason was not judged; `blocks` when it was in the client's scope, so the handling is not verified. */
+export interface ReasonNote {
+  why: string;
+  blocks: boolean;
+}
+
 export interface ClientTraffic {
   exchanges: ClientExchange[];
   stdout: string;
@@ -40,10 +57,10 @@ export interface ClientTraffic {
   keys: Map<string, string>;
   /** Ids the sandbox handed out before the client started (the profile's resources). */
   profileIds: Set<string>;
-  /** The partner's declared handling per reason code, or null without a scenario file. */
-  scenario: Record<string, ReasonAction> | null;
-  /** Reasons of the scenario that were never injected, each with why. */
-  notInjected: Record<string, string>;
+  /** The partner's scenario (its scope and its handling per reason code), or null without a scenario file. */
+  scenario: Scenario | null;
+  /** Declared reasons that were never injected, each with why. */
+  notInjected: Record<string, ReasonNote>;
 }
 
 export type Route = 'list' | 'encounter' | 'document' | 'transcript' | 'audio';

@@ -1,5 +1,6 @@
 // A deliberately broken API client for tests/client.spec.ts: `node tests/clients/broken-client.ts <mode>`, run by
-// `conformance client -- …` (CONFORMANCE_BASE_URL and CONFORMANCE_PROFILE set). It is the example client of
+// `conformance client -- …` (CONFORMANCE_BASE_URL, CONFORMANCE_API_KEY and CONFORMANCE_PROFILE set; the profile
+// gives it the resource ids its wrong requests name). It is the example client of
 // reference-client/ with ONE behaviour changed per mode, by subclassing ApiClient here (the example client itself
 // stays correct); everything else it does as the example does, so every other check still has traffic to judge.
 // Request-shape modes send their one wrong request first (the first request of a run is never answered with an
@@ -10,7 +11,7 @@
 import fs from 'node:fs';
 import { ApiClient, Stopped, type ClientOptions } from '../../reference-client/client.ts';
 
-const BROKEN_MODES = ['key-in-query', 'limit-050', 'unsupported-key', 'query-on-detail', 'naive-start-at', 'ids-not-encoded', 'retry-storm', 'audio-reused', 'audio-printed', 'key-printed'] as const;
+const BROKEN_MODES = ['key-in-query', 'limit-050', 'unsupported-key', 'query-on-detail', 'naive-start-at', 'ids-not-encoded', 'retry-storm', 'audio-reused', 'audio-printed', 'audio-sent-back', 'key-printed'] as const;
 const ALLOWED_MODES = ['concurrent', 'no-keep-alive', 'lowercase-bearer', 'compression'] as const;
 type Mode = (typeof BROKEN_MODES)[number] | (typeof ALLOWED_MODES)[number];
 
@@ -75,9 +76,15 @@ class BrokenClient extends ApiClient {
   }
 
   async audio(encounterId: string, documentId: string): Promise<void> {
-    if (this.mode !== 'audio-reused' && this.mode !== 'audio-printed') return super.audio(encounterId, documentId);
+    if (this.mode !== 'audio-reused' && this.mode !== 'audio-printed' && this.mode !== 'audio-sent-back') return super.audio(encounterId, documentId);
     const a = await this.get(['encounters', encounterId, 'documents', documentId, 'audio']);
     if (!a) return;
+    if (this.mode === 'audio-sent-back') {
+      // The URL kept as if it were an identifier and sent back to the API (encoded as one segment, as ids are).
+      const back = await this.send(this.url(['encounters', a.audio_url]));
+      this.opts.log(`audio URL sent back as an id: ${back.status}`);
+      return;
+    }
     if (this.mode === 'audio-printed') this.opts.log(`audio of ${documentId}: ${a.audio_url}`);
     const res = await fetch(a.audio_url);
     this.counts.audioBytes += (await res.arrayBuffer()).byteLength;
@@ -118,9 +125,9 @@ if (!baseUrl || !profileFile) {
   process.exit(2);
 }
 const profile = JSON.parse(fs.readFileSync(profileFile, 'utf8')) as Profile;
-const key = profile.credentials.full?.key;
+const key = process.env.CONFORMANCE_API_KEY;
 if (!key) {
-  process.stderr.write('broken-client: the profile has no full key\n');
+  process.stderr.write('broken-client: set CONFORMANCE_API_KEY (conformance client sets it)\n');
   process.exit(2);
 }
 note('key', key);
