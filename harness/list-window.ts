@@ -12,7 +12,7 @@
 import { setting } from './config.ts';
 import { expectSuccess } from './assertions.ts';
 import { CheckFailure, NotVerified } from './checks.ts';
-import type { CheckApi, Target } from './target.ts';
+import { TargetStoppedAnswering, type CheckApi, type Target } from './target.ts';
 import { createdAt, formatInstant, listTarget, NS_PER_MS, type ListBody } from './list-walk.ts';
 
 /** Default bound: about what a seeded sandbox organization holds, so a walk of a window costs what a whole walk of it does. */
@@ -37,8 +37,20 @@ export interface ListWindow {
 
 const found = new WeakMap<Target, Map<End, Promise<ListWindow>>>();
 
-/** The window at one end of the caller's timeline, found once per worker and target. */
-export function listWindow(api: CheckApi, end: End = 'newest'): Promise<ListWindow> {
+/**
+ * The window at one end of the caller's timeline, found once per worker and target. When the target stopped
+ * answering meanwhile, the attempts that showed it are this check's evidence, as for any request it sends.
+ */
+export async function listWindow(api: CheckApi, end: End = 'newest'): Promise<ListWindow> {
+  try {
+    return await sharedWindow(api, end);
+  } catch (e) {
+    if (e instanceof TargetStoppedAnswering) for (const x of e.exchanges()) api.scope.record(x);
+    throw e;
+  }
+}
+
+function sharedWindow(api: CheckApi, end: End): Promise<ListWindow> {
   api.key('full');
   let byEnd = found.get(api.target);
   if (!byEnd) found.set(api.target, (byEnd = new Map()));

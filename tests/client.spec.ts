@@ -608,7 +608,7 @@ test.describe('conformance client, end to end', () => {
     const run = await runClient([process.execPath, CAREFUL], path.join(ROOT, 'tests/clients/careful-client.scenario.json'));
     expect(run.r.code, summary(run)).toBe(0);
     expect(run.report.verdict).toBe('conformant');
-    expect(run.r.stderr).toMatch(/CONFORMANT — client: verified 16 of 16 must requirements in its declared scope; date window, audio not used; reports in/);
+    expect(run.r.stdout).toMatch(/CONFORMANT — client: verified 16 of 16 must requirements in its declared scope; date window, audio not used; reports in/);
     const outOfScope = run.report.checks.filter((c) => c.outcome === 'not_verified');
     expect(outOfScope.map((c) => c.id).sort()).toEqual(['client-audio-url-not-printed', 'client-audio-url-not-sent-to-api', 'client-audio-url-not-used-after-expiry', 'client-list-dates-valid']);
     for (const c of outOfScope) expect(c.detail).toMatch(/^out of scope: /);
@@ -620,7 +620,7 @@ test.describe('conformance client, end to end', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-'));
     const r = await runCli(['client', '--out', path.join(dir, 'out'), '--', process.execPath, CAREFUL], { timeoutMs: 230_000, sampleMs: 0 });
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/INCOMPLETE — client: verified \d+ of 16 must requirements in the scope inferred from its traffic \(no `uses` declared\); nothing failed; date window, audio not used/);
+    expect(r.stdout).toMatch(/INCOMPLETE — client: verified \d+ of 16 must requirements in the scope inferred from its traffic \(no `uses` declared\); nothing failed; date window, audio not used/);
     expect(r.stderr).toMatch(/conformance: 1 run of the client command/);
     expect(r.stdout).toMatch(/NOT VERIFIED client-follows-declared-reason-handling: no scenario `reasons`.* — would judge with: a scenario whose `reasons` declare/);
     const html = fs.readFileSync(path.join(dir, 'out', 'conformance.html'), 'utf8');
@@ -641,7 +641,7 @@ test.describe('conformance client, end to end', () => {
     const r = await runCli(['client', '--scenario', careful, '--reasons', 'revoked_key', '--out', path.join(dir, 'out'), '--', process.execPath, CAREFUL], { timeoutMs: 230_000, sampleMs: 0 });
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/conformance: 2 runs of the client command in [0-9.]+ s \(1 with normal answers only, 1 with one stop reason each\)/);
-    expect(r.stderr).toMatch(/INCOMPLETE — client: verified 15 of 16 must requirements in its declared scope; nothing failed; date window, audio not used/);
+    expect(r.stdout).toMatch(/INCOMPLETE — client: verified 15 of 16 must requirements in its declared scope; nothing failed; date window, audio not used/);
     expect(r.stdout).toMatch(/NOT VERIFIED client-follows-declared-reason-handling: 1 of 9 declared reasons judged over 2 runs, each handled as declared \(revoked_key: stop\); not judged: missing_scope \(not judged in this run: --reasons narrows it to revoked_key\)/);
   });
 
