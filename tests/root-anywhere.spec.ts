@@ -121,7 +121,7 @@ test.describe('as root from a 0700 folder', () => {
     test.setTimeout(240_000);
     const r = await run(copy, ['cli/conformance.mjs', 'run', '--out', path.join(home, 'out')], { CONFORMANCE_PG_CACHE: cache }, 230_000);
     expect(r.code, r.err.slice(-2000)).toBe(0);
-    expect(r.err).toMatch(/CONFORMANT — service: /);
+    expect(r.out).toMatch(/CONFORMANT — service: /);
     expect(fs.existsSync(path.join(home, 'out', 'conformance.json'))).toBe(true);
     expect(fs.readdirSync(cache).some((n) => n.startsWith('cec-embedded-postgres-'))).toBe(true);
   });

@@ -229,7 +229,7 @@ test.describe('through the CLI', () => {
       const r = await cli(['run', '--profile', file, '--out', out], { timeoutMs: 300_000 });
       expect(r.code, r.stderr.slice(-3000)).toBe(0);
       const line = /^conformance: CONFORMANT — service: REST API; webhook delivery declared not activated; verified (\d+) of \1 must requirements in scope \((\d+) declared out of scope.*$/m;
-      expect(r.stderr).toMatch(line);
+      expect(r.stdout).toMatch(line);
       const report = readReport(out);
       expect(report.verdict).toBe('conformant');
       expect(report.verdictReason).toMatch(/^REST API; webhook delivery declared not activated; verified/);
