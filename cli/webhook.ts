@@ -409,13 +409,7 @@ async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
   });
   setEvidenceMode(evidenceOption(values.evidence));
   if (!values.url) throw new UsageError('webhook receiver needs --url URL');
-  let url: URL;
-  try {
-    url = new URL(values.url);
-  } catch {
-    throw new UsageError(`--url is not a URL: ${values.url}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be an http(s) URL');
+  const url = httpUrl(values.url);
   if (values.out !== undefined && values.out.trim() === '') throw new UsageError('--out needs a folder');
   const secretEnv = values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET';
   const secret = secretFrom(io.env, secretEnv);
@@ -489,6 +483,18 @@ function vectorsCommand(argv: string[], io: WebhookIo): number {
   return 0;
 }
 
+/** The receiver's --url, parsed: an http(s) URL, else a usage error. */
+function httpUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new UsageError(`--url is not a URL: ${text}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be an http(s) URL');
+  return url;
+}
+
 async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -502,13 +508,7 @@ async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
   }
   if (!values.url) throw new UsageError('webhook send needs --url URL');
   if (!values.name) throw new UsageError('webhook send needs --name NAME (conformance webhook send --list prints the names)');
-  let url: URL;
-  try {
-    url = new URL(values.url);
-  } catch {
-    throw new UsageError(`--url is not a URL: ${values.url}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--url must be an http(s) URL');
+  const url = httpUrl(values.url);
   const secret = secretFrom(io.env, values['secret-env'] ?? 'CONFORMANCE_WEBHOOK_SECRET');
   const timeoutMs = intOption(values['timeout-ms'], 'timeout-ms', 100, 120_000) ?? 10_000;
   const ctx = new ReceiverContext({ url: url.href, secret, timeoutMs });

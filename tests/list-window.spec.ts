@@ -9,7 +9,8 @@ import fs from 'node:fs';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
 import { settingName } from '../harness/config.ts';
-import { runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
+import { runMetaChild, type Collected } from './helpers/meta-suite.ts';
+import { startReference } from '../cli/reference-process.ts';
 import { runCli } from './helpers/cli-process.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { makeBundles, serviceVariants, type Bundles } from './variants/bundles.ts';
@@ -23,9 +24,10 @@ let box: { profile: string; token: string };
 
 test.beforeAll(async () => {
   test.setTimeout(120_000);
-  const started = await sandbox();
-  ref = started.ref;
-  box = started;
+  // A reference of its own: the enclosing run's sandbox is shared with tests that make it send webhooks and
+  // switch mutants meanwhile, and a bound of 40 makes the windows sensitive to any encounter added meanwhile.
+  ref = await startReference();
+  box = { profile: ref.profilePath, token: ref.switchboardToken! };
 });
 
 test.afterAll(async () => {
