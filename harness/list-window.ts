@@ -50,6 +50,12 @@ export async function listWindow(api: CheckApi, end: End = 'newest'): Promise<Li
   }
 }
 
+/** The ends of the timeline whose windows differ: one (`newest`) when the list is walked whole, else both. */
+export async function windowEnds(api: CheckApi): Promise<End[]> {
+  const [newest, oldest] = await Promise.all([listWindow(api, 'newest'), listWindow(api, 'oldest')]);
+  return JSON.stringify(newest.params) === JSON.stringify(oldest.params) ? ['newest'] : ['newest', 'oldest'];
+}
+
 function sharedWindow(api: CheckApi, end: End): Promise<ListWindow> {
   api.key('full');
   let byEnd = found.get(api.target);

@@ -17,7 +17,7 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli, type CliResult } from './helpers/cli-process.ts';
+import { expectOneLine, runCli, type CliResult } from './helpers/cli-process.ts';
 
 /** Folders this file made: removed when its tests end (they hold profiles, some with keys). */
 const made: string[] = [];
@@ -39,16 +39,6 @@ function write(dir: string, name: string, data: unknown): string {
 
 const cli = (args: string[]) => runCli(args, { timeoutMs: 30_000, sampleMs: 0 });
 
-function expectOneLine(r: CliResult, pattern: RegExp): void {
-  expect(r.code, r.stderr).toBe(2);
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^conformance: /);
-  expect(lines[0]).toMatch(pattern);
-  expect(lines[0]).not.toMatch(/internal error/); // an anticipated mistake is named, not reported as a harness bug
-  expect(r.stderr).not.toMatch(/\n\s+at /);
-  expect(r.stdout).toBe('');
-}
 
 const OK_PROFILE = { name: 'x', baseUrl: 'http://127.0.0.1:9', credentials: { full: { key: 'k_live_bad_input_0123456789' } } };
 

@@ -10,7 +10,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
-import { runCli, type CliResult } from './helpers/cli-process.ts';
+import { expectOneLine, runCli, type CliResult } from './helpers/cli-process.ts';
 
 test.describe.configure({ mode: 'serial', timeout: 300_000 });
 
@@ -30,15 +30,6 @@ test.afterAll(async () => {
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-function expectOneLine(r: CliResult, pattern: RegExp): void {
-  expect(r.code, r.stderr).toBe(2);
-  const lines = r.stderr.trimEnd().split('\n');
-  expect(lines, r.stderr).toHaveLength(1);
-  expect(lines[0]).toMatch(/^conformance: /);
-  expect(lines[0]).toMatch(pattern);
-  expect(r.stderr).not.toMatch(/\n\s+at /);
-  expect(r.stdout).toBe('');
-}
 
 const run = (target: string, out: string, extra: string[] = []) =>
   runCli(['run', '--target', target, '--profile', ref.profilePath, '--out', path.join(dir, out), ...extra], { timeoutMs: 240_000, sampleMs: 0 });

@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { expect } from '@playwright/test';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const SHIM = path.join(ROOT, 'cli/conformance.mjs');
@@ -121,4 +122,16 @@ export function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult
 
 export function mb(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+}
+
+/** A usage or setup error: exit 2, one `conformance: ` line on stderr matching `pattern`, no stack, nothing on stdout. */
+export function expectOneLine(r: CliResult, pattern: RegExp): void {
+  expect(r.code, r.stderr).toBe(2);
+  const lines = r.stderr.trimEnd().split('\n');
+  expect(lines, r.stderr).toHaveLength(1);
+  expect(lines[0]).toMatch(/^conformance: /);
+  expect(lines[0]).toMatch(pattern);
+  expect(lines[0]).not.toMatch(/internal error/); // an anticipated mistake is named, not reported as a harness bug
+  expect(r.stderr).not.toMatch(/\n\s+at /);
+  expect(r.stdout).toBe('');
 }
