@@ -204,8 +204,11 @@ export function redact(text: string): string {
   return redactPatientText(redactSecrets(text));
 }
 
-/** Secrets and secret-shaped tokens only, for text that cannot be patient data (a JSON member name). */
-function redactSecrets(text: string): string {
+/**
+ * Secrets and secret-shaped tokens only, for text that cannot be patient data (a JSON member name, a report
+ * rendered from a value `redactValue` already took the patient values out of).
+ */
+export function redactSecrets(text: string): string {
   return remembered(redacted, text, () => redactAt(text, 0));
 }
 
@@ -397,6 +400,18 @@ function scanJson(text: string, phi: boolean): string {
     const top = stack[stack.length - 1];
     return !!top && (top.patient || (top.object && key !== undefined && PATIENT_MEMBER_NAMES.has(key)));
   };
+  // Only a string that is itself the value of a patient member is remembered for free text. Strings nested
+  // deeper (an array or object under such a name: a non-conformant target's shape, or a schema in an OpenAPI
+  // document, `"date_of_birth":{"type":"string","format":"date"}`) still become placeholders in this body, but
+  // remembering them would shred every text with the words `string` or `date` in it.
+  const direct = (): boolean => {
+    const top = stack[stack.length - 1];
+    return !!top && top.object && !top.patient && key !== undefined && PATIENT_MEMBER_NAMES.has(key);
+  };
+  const hide = (value: string): string => {
+    if (direct()) notePatientValue(value);
+    return placeholder(value);
+  };
   return text.replace(JSON_TOKEN, (token: string) => {
     const top = stack[stack.length - 1];
     switch (token) {
@@ -426,7 +441,7 @@ function scanJson(text: string, phi: boolean): string {
     if (!complete) {
       // A string cut by the end of the text: its raw characters, as far as they go.
       const raw = token.slice(1);
-      return `"${phi && inPatient() ? (notePatientValue(raw), placeholder(raw)) : redact(raw)}`;
+      return `"${phi && inPatient() ? hide(raw) : redact(raw)}`;
     }
     const decoded = JSON.parse(token) as string;
     if (top?.object && expectKey) {
@@ -438,8 +453,7 @@ function scanJson(text: string, phi: boolean): string {
     }
     let next: string;
     if (phi && inPatient()) {
-      notePatientValue(decoded);
-      next = placeholder(decoded);
+      next = hide(decoded);
     } else {
       next = top?.object && key === 'audio_url' ? REDACTED : redact(decoded);
     }
@@ -454,7 +468,21 @@ export function notePatientData(body: string | undefined): void {
   else redactPatientMembers(body);
 }
 
+/**
+ * Members of the harness's own records that name what ran (a check's id and requirement ids, the case and suite file
+ * that ran it, the mutant or variant switched on): written by the harness, never by a target, so never patient data.
+ * Only secrets are taken out of them; a word remembered as a patient value must not rename a check.
+ */
+export const AUTHORED_MEMBERS: ReadonlySet<string> = new Set(['id', 'requirements', 'case', 'file', 'test', 'mutant', 'variant']);
+
+function walkAuthored(value: unknown): unknown {
+  if (typeof value === 'string') return redactSecrets(value);
+  if (Array.isArray(value)) return value.map(walkAuthored);
+  return walk(value, undefined);
+}
+
 function walk(value: unknown, key: string | undefined): unknown {
+  if (key !== undefined && AUTHORED_MEMBERS.has(key)) return walkAuthored(value);
   if (typeof value === 'string') {
     if (key === 'audio_url') return REDACTED;
     if (key === 'body') return redactBody(value);

@@ -1,11 +1,11 @@
 // Writes every report format for one run into an output folder: conformance.json, junit.xml and
 // conformance.html. Everything written passes through the one redaction layer: the report object is
 // deep-redacted string by string (`redactValue`) before any rendering, so no format can leak what
-// another hid; the rendered XML and HTML then pass through `redact()` once more as text. JSON is not
+// another hid; the rendered XML and HTML then pass through `redactSecrets()` once more as text. JSON is not
 // redacted again as text: a pattern run over escaped JSON can eat an escape and break the file.
 import fs from 'node:fs';
 import path from 'node:path';
-import { redact, redactValue } from '../harness/redact.ts';
+import { redactSecrets, redactValue } from '../harness/redact.ts';
 import { buildReport, sanitizeEvidence, type ConformanceReport, type OutcomesFile, type RunContext } from './model.ts';
 import { toJunit } from './junit.ts';
 import { toHtml } from './html.ts';
@@ -14,7 +14,9 @@ import { toHtml } from './html.ts';
 export const REPORT_FILES = { json: 'conformance.json', junit: 'junit.xml', html: 'conformance.html', outcomes: 'outcomes.json', attestation: 'conformance.intoto.jsonl' } as const;
 
 function writeRedacted(file: string, text: string): void {
-  fs.writeFileSync(file, redact(text));
+  // The patient values went in the value pass: as text, a word once met as a patient value would also rename
+  // check ids and spec quotes in the markup, so only secrets (a rendering may show them another way) go here.
+  fs.writeFileSync(file, redactSecrets(text));
 }
 
 function writeJson(file: string, value: unknown): void {

@@ -163,6 +163,24 @@ test.describe('the layer', () => {
     expect(redactBody('{"workflow_variant":"ambient"}')).toBe('{"workflow_variant":"ambient"}');
   });
 
+  test('only a patient member\'s own string is remembered: a schema under that name (an OpenAPI document) renames nothing', () => {
+    // The served OpenAPI document describes the patient members: their schemas sit where the values would.
+    const doc = '{"openapi":"3.1.0","components":{"schemas":{"P":{"properties":{"date_of_birth":{"type":"string","format":"date"},"title":{"type":["string","null"]}}}}}}';
+    expect(redactBody(doc)).toContain('"date_of_birth":{"type":"******","format":"****"}'); // still hidden in its body
+    expect(redact('start_at given a date string: the date-time of an id')).toBe('start_at given a date string: the date-time of an id');
+    // A word that is a patient member's own value (a one-word title) is remembered for free text, yet never
+    // renames what the harness wrote: a check's id, its requirements, its case, in the annotation and every report.
+    notePatientData('{"title":"grammar"}');
+    expect(redact('the grammar of a query')).toBe('the ******* of a query');
+    const rec = { id: 'query-grammar-start-at-epoch-seconds-rejected', requirements: ['LIST-LIMIT-CANONICAL'], title: 'probe', outcome: 'fail' as const, detail: 'grammar', case: 'query-grammar-start-at-epoch-seconds-rejected' };
+    const a = decodeCheckAnnotation(encodeCheckAnnotation(rec));
+    expect(a && a.ok && [a.record.id, a.record.case, a.record.detail]).toEqual([rec.id, rec.id, '*******']);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-phi-ids-'));
+    writeReports(dir, outcomes([check(rec.id, 'fail', rec.requirements, { detail: 'grammar', test: rec.id })]), context());
+    for (const f of ['conformance.json', 'junit.xml', 'conformance.html']) expect(fs.readFileSync(path.join(dir, f), 'utf8'), f).toContain(rec.id);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   test('a check detail that quotes a value of its own evidence loses it; the check still judged the real value', async () => {
     const body = JSON.stringify({ encounter: { encounter_id: 'e', patient: { patient_id: 'p', first_name: 'Philippa', last_name: 'Fawcett' }, documents: [] } });
     let judged = '';
