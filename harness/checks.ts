@@ -4,18 +4,11 @@
 // `evidence:<id>`. The reporter only collects these; it never decides an outcome.
 import type { TestInfo } from '@playwright/test';
 import { notePatientData, redact } from './redact.ts';
-import { encodeCheckAnnotation, evidenceOf, type CheckRecord, type Exchange } from './record.ts';
+import { encodeCheckAnnotation, evidenceOf, type CheckDef, type CheckRecord, type Exchange } from './record.ts';
+import { isDeclared } from './registry.ts';
 
-export { OUTCOMES, evidenceOf, type Outcome, type CheckRecord, type Exchange } from './record.ts';
-
-export interface CheckDef {
-  /** Permanent kebab-case id; reports key on it. */
-  id: string;
-  /** Requirement ids from fixtures/requirements/requirements.json. */
-  requirements: string[];
-  /** The rule stated positively. */
-  title: string;
-}
+export { OUTCOMES, evidenceOf, type Outcome, type CheckDef, type CheckRecord, type Exchange } from './record.ts';
+export { defineCheck, type Declaration, type Subject } from './registry.ts';
 
 /** Thrown by a check when the target departs from the contract. `title` names the violation. */
 export class CheckFailure extends Error {
@@ -60,19 +53,6 @@ export function matchesPattern(pattern: string, checkId: string): boolean {
   return pattern.endsWith('*') ? checkId.startsWith(pattern.slice(0, -1)) : pattern === checkId;
 }
 
-const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
-const seen = new Map<string, string>();
-
-/** Declares a check. A second declaration of the same id with another title is rejected. */
-export function defineCheck(def: CheckDef): CheckDef {
-  if (!ID_RE.test(def.id)) throw new Error(`check id must be kebab-case: ${def.id}`);
-  if (def.requirements.length === 0) throw new Error(`check ${def.id} names no requirement`);
-  const prev = seen.get(def.id);
-  if (prev !== undefined && prev !== def.title) throw new Error(`duplicate check id ${def.id}`);
-  seen.set(def.id, def.title);
-  return def;
-}
-
 /** The outcome of running a check body, before anything is recorded anywhere. */
 export interface Evaluation {
   rec: CheckRecord;
@@ -87,7 +67,8 @@ export interface Evaluation {
  * Shared by runCheck (Playwright) and runStandalone (the CLI's webhook commands).
  */
 export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<Evaluation> {
-  defineCheck(def);
+  // One registry, one way in: a check nobody declared (harness/registry.ts) is a harness defect, not an outcome.
+  if (!isDeclared(def)) throw new Error(`check ${def.id} was not declared through defineCheck (harness/registry.ts)`);
   const exchanges: Exchange[] = [];
   // What the body said beside its verdict, by kind, each kind's texts joined in order.
   const said: Record<'observed' | 'warned' | 'noted', string[]> = { observed: [], warned: [], noted: [] };

@@ -22,9 +22,10 @@ import { setting, settingName } from './config.ts';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
 import { matchesPattern, recordCheck, type CheckDef, type CheckRecord } from './checks.ts';
+import { defineCheck, identity, type Declaration } from './registry.ts';
 import { registerSecret } from './redact.ts';
 import { waitForReady } from './ready.ts';
-import { claimBatch, planRun, runGroups, selection, type CaseBody, type Checker, type Registered, type SuiteOptions } from './planner.ts';
+import { claimBatch, planRun, runGroups, selection, type CaseBody, type Checker, type Registered, type ServiceRun, type SuiteOptions } from './planner.ts';
 import type { Capture } from './webhook/sender-suite.ts';
 
 function mutantsFor(id: string, matrix: Record<string, string[]>): string[] {
@@ -140,21 +141,48 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
 /** Every case the loaded suite files declared (and the selection kept), in the order they were declared. */
 const registered: Registered[] = [];
 
+/** A service check as a suite declares it: its declaration (the subject is the service) and how it runs. */
+export interface ServiceCheck extends Omit<Declaration, 'subject'> {
+  run: ServiceRun;
+}
+
+/** The `check` of one suite file: declares a check of the service and makes it a case of the run. */
+export interface DeclareCheck {
+  (decl: ServiceCheck): Declaration;
+  /** Runs a check declared elsewhere (the webhook sender's cases: harness/webhook/sender-suite.ts) as a case of this suite. */
+  declared(def: Declaration, run: ServiceRun): void;
+}
+
 /**
- * The `test` of one suite file: `const test = suite(import.meta.filename)`, then `test(title, body)` per
- * case. Cases register here; suites/run.spec.ts loads every suite file, then `declareRun` turns the cases into
- * the run's Playwright tests.
+ * The `check` of one suite file: `const check = suite(import.meta.filename)`, then `check({ id, requirements, title,
+ * run })` per check. Each is declared in the registry (harness/registry.ts) whether or not the selection keeps it,
+ * and registers here as a case of the run when it does; suites/run.spec.ts loads every suite file, then
+ * `declareRun` turns the cases into the run's Playwright tests.
  */
-export function suite(file: string, opts: SuiteOptions = {}): (title: string, body: CaseBody) => void {
+export function suite(file: string, opts: SuiteOptions = {}): DeclareCheck {
   const rel = path.relative(process.cwd(), file);
   const property = path.basename(path.dirname(file)) === 'properties';
   const chosen = selection();
   const casesOut = setting('casesOut');
-  return (title, body) => {
-    if (!chosen(rel, title)) return;
-    if (casesOut) fs.appendFileSync(casesOut, `${rel}\t${title}\n`);
-    registered.push({ title, body, file: rel, opts, property });
+  const enlist = (decl: Declaration, run: ServiceRun): void => {
+    if (decl.subject !== 'service') throw new Error(`check ${decl.id} judges the ${decl.subject}, not the service: it is not a case of a service run`);
+    if (!chosen(rel, decl.id)) return;
+    if (casesOut) fs.appendFileSync(casesOut, `${rel}\t${decl.id}\n`);
+    const def = identity(decl);
+    const body: CaseBody = async (fx, testInfo) => {
+      // The listener only when the check asks for it (fx.capture throws in a suite not declared with it).
+      await fx.check(def, (api, scope) => run(api, scope, { get capture() { return fx.capture; }, testInfo }));
+    };
+    registered.push({ title: decl.id, body, file: rel, opts, property });
   };
+  const declare = ((decl: ServiceCheck): Declaration => {
+    const { run, ...rest } = decl;
+    const d = defineCheck({ ...rest, subject: 'service' });
+    enlist(d, run);
+    return d;
+  }) as DeclareCheck;
+  declare.declared = (def, run) => enlist(def, run);
+  return declare;
 }
 
 /** Declares the run's Playwright tests (planRun) from the cases the loaded suite files registered. */

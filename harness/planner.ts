@@ -38,6 +38,17 @@ export interface CaseFixtures {
 }
 export type CaseBody = (fx: CaseFixtures, testInfo: TestInfo) => Promise<void> | void;
 
+/** What a service check's `run` receives beside the target and its scope. */
+export interface CaseContext {
+  /** The sender suite's webhook listener: only in a suite declared with `{ capture: true }`. */
+  readonly capture: Capture;
+  /** The Playwright test hosting the check (a property's seed annotation, a longer timeout). */
+  readonly testInfo: TestInfo;
+}
+
+/** How a service check observes and judges: requests through `api`, outcomes through `scope` or thrown. */
+export type ServiceRun = (api: CheckApi, scope: CheckScope, ctx: CaseContext) => Promise<void>;
+
 export interface SuiteOptions {
   /** The cases need the webhook listener of the sender suite. */
   capture?: boolean;

@@ -29,6 +29,14 @@ export interface Exchange {
   error?: { kind: string; message: string };
 }
 
+/** A check's identity: a permanent kebab-case id (reports key on it), the requirement ids it verifies, the rule stated positively. */
+export interface CheckDef {
+  id: string;
+  /** Requirement ids from fixtures/requirements/requirements.json. */
+  requirements: string[];
+  title: string;
+}
+
 /** A check's identity and verdict as the worker records it. */
 export interface CheckRecord {
   id: string;

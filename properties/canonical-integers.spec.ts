@@ -14,7 +14,7 @@ import { ENCODINGS, expectPage, isCanonicalInRange, LIMIT_RANGE, LIST_PATH, OFFS
 import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 type Param = 'limit' | 'offset';
 const RANGE = { limit: LIMIT_RANGE, offset: OFFSET_RANGE } as const;
@@ -83,13 +83,12 @@ const send = (api: CheckApi, target: string, record: boolean) => (record ? api.g
 
 for (const param of ['limit', 'offset'] as const) {
   const rejected = `canonical-integers-${param}-non-canonical-rejected`;
-  test(rejected, async ({ check }, testInfo) => {
-    testInfo.setTimeout(180_000);
-    await check({
-      id: rejected,
-      requirements: ['LIST-CANONICAL-INTEGERS', 'LIMIT-CANONICAL-INTEGERS', param === 'limit' ? 'COND-INVALID-LIMIT' : 'COND-INVALID-OFFSET', param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE', 'ERR-422-CATEGORY'],
-      title: `any ${param} text that is not canonical decimal text in range, however percent-encoded, answers 422 ${REASON[param]} with field "${param}"`,
-    }, async (api) => {
+  check({
+    id: rejected,
+    requirements: ['LIST-CANONICAL-INTEGERS', 'LIMIT-CANONICAL-INTEGERS', param === 'limit' ? 'COND-INVALID-LIMIT' : 'COND-INVALID-OFFSET', param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE', 'ERR-422-CATEGORY'],
+    title: `any ${param} text that is not canonical decimal text in range, however percent-encoded, answers 422 ${REASON[param]} with field "${param}"`,
+    run: async (api, _scope, { testInfo }) => {
+      testInfo.setTimeout(180_000);
       const arb = fc.record({ value: nonCanonical(param), encoding: fc.constantFrom<Encoding>(...ENCODINGS) });
       const target = (x: { value: { text: string }; encoding: Encoding }) => `${LIST_PATH}?${param}=${percentEncode(x.value.text, x.encoding)}`;
       await runProperty(api, testInfo, rejected, arb, {
@@ -97,17 +96,16 @@ for (const param of ['limit', 'offset'] as const) {
         send: (a, x, record) => send(a, target(x), record),
         judge: (ex) => void expectError(ex, { reason: REASON[param], field: param }),
       }, `Non-canonical ${param} not rejected with 422 ${REASON[param]}`);
-    });
+    },
   });
 
   const accepted = `canonical-integers-${param}-canonical-accepted`;
-  test(accepted, async ({ check }, testInfo) => {
-    testInfo.setTimeout(180_000);
-    await check({
-      id: accepted,
-      requirements: ['LIST-CANONICAL-INTEGERS', param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE', param === 'limit' ? 'LIMIT-LIMIT' : 'LIMIT-OFFSET', param === 'limit' ? 'FIELD-LIST-LIMIT' : 'FIELD-LIST-OFFSET'],
-      title: `every canonical ${param} in range is accepted: 200 with ${param} echoed and a page that honours it`,
-    }, async (api) => {
+  check({
+    id: accepted,
+    requirements: ['LIST-CANONICAL-INTEGERS', param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE', param === 'limit' ? 'LIMIT-LIMIT' : 'LIMIT-OFFSET', param === 'limit' ? 'FIELD-LIST-LIMIT' : 'FIELD-LIST-OFFSET'],
+    title: `every canonical ${param} in range is accepted: 200 with ${param} echoed and a page that honours it`,
+    run: async (api, _scope, { testInfo }) => {
+      testInfo.setTimeout(180_000);
       // Offsets are sent with limit=2: small pages, and a limit that is not itself a bound.
       const target = (v: string) => (param === 'limit' ? `${LIST_PATH}?limit=${v}` : `${LIST_PATH}?offset=${v}&limit=2`);
       await runProperty(api, testInfo, accepted, inRange(param), {
@@ -115,6 +113,6 @@ for (const param of ['limit', 'offset'] as const) {
         send: (a, v, record) => send(a, target(v), record),
         judge: (ex, v) => void expectPage(ex, param === 'limit' ? { limit: Number(v), offset: 0 } : { limit: 2, offset: Number(v) }),
       }, `Canonical ${param} not accepted`);
-    });
+    },
   });
 }

@@ -17,7 +17,7 @@ import {
   scopeFaults, stageApplies, unsupportedKeyFault, unsupportedKeyFaults, type Combination, type Stage, type StageFault,
 } from '../harness/stage-faults.ts';
 
-const test = suite(import.meta.filename, { solo: true });
+const check = suite(import.meta.filename, { solo: true });
 
 const ID = 'order-property-earliest-faulty-stage-wins';
 
@@ -115,14 +115,13 @@ function judge(ex: Exchange, { route: r, c }: Case): void {
   else expectSuccess(ex, r.operationId);
 }
 
-test(ID, async ({ check }, testInfo) => {
-  testInfo.setTimeout(180_000);
-  const { seed, runs } = startProperty(testInfo, 100);
-  await check({
-    id: ID,
-    requirements: ['ORDER-1-AUTH', 'ORDER-2-ROUTE-ORG', 'ORDER-3-SCOPES', 'ORDER-4-UNSUPPORTED-KEYS', 'ORDER-5-QUERY-VALIDATION', 'ORDER-6-LOOKUP', 'ORDER-AUTH-BEFORE-QUERY', 'ORDER-AUTH-OVER-QUERY-VALIDATION', 'ORDER-QUERY-BEFORE-LOOKUP'],
-    title: 'any combination of at most one fault per stage answers the reason of the earliest faulty stage (200 when none)',
-  }, async (api) => {
+check({
+  id: ID,
+  requirements: ['ORDER-1-AUTH', 'ORDER-2-ROUTE-ORG', 'ORDER-3-SCOPES', 'ORDER-4-UNSUPPORTED-KEYS', 'ORDER-5-QUERY-VALIDATION', 'ORDER-6-LOOKUP', 'ORDER-AUTH-BEFORE-QUERY', 'ORDER-AUTH-OVER-QUERY-VALIDATION', 'ORDER-QUERY-BEFORE-LOOKUP'],
+  title: 'any combination of at most one fault per stage answers the reason of the earliest faulty stage (200 when none)',
+  run: async (api, _scope, { testInfo }) => {
+    testInfo.setTimeout(180_000);
+    const { seed, runs } = startProperty(testInfo, 100);
     api.key('full');
     const byStage = new Map<string, number>();
     const fixed = examples().filter((x) => buildable(api, x));
@@ -141,5 +140,5 @@ test(ID, async ({ check }, testInfo) => {
     } finally {
       testInfo.annotations.push({ type: 'distribution', description: [...byStage].sort().map(([k, n]) => `${k}: ${n}`).join(', ') });
     }
-  });
+  },
 });

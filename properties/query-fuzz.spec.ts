@@ -25,7 +25,7 @@ import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import { anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { As, CheckApi, Target } from '../harness/target.ts';
 
-const test = suite(import.meta.filename, { solo: true });
+const check = suite(import.meta.filename, { solo: true });
 
 const ID = 'query-fuzz-documented-responses';
 
@@ -325,18 +325,17 @@ async function send(api: CheckApi, c: FuzzCase, record: boolean): Promise<Exchan
   return record ? api.get(target, { ...opts, shared: true }) : api.target.send(target, { ...opts, shared: true });
 }
 
-test(ID, async ({ check }, testInfo) => {
-  testInfo.setTimeout(180_000);
-  const { seed, runs } = startProperty(testInfo, 100);
-  await check({
-    id: ID,
-    requirements: [
-      'ERR-BODY-ON-FAILURE', 'ERR-BODY-FIELDS', 'ERR-FIELD-FIELD', 'ERR-REASON-CODE-ENUM', 'CONTRACT-CLOSED-RESPONSES', 'CONTRACT-JSON-RESPONSES',
-      'CONTRACT-OPAQUE-IDS', 'LIST-ERRORS', 'ENC-ERRORS', 'DOC-ERRORS', 'TRANSCRIPT-ERRORS', 'AUDIO-ERRORS',
-      'LIST-UNSUPPORTED-KEYS', 'ENC-NO-QUERY', 'DOC-NO-QUERY', 'TRANSCRIPT-NO-QUERY', 'AUDIO-NO-QUERY', 'COND-UNSUPPORTED-FILTER', 'ORDER-4-UNSUPPORTED-KEYS',
-    ],
-    title: 'random queries, path ids and Authorization variations on every route get only documented answers (status, body, reason and field), and any unknown query key sent with the full key gets 400 unsupported_filter',
-  }, async (api) => {
+check({
+  id: ID,
+  requirements: [
+    'ERR-BODY-ON-FAILURE', 'ERR-BODY-FIELDS', 'ERR-FIELD-FIELD', 'ERR-REASON-CODE-ENUM', 'CONTRACT-CLOSED-RESPONSES', 'CONTRACT-JSON-RESPONSES',
+    'CONTRACT-OPAQUE-IDS', 'LIST-ERRORS', 'ENC-ERRORS', 'DOC-ERRORS', 'TRANSCRIPT-ERRORS', 'AUDIO-ERRORS',
+    'LIST-UNSUPPORTED-KEYS', 'ENC-NO-QUERY', 'DOC-NO-QUERY', 'TRANSCRIPT-NO-QUERY', 'AUDIO-NO-QUERY', 'COND-UNSUPPORTED-FILTER', 'ORDER-4-UNSUPPORTED-KEYS',
+  ],
+  title: 'random queries, path ids and Authorization variations on every route get only documented answers (status, body, reason and field), and any unknown query key sent with the full key gets 400 unsupported_filter',
+  run: async (api, _scope, { testInfo }) => {
+    testInfo.setTimeout(180_000);
+    const { seed, runs } = startProperty(testInfo, 100);
     api.key('full');
     const statuses = new Map<number, number>();
     try {
@@ -353,5 +352,5 @@ test(ID, async ({ check }, testInfo) => {
     } finally {
       testInfo.annotations.push({ type: 'distribution', description: [...statuses].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}: ${n}`).join(', ') });
     }
-  });
+  },
 });

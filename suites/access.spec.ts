@@ -8,7 +8,7 @@ import { ROUTES, SCOPE_ROLE, type RouteRef } from '../harness/routes.ts';
 import { OWN_DOCUMENT } from '../harness/stage-faults.ts';
 import type { CheckApi } from '../harness/target.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const ALL_SCOPES = Object.keys(SCOPE_ROLE) as (keyof typeof SCOPE_ROLE)[];
 
@@ -38,39 +38,36 @@ for (const route of ROUTES) {
 
   {
     const id = `access-org-scope-only-required-${route.name}`;
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: ['AUTH-ORG-SCOPE-ONLY', 'COND-NOT-ORG-SCOPED', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
-        title: `${route.name}: a key that is not organization scoped answers 403 org_scope_only_required with a null field`,
-      }, async (api) => {
+    check({
+      id, requirements: ['AUTH-ORG-SCOPE-ONLY', 'COND-NOT-ORG-SCOPED', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
+      title: `${route.name}: a key that is not organization scoped answers 403 org_scope_only_required with a null field`,
+      run: async (api) => {
         const ex = await api.get(route.path(api), { as: 'not_org_scoped', shared: true });
         expectError(ex, { reason: 'org_scope_only_required', field: null });
-      });
+      },
     });
   }
   {
     const id = `access-organization-not-allowlisted-${route.name}`;
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
-        title: `${route.name}: a key of an organization that is not approved answers 403 organization_not_allowlisted with a null field`,
-      }, async (api) => {
+    check({
+      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
+      title: `${route.name}: a key of an organization that is not approved answers 403 organization_not_allowlisted with a null field`,
+      run: async (api) => {
         const ex = await api.get(route.path(api), { as: 'org_not_allowlisted', shared: true });
         expectError(ex, { reason: 'organization_not_allowlisted', field: null });
-      });
+      },
     });
   }
   {
     const role = route.routeGroup === 'encounters' ? 'encounter_routes_disabled' : 'document_routes_disabled';
     const id = `access-route-not-allowed-${kebab(role)}-${route.name}`;
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'ERR-403-CATEGORY', req.errors],
-        title: `${route.name}: a key of an organization not enabled for the ${route.routeGroup} routes answers 403 route_not_allowed with a null field`,
-      }, async (api) => {
+    check({
+      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'ERR-403-CATEGORY', req.errors],
+      title: `${route.name}: a key of an organization not enabled for the ${route.routeGroup} routes answers 403 route_not_allowed with a null field`,
+      run: async (api) => {
         const ex = await api.get(route.path(api), { as: role, shared: true });
         expectError(ex, { reason: 'route_not_allowed', field: null });
-      });
+      },
     });
   }
 
@@ -83,23 +80,19 @@ for (const route of ROUTES) {
       const id = `access-missing-scope-${kebab(scope)}-${route.name}`;
       const requirements = ['AUTH-SCOPES-REQUIRED', 'AUTH-SCOPES-USED', 'COND-MISSING-SCOPE', 'ERR-403-CATEGORY', req.scopes, req.errors];
       if (route.name === 'audio') requirements.push('AUDIO-THREE-SCOPES');
-      test(id, async ({ check }) => {
-        await check({ id, requirements, title: `${route.name}: a key without ${scope} answers 403 missing_scope with a null field` }, async (api) => {
-          const ex = await api.get(route.path(api), { as: role, shared: true });
-          expectError(ex, { reason: 'missing_scope', field: null });
-        });
-      });
+      check({ id, requirements, title: `${route.name}: a key without ${scope} answers 403 missing_scope with a null field`, run: async (api) => {
+        const ex = await api.get(route.path(api), { as: role, shared: true });
+        expectError(ex, { reason: 'missing_scope', field: null });
+      } });
     } else {
       // The route does not list this scope: a key lacking only it must be served (no over-demanding).
       const id = `access-scope-not-required-${kebab(scope)}-${route.name}`;
       const requirements = ['AUTH-SCOPES-REQUIRED', req.scopes];
       if (scope === 'recordings:read') requirements.push('AUTH-RECEIVER-RECORDINGS-SCOPE');
-      test(id, async ({ check }) => {
-        await check({ id, requirements, title: `${route.name}: ${scope} is not required; a key lacking only it is answered 200` }, async (api) => {
-          const ex = await api.get(route.path(api), { as: role, shared: true });
-          expectSuccess(ex, route.operationId);
-        });
-      });
+      check({ id, requirements, title: `${route.name}: ${scope} is not required; a key lacking only it is answered 200`, run: async (api) => {
+        const ex = await api.get(route.path(api), { as: role, shared: true });
+        expectSuccess(ex, route.operationId);
+      } });
     }
   }
 }
@@ -108,23 +101,21 @@ for (const route of ROUTES) {
 
 {
   const id = 'access-encounter-routes-open-when-document-routes-disabled-list';
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-LIST', 'LIST-RESPONSE-SHAPE'],
-      title: 'list: an organization whose document routes are disabled still lists its encounters (200)',
-    }, async (api) => {
+  check({
+    id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-LIST', 'LIST-RESPONSE-SHAPE'],
+    title: 'list: an organization whose document routes are disabled still lists its encounters (200)',
+    run: async (api) => {
       const ex = await api.get(ROUTES[0].pathFor(''), { as: 'document_routes_disabled' });
       expectSuccess(ex, 'listPublicEncounters');
-    });
+    },
   });
 }
 {
   const id = 'access-encounter-routes-open-when-document-routes-disabled-encounter';
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-ENCOUNTER', 'ENC-RESPONSE-SHAPE'],
-      title: 'encounter: an organization whose document routes are disabled still reads one of its encounters (200); the encounter is taken from its own list',
-    }, async (api, scope) => {
+  check({
+    id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-ENCOUNTER', 'ENC-RESPONSE-SHAPE'],
+    title: 'encounter: an organization whose document routes are disabled still reads one of its encounters (200); the encounter is taken from its own list',
+    run: async (api, scope) => {
       // The profile names no encounter of that organization, so the check finds one through the list route.
       const list = expectSuccess<{ items: { encounter_id: string }[] }>(await api.get(`${ROUTES[0].pathFor('')}?limit=1`, { as: 'document_routes_disabled' }), 'listPublicEncounters');
       const first = scope.need(list.items[0], 'an encounter listed for the document_routes_disabled organization');
@@ -132,7 +123,7 @@ for (const route of ROUTES) {
       const ex = await api.get(route.pathFor(first.encounter_id), { as: 'document_routes_disabled' });
       const body = expectSuccess<{ encounter: { encounter_id: string } }>(ex, 'getPublicEncounter');
       if (body.encounter.encounter_id !== first.encounter_id) fail('Encounter detail names another encounter', `asked ${first.encounter_id}, got ${body.encounter.encounter_id}`);
-    });
+    },
   });
 }
 for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
@@ -140,14 +131,13 @@ for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
   // belongs to another (approved) organization, so passing steps 2–3 shows as cross_organization_denied at
   // lookup, never route_not_allowed.
   const id = `access-document-routes-open-when-encounter-routes-disabled-${route.name}`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-CROSS-ORGANIZATION', ROUTE_REQ[route.name].errors],
-      title: `${route.name}: an organization whose encounter routes are disabled passes route approval on the document routes (answers cross_organization_denied for another organization's document, not route_not_allowed)`,
-    }, async (api) => {
+  check({
+    id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-CROSS-ORGANIZATION', ROUTE_REQ[route.name].errors],
+    title: `${route.name}: an organization whose encounter routes are disabled passes route approval on the document routes (answers cross_organization_denied for another organization's document, not route_not_allowed)`,
+    run: async (api) => {
       const ex = await api.get(route.path(api), { as: 'encounter_routes_disabled' });
       expectError(ex, { reason: 'cross_organization_denied', field: null });
-    });
+    },
   });
 }
 
@@ -157,16 +147,15 @@ for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
   // the encounter route group being disabled must not close the document route group.
   const name = route.name as keyof typeof SUCCESS_REQ;
   const id = `access-document-routes-readable-when-encounter-routes-disabled-${name}`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', ROUTE_REQ[name].scopes, SUCCESS_REQ[name]],
-      title: `${name}: an organization whose encounter routes are disabled reads its own ambient transcript document on the ${name} route (200)`,
-    }, async (api) => {
+  check({
+    id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', ROUTE_REQ[name].scopes, SUCCESS_REQ[name]],
+    title: `${name}: an organization whose encounter routes are disabled reads its own ambient transcript document on the ${name} route (200)`,
+    run: async (api) => {
       const d = api.document('encounter_routes_disabled_document');
       const ex = await api.get(route.pathFor(d.encounter_id, d.document_id), { as: 'encounter_routes_disabled' });
       const body = expectSuccess<{ document?: { document_id?: string } }>(ex, route.operationId);
       if (name === 'document' && body.document?.document_id !== d.document_id) fail('Document detail names another document', `asked ${d.document_id}, got ${body.document?.document_id}`);
-    });
+    },
   });
 }
 
@@ -177,28 +166,26 @@ for (const route of ITEM_ROUTES) {
   const belongs = route.name === 'encounter' ? 'ENC-OTHER-ORG-NOT-RETURNED' : 'DOC-BELONGS-TO-ENCOUNTER';
   {
     const id = `access-cross-organization-denied-${route.name}`;
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: ['COND-CROSS-ORGANIZATION', 'CONTRACT-ORG-SCOPED-RESULTS', belongs, 'ERR-403-CATEGORY', req.errors],
-        title: `${route.name}: ${route.name === 'encounter' ? 'an encounter' : 'a document of an encounter'} of another organization answers 403 cross_organization_denied with a null field`,
-      }, async (api) => {
+    check({
+      id, requirements: ['COND-CROSS-ORGANIZATION', 'CONTRACT-ORG-SCOPED-RESULTS', belongs, 'ERR-403-CATEGORY', req.errors],
+      title: `${route.name}: ${route.name === 'encounter' ? 'an encounter' : 'a document of an encounter'} of another organization answers 403 cross_organization_denied with a null field`,
+      run: async (api) => {
         const ex = await api.get(pathOn(api, route, 'other_org_encounter', 'other_org_document'));
         expectError(ex, { reason: 'cross_organization_denied', field: null });
-      });
+      },
     });
   }
   {
     const id = `access-demo-training-denied-${route.name}`;
     const requirements = ['COND-DEMO-TRAINING', 'ERR-403-CATEGORY', req.errors];
     if (route.name === 'encounter') requirements.push('ENC-DEMO-NOT-RETURNED');
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements,
-        title: `${route.name}: ${route.name === 'encounter' ? 'a demo/training encounter' : 'a document of a demo/training encounter'} answers 403 demo_training_denied with a null field`,
-      }, async (api) => {
+    check({
+      id, requirements,
+      title: `${route.name}: ${route.name === 'encounter' ? 'a demo/training encounter' : 'a document of a demo/training encounter'} answers 403 demo_training_denied with a null field`,
+      run: async (api) => {
         const ex = await api.get(pathOn(api, route, 'demo_encounter', 'demo_document'));
         expectError(ex, { reason: 'demo_training_denied', field: null });
-      });
+      },
     });
   }
 }
@@ -208,14 +195,13 @@ for (const route of ITEM_ROUTES) {
 {
   const route = ROUTES.find((r) => r.name === 'audio')!;
   const id = 'access-audio-storage-unavailable-audio';
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['AUDIO-STORAGE-UNAVAILABLE', 'COND-AUDIO-STORAGE-UNAVAILABLE', 'ERR-503-CATEGORY', 'AUDIO-ERRORS'],
-      title: 'audio: while audio storage is unavailable, the audio of a document with audio answers 503 audio_storage_unavailable with a null field',
-    }, async (api) => {
+  check({
+    id, requirements: ['AUDIO-STORAGE-UNAVAILABLE', 'COND-AUDIO-STORAGE-UNAVAILABLE', 'ERR-503-CATEGORY', 'AUDIO-ERRORS'],
+    title: 'audio: while audio storage is unavailable, the audio of a document with audio answers 503 audio_storage_unavailable with a null field',
+    run: async (api) => {
       const d = api.document(OWN_DOCUMENT.audio);
       const ex = await api.get(route.pathFor(d.encounter_id, d.document_id), { faults: ['audio_storage_unavailable'] });
       expectError(ex, { reason: 'audio_storage_unavailable', field: null });
-    });
+    },
   });
 }

@@ -14,7 +14,7 @@ import { registerSecret } from '../harness/redact.ts';
 import type { CheckApi } from '../harness/target.ts';
 import type { FaultName } from '../harness/profile.ts';
 
-const test = suite(import.meta.filename, { waits: true });
+const check = suite(import.meta.filename, { waits: true });
 
 const seg = encodeURIComponent;
 /** The longest lifetime the major object stores allow a presigned URL (AWS SigV4: 7 days). */
@@ -67,33 +67,29 @@ function reachable(api: CheckApi): void {
   api.scope.need(api.target.profile.resources?.audio_url_reachable || undefined, 'resources.audio_url_reachable (the audio URL is reachable from where the harness runs)');
 }
 
-test('audio-url-short-lived', async ({ check }) => {
-  await check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AUDIO-URL-LIFETIME', 'LIMIT-AUDIO-LIFETIME', 'AUDIO-EXPIRES-AT'], title: `the audio URL is short-lived: expires_at lies ahead, at most ${MAX_LIFETIME_S / 86_400} days (the lifetime is noted)` }, async (api, scope) => {
-    const before = Date.now();
-    const { expiresMs, expiresAt } = await audioUrl(api);
-    const lifetimeS = Math.round((expiresMs - before) / 1000);
-    if (expiresMs <= before - CLOCK_SKEW_MS) fail('the audio URL has already expired when it is handed out', `expires_at ${expiresAt}, local clock ${new Date(before).toISOString()}`);
-    if (lifetimeS > MAX_LIFETIME_S) fail('the audio URL is not short-lived', `expires_at ${expiresAt} lies ${lifetimeS} s (${(lifetimeS / 86_400).toFixed(1)} days) ahead; more than ${MAX_LIFETIME_S / 86_400} days is not short-lived by any reading`);
-    scope.note(`audio URL lifetime about ${lifetimeS} s (local clock)`);
-  });
-});
+check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AUDIO-URL-LIFETIME', 'LIMIT-AUDIO-LIFETIME', 'AUDIO-EXPIRES-AT'], title: `the audio URL is short-lived: expires_at lies ahead, at most ${MAX_LIFETIME_S / 86_400} days (the lifetime is noted)`, run: async (api, scope) => {
+  const before = Date.now();
+  const { expiresMs, expiresAt } = await audioUrl(api);
+  const lifetimeS = Math.round((expiresMs - before) / 1000);
+  if (expiresMs <= before - CLOCK_SKEW_MS) fail('the audio URL has already expired when it is handed out', `expires_at ${expiresAt}, local clock ${new Date(before).toISOString()}`);
+  if (lifetimeS > MAX_LIFETIME_S) fail('the audio URL is not short-lived', `expires_at ${expiresAt} lies ${lifetimeS} s (${(lifetimeS / 86_400).toFixed(1)} days) ahead; more than ${MAX_LIFETIME_S / 86_400} days is not short-lived by any reading`);
+  scope.note(`audio URL lifetime about ${lifetimeS} s (local clock)`);
+} });
 
-test('audio-url-gives-audio-before-expiry', async ({ check }) => {
-  await check({ id: 'audio-url-gives-audio-before-expiry', requirements: ['AUDIO-URL-GIVES-AUDIO', 'AUDIO-RESPONSE', 'FIELD-AUDIO-AUDIO-URL', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-URL-NOT-AFTER-EXPIRY'], title: 'fetched once before expires_at, the audio URL answers 2xx with the audio bytes (only when the profile declares it reachable)' }, async (api, scope) => {
-    reachable(api);
-    const { url, expiresMs } = await audioUrl(api);
-    if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) fail('the audio URL is not an absolute http(s) URL', `length ${url.length}`);
-    // Never used after expires_at (§2.6): too late to fetch means not verified, not failed.
-    if (Date.now() >= expiresMs - 1_000) throw new NotVerified('the audio URL expired before it could be fetched');
-    const ex = await fetchAudio(api, url);
-    if (ex.error) fail('the audio URL could not be fetched', `${ex.error.kind}`);
-    const r = ex.response!;
-    if (r.status < 200 || r.status > 299) fail('the audio URL does not give the audio before expires_at', `storage answered ${r.status}`);
-    if (r.bodyBytes === 0) fail('the audio URL gives an empty body', `status ${r.status}`);
-    const type = r.headers['content-type'] ?? '';
-    if (!/^(audio\/|application\/octet-stream)/i.test(type)) scope.observe(`the audio is served as ${JSON.stringify(type)} (the media type is not specified)`);
-  });
-});
+check({ id: 'audio-url-gives-audio-before-expiry', requirements: ['AUDIO-URL-GIVES-AUDIO', 'AUDIO-RESPONSE', 'FIELD-AUDIO-AUDIO-URL', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-URL-NOT-AFTER-EXPIRY'], title: 'fetched once before expires_at, the audio URL answers 2xx with the audio bytes (only when the profile declares it reachable)', run: async (api, scope) => {
+  reachable(api);
+  const { url, expiresMs } = await audioUrl(api);
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) fail('the audio URL is not an absolute http(s) URL', `length ${url.length}`);
+  // Never used after expires_at (§2.6): too late to fetch means not verified, not failed.
+  if (Date.now() >= expiresMs - 1_000) throw new NotVerified('the audio URL expired before it could be fetched');
+  const ex = await fetchAudio(api, url);
+  if (ex.error) fail('the audio URL could not be fetched', `${ex.error.kind}`);
+  const r = ex.response!;
+  if (r.status < 200 || r.status > 299) fail('the audio URL does not give the audio before expires_at', `storage answered ${r.status}`);
+  if (r.bodyBytes === 0) fail('the audio URL gives an empty body', `status ${r.status}`);
+  const type = r.headers['content-type'] ?? '';
+  if (!/^(audio\/|application\/octet-stream)/i.test(type)) scope.observe(`the audio is served as ${JSON.stringify(type)} (the media type is not specified)`);
+} });
 
 /** How long the check waits for a URL handed out under audio_url_expires_soon to expire. */
 const MAX_WAIT_MS = 15_000;
@@ -105,28 +101,26 @@ const MAX_WAIT_MS = 15_000;
  */
 const EXPIRY_TRIES_MS = [250, 1_000] as const;
 
-test('audio-url-refused-after-expiry', async ({ check }) => {
-  await check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDITY', 'AUDIO-EXPIRES-AT'], title: 'a URL handed out to expire within seconds (switch audio_url_expires_soon) gives the audio before expires_at and is refused by storage after it' }, async (api) => {
-    reachable(api);
-    api.fault('audio_url_expires_soon');
-    const { url, expiresMs, expiresAt } = await audioUrl(api, ['audio_url_expires_soon']);
-    if (!URL.canParse(url)) fail('the audio URL is not an absolute URL', `length ${url.length}`);
-    const wait = expiresMs - Date.now();
-    if (wait > MAX_WAIT_MS) throw new NotVerified(`the audio_url_expires_soon switch handed out a URL valid for another ${Math.round(wait / 1000)} s (expires_at ${expiresAt}); at most ${MAX_WAIT_MS / 1000} s can be waited for`);
-    // Before expiry it must work, or a refusal afterwards would prove nothing.
-    if (Date.now() < expiresMs - 500) {
-      const before = await fetchAudio(api, url);
-      if (before.error || before.response!.status < 200 || before.response!.status > 299) fail('the short-lived audio URL does not give the audio before expires_at', before.error ? before.error.kind : `storage answered ${before.response!.status}`);
-    }
-    // Past expires_at: refused at a try (an error status, or at the transport level) passes; served at the last fails.
-    let served = '';
-    for (const margin of EXPIRY_TRIES_MS) {
-      await new Promise((r) => setTimeout(r, Math.max(0, expiresMs + margin - Date.now())));
-      const after = await fetchAudio(api, url);
-      const status = after.response?.status;
-      if (after.error || status === undefined || status < 200 || status > 299) return;
-      served += `${served ? '; ' : ''}fetched ${new Date().toISOString()}: ${status} with ${after.response!.bodyBytes} bytes`;
-    }
-    fail('storage serves the audio URL after expires_at', `expires_at ${expiresAt}, ${served}`);
-  });
-});
+check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDITY', 'AUDIO-EXPIRES-AT'], title: 'a URL handed out to expire within seconds (switch audio_url_expires_soon) gives the audio before expires_at and is refused by storage after it', run: async (api) => {
+  reachable(api);
+  api.fault('audio_url_expires_soon');
+  const { url, expiresMs, expiresAt } = await audioUrl(api, ['audio_url_expires_soon']);
+  if (!URL.canParse(url)) fail('the audio URL is not an absolute URL', `length ${url.length}`);
+  const wait = expiresMs - Date.now();
+  if (wait > MAX_WAIT_MS) throw new NotVerified(`the audio_url_expires_soon switch handed out a URL valid for another ${Math.round(wait / 1000)} s (expires_at ${expiresAt}); at most ${MAX_WAIT_MS / 1000} s can be waited for`);
+  // Before expiry it must work, or a refusal afterwards would prove nothing.
+  if (Date.now() < expiresMs - 500) {
+    const before = await fetchAudio(api, url);
+    if (before.error || before.response!.status < 200 || before.response!.status > 299) fail('the short-lived audio URL does not give the audio before expires_at', before.error ? before.error.kind : `storage answered ${before.response!.status}`);
+  }
+  // Past expires_at: refused at a try (an error status, or at the transport level) passes; served at the last fails.
+  let served = '';
+  for (const margin of EXPIRY_TRIES_MS) {
+    await new Promise((r) => setTimeout(r, Math.max(0, expiresMs + margin - Date.now())));
+    const after = await fetchAudio(api, url);
+    const status = after.response?.status;
+    if (after.error || status === undefined || status < 200 || status > 299) return;
+    served += `${served ? '; ' : ''}fetched ${new Date().toISOString()}: ${status} with ${after.response!.bodyBytes} bytes`;
+  }
+  fail('storage serves the audio URL after expires_at', `expires_at ${expiresAt}, ${served}`);
+} });

@@ -6,7 +6,7 @@ import { ROUTES } from '../harness/routes.ts';
 import { KEY_401_ROLES, KEY_ROLE_ANSWER, type FaultName } from '../harness/profile.ts';
 import type { As } from '../harness/target.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 interface AuthCase {
   reason: string;
@@ -37,17 +37,15 @@ const CASES: AuthCase[] = [
 for (const route of ROUTES) {
   for (const c of CASES) {
     const id = ['auth', c.reason.replaceAll('_', '-'), c.variant, route.name].filter(Boolean).join('-');
-    test(id, async ({ check }) => {
-      await check({ id, requirements: c.requirements, title: `${route.name}: ${c.reason} answers its documented status, category and null field` }, async (api, scope) => {
-        const ex = await api.get(route.path(api), { as: c.as, faults: c.faults });
-        const seen = reasonOf(ex.response?.body);
-        if (c.alsoOpen && seen === c.alsoOpen) {
-          expectError(ex, { reason: c.alsoOpen, field: null });
-          scope.observe(`answered ${c.alsoOpen} where ${c.reason} is the literal reading`);
-          return;
-        }
-        expectError(ex, { reason: c.reason, field: null });
-      });
-    });
+    check({ id, requirements: c.requirements, title: `${route.name}: ${c.reason} answers its documented status, category and null field`, run: async (api, scope) => {
+      const ex = await api.get(route.path(api), { as: c.as, faults: c.faults });
+      const seen = reasonOf(ex.response?.body);
+      if (c.alsoOpen && seen === c.alsoOpen) {
+        expectError(ex, { reason: c.alsoOpen, field: null });
+        scope.observe(`answered ${c.alsoOpen} where ${c.reason} is the literal reading`);
+        return;
+      }
+      expectError(ex, { reason: c.reason, field: null });
+    } });
   }
 }

@@ -8,7 +8,7 @@ import { expectSuccess, fail } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
@@ -31,11 +31,10 @@ function comparable(route: RouteRef, ex: Exchange): string {
 
 for (const route of ROUTES) {
   const id = `contract-non-get-methods-change-nothing-${route.name}`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['CONTRACT-NO-MUTATION', 'CONTRACT-GET-ONLY', 'CONTRACT-NON-GET-METHODS'],
-      title: `${route.name}: POST, PUT, PATCH and DELETE with the full key are not answered 2xx, and a GET after them answers as before`,
-    }, async (api) => {
+  check({
+    id, requirements: ['CONTRACT-NO-MUTATION', 'CONTRACT-GET-ONLY', 'CONTRACT-NON-GET-METHODS'],
+    title: `${route.name}: POST, PUT, PATCH and DELETE with the full key are not answered 2xx, and a GET after them answers as before`,
+    run: async (api) => {
       const path = route.path(api);
       const before = comparable(route, await api.get(path));
       const accepted: string[] = [];
@@ -48,6 +47,6 @@ for (const route of ROUTES) {
       const after = comparable(route, await api.get(path));
       if (accepted.length > 0) fail('A method other than GET was accepted', `${accepted.join(', ')} on ${path}; every route is GET only and changes nothing`);
       if (after !== before) fail('The resource changed after non-GET requests', `a GET of ${path} after POST, PUT, PATCH and DELETE answered another body than before`);
-    });
+    },
   });
 }

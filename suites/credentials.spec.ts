@@ -8,24 +8,20 @@ import { LIST_PATH } from '../harness/list-walk.ts';
 import type { CheckApi } from '../harness/target.ts';
 import { ELSEWHERE } from './credentials.cases.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const REQUIREMENTS = ['AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER', 'AUTH-BEARER-REQUIRED', 'AUTH-401-MISSING-BEARER', 'COND-AUTH-FAILS'];
 
 for (const c of ELSEWHERE) {
-  test(c.id, async ({ check }) => {
-    await check({ id: c.id, requirements: REQUIREMENTS, title: `a valid key in ${c.where}, with no Authorization header, answers 401 missing_bearer` }, async (api: CheckApi) => {
-      const { target, headers } = c.request(api.key('full'));
-      expectError(await api.get(target, { as: 'none', headers }), { reason: 'missing_bearer', field: null });
-    });
-  });
+  check({ id: c.id, requirements: REQUIREMENTS, title: `a valid key in ${c.where}, with no Authorization header, answers 401 missing_bearer`, run: async (api: CheckApi) => {
+    const { target, headers } = c.request(api.key('full'));
+    expectError(await api.get(target, { as: 'none', headers }), { reason: 'missing_bearer', field: null });
+  } });
 }
 
-test('credentials-bearer-scheme-case-insensitive', async ({ check }) => {
-  await check({ id: 'credentials-bearer-scheme-case-insensitive', requirements: ['AUTH-BEARER-SCHEME-CASE-INSENSITIVE', 'AUTH-BEARER-REQUIRED'], title: 'the bearer scheme name is case-insensitive: "bearer KEY" and "BEARER KEY" authenticate like "Bearer KEY"' }, async (api) => {
-    const key = api.key('full');
-    for (const scheme of ['bearer', 'BEARER']) {
-      expectSuccess(await api.get(`${LIST_PATH}?limit=1`, { as: { header: `${scheme} ${key}` } }), 'listPublicEncounters');
-    }
-  });
-});
+check({ id: 'credentials-bearer-scheme-case-insensitive', requirements: ['AUTH-BEARER-SCHEME-CASE-INSENSITIVE', 'AUTH-BEARER-REQUIRED'], title: 'the bearer scheme name is case-insensitive: "bearer KEY" and "BEARER KEY" authenticate like "Bearer KEY"', run: async (api) => {
+  const key = api.key('full');
+  for (const scheme of ['bearer', 'BEARER']) {
+    expectSuccess(await api.get(`${LIST_PATH}?limit=1`, { as: { header: `${scheme} ${key}` } }), 'listPublicEncounters');
+  }
+} });

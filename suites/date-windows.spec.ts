@@ -15,7 +15,7 @@ import type { CheckApi } from '../harness/target.ts';
 import { listWindow, type End } from '../harness/list-window.ts';
 import type { CheckScope } from '../harness/checks.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 /** A small page, so that a window spans several pages and `total` is compared across them. */
 const PAGE = 10;
@@ -88,74 +88,66 @@ function setDifferences(walked: EncounterSummary[], expected: Set<string>): stri
   return out;
 }
 
-test('date-window-total-equals-items-walked', async ({ check }) => {
-  await check({ id: 'date-window-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: `with start_at, end_at or both, total equals the number of encounters walked through every page of the window (limit ${PAGE})` }, async (api, scope) => {
-    const newest = await everything(api);
-    const mid = middleWindow(newest);
-    // The end-only window is taken at the oldest end of the timeline, so that it stays bounded on a large list.
-    const oldest = await everything(api, 'oldest');
-    const windows = [windowOf(newest.items, newest.base, mid.start), windowOf(oldest.items, oldest.base, undefined, middleWindow(oldest).end), mid];
-    const problems: string[] = [];
-    // The three windows are walked at once (each walk goes page by page).
-    const walks = await mapPool(windows, windows.length, (w) => walkList(api, params(w), PAGE));
-    windows.forEach((w, i) => {
-      const walk = walks[i];
-      const total = stableTotal(walk, scope, describeWindow(w));
-      if (total !== undefined && total !== walk.items.length) problems.push(`${describeWindow(w)}: total ${total}, ${walk.items.length} encounters walked in ${walk.pages.length} pages`);
-    });
-    if (problems.length > 0) fail('total does not count the encounters of the date window', problems.join('; '));
+check({ id: 'date-window-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: `with start_at, end_at or both, total equals the number of encounters walked through every page of the window (limit ${PAGE})`, run: async (api, scope) => {
+  const newest = await everything(api);
+  const mid = middleWindow(newest);
+  // The end-only window is taken at the oldest end of the timeline, so that it stays bounded on a large list.
+  const oldest = await everything(api, 'oldest');
+  const windows = [windowOf(newest.items, newest.base, mid.start), windowOf(oldest.items, oldest.base, undefined, middleWindow(oldest).end), mid];
+  const problems: string[] = [];
+  // The three windows are walked at once (each walk goes page by page).
+  const walks = await mapPool(windows, windows.length, (w) => walkList(api, params(w), PAGE));
+  windows.forEach((w, i) => {
+    const walk = walks[i];
+    const total = stableTotal(walk, scope, describeWindow(w));
+    if (total !== undefined && total !== walk.items.length) problems.push(`${describeWindow(w)}: total ${total}, ${walk.items.length} encounters walked in ${walk.pages.length} pages`);
   });
-});
+  if (problems.length > 0) fail('total does not count the encounters of the date window', problems.join('; '));
+} });
 
-test('date-window-offset-forms-same-set', async ({ check }) => {
-  await check({ id: 'date-window-offset-forms-same-set', requirements: ['LIST-DATETIME-SAME-INSTANT', 'LIST-DATETIME-TZ-AWARE', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'the same window written with Z, +05:30 and -08:00 (percent-encoded) selects the same encounters and the same total' }, async (api, scope) => {
-    const w = middleWindow(await everything(api));
-    const offsets = [330, -480];
-    // The same window in three spellings, walked at once.
-    const [reference, ...others] = await mapPool([0, ...offsets], 3, (offset) => walkList(api, params(w, offset)));
-    const refIds = reference.items.map((i) => i.encounter_id);
-    const problems: string[] = [];
-    for (const [k, offset] of offsets.entries()) {
-      const walk = others[k];
-      const ids = walk.items.map((i) => i.encounter_id);
-      const diffs = setDifferences(walk.items, new Set(refIds));
-      if (diffs.length > 0 || ids.length !== refIds.length) {
-        problems.push(`${describeWindow(w, offset)} gave ${ids.length} encounters where ${describeWindow(w)} gave ${refIds.length} (${diffs.join('; ')})`);
-        continue;
-      }
-      const a = stableTotal(walk, scope, describeWindow(w, offset));
-      const b = stableTotal(reference, scope, describeWindow(w));
-      if (a !== undefined && b !== undefined && a !== b) problems.push(`${describeWindow(w, offset)}: total ${a}, with Z: ${b}`);
+check({ id: 'date-window-offset-forms-same-set', requirements: ['LIST-DATETIME-SAME-INSTANT', 'LIST-DATETIME-TZ-AWARE', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'the same window written with Z, +05:30 and -08:00 (percent-encoded) selects the same encounters and the same total', run: async (api, scope) => {
+  const w = middleWindow(await everything(api));
+  const offsets = [330, -480];
+  // The same window in three spellings, walked at once.
+  const [reference, ...others] = await mapPool([0, ...offsets], 3, (offset) => walkList(api, params(w, offset)));
+  const refIds = reference.items.map((i) => i.encounter_id);
+  const problems: string[] = [];
+  for (const [k, offset] of offsets.entries()) {
+    const walk = others[k];
+    const ids = walk.items.map((i) => i.encounter_id);
+    const diffs = setDifferences(walk.items, new Set(refIds));
+    if (diffs.length > 0 || ids.length !== refIds.length) {
+      problems.push(`${describeWindow(w, offset)} gave ${ids.length} encounters where ${describeWindow(w)} gave ${refIds.length} (${diffs.join('; ')})`);
+      continue;
     }
-    if (problems.length > 0) fail('the same instant written with another offset selects other encounters', problems.join(' | '));
-  });
-});
+    const a = stableTotal(walk, scope, describeWindow(w, offset));
+    const b = stableTotal(reference, scope, describeWindow(w));
+    if (a !== undefined && b !== undefined && a !== b) problems.push(`${describeWindow(w, offset)}: total ${a}, with Z: ${b}`);
+  }
+  if (problems.length > 0) fail('the same instant written with another offset selects other encounters', problems.join(' | '));
+} });
 
 for (const sort of ['asc', 'desc'] as const) {
   const id = `date-window-both-bounds-exact-${sort}`;
-  test(id, async ({ check }) => {
-    await check({ id, requirements: ['LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE', 'FIELD-LIST-ITEMS'], title: `start_at and end_at together, sort_order=${sort}, give exactly the encounters created in [start_at, end_at)` }, async (api) => {
-      const w = middleWindow(await everything(api));
-      const walk = await walkList(api, params(w, 0, sort));
-      const diffs = setDifferences(walk.items, w.expected);
-      if (diffs.length > 0) fail(`the window ${describeWindow(w)} (${sort}) does not give exactly its encounters`, `${walk.items.length} walked, ${w.expected.size} expected: ${diffs.join('; ')}`);
-    });
-  });
+  check({ id, requirements: ['LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE', 'FIELD-LIST-ITEMS'], title: `start_at and end_at together, sort_order=${sort}, give exactly the encounters created in [start_at, end_at)`, run: async (api) => {
+    const w = middleWindow(await everything(api));
+    const walk = await walkList(api, params(w, 0, sort));
+    const diffs = setDifferences(walk.items, w.expected);
+    if (diffs.length > 0) fail(`the window ${describeWindow(w)} (${sort}) does not give exactly its encounters`, `${walk.items.length} walked, ${w.expected.size} expected: ${diffs.join('; ')}`);
+  } });
 }
 
-test('date-window-empty-total-zero', async ({ check }) => {
-  await check({ id: 'date-window-empty-total-zero', requirements: ['FIELD-LIST-TOTAL', 'FIELD-LIST-ITEMS', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'a date window that matches no encounter gives total 0 and no items' }, async (api) => {
-    const { items, instants, base } = await everything(api);
-    // A gap between two consecutive instants (start just after one, end at the next), else a day before the first.
-    let w: Window | undefined;
-    for (let i = 1; i < instants.length && !w; i++) {
-      if (instants[i] - instants[i - 1] >= 2n * NS_PER_MS) w = windowOf(items, base, instants[i - 1] + NS_PER_MS, instants[i]);
-    }
-    if (!w || w.expected.size > 0) w = windowOf(items, base, instants[0] - 2n * 86_400_000n * NS_PER_MS, instants[0] - 86_400_000n * NS_PER_MS);
-    if (w.expected.size > 0) throw new NotVerified('no window without encounters could be found in the first walk');
-    const page = expectSuccess<ListBody>(await api.get(listTarget({ ...params(w), limit: PAGE })), 'listPublicEncounters');
-    if (page.total !== 0 || page.items.length > 0) {
-      fail('a date window without encounters is not empty', `${describeWindow(w)}: total ${page.total}, ${page.items.length} items (${sample(page.items.map((i) => i.encounter_id))})`);
-    }
-  });
-});
+check({ id: 'date-window-empty-total-zero', requirements: ['FIELD-LIST-TOTAL', 'FIELD-LIST-ITEMS', 'LIST-START-AT-INCLUSIVE', 'LIST-END-AT-EXCLUSIVE'], title: 'a date window that matches no encounter gives total 0 and no items', run: async (api) => {
+  const { items, instants, base } = await everything(api);
+  // A gap between two consecutive instants (start just after one, end at the next), else a day before the first.
+  let w: Window | undefined;
+  for (let i = 1; i < instants.length && !w; i++) {
+    if (instants[i] - instants[i - 1] >= 2n * NS_PER_MS) w = windowOf(items, base, instants[i - 1] + NS_PER_MS, instants[i]);
+  }
+  if (!w || w.expected.size > 0) w = windowOf(items, base, instants[0] - 2n * 86_400_000n * NS_PER_MS, instants[0] - 86_400_000n * NS_PER_MS);
+  if (w.expected.size > 0) throw new NotVerified('no window without encounters could be found in the first walk');
+  const page = expectSuccess<ListBody>(await api.get(listTarget({ ...params(w), limit: PAGE })), 'listPublicEncounters');
+  if (page.total !== 0 || page.items.length > 0) {
+    fail('a date window without encounters is not empty', `${describeWindow(w)}: total ${page.total}, ${page.items.length} items (${sample(page.items.map((i) => i.encounter_id))})`);
+  }
+} });

@@ -11,7 +11,7 @@ import type { DocumentRole } from '../harness/profile.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import type { CheckApi } from '../harness/target.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const LIST = '/external/v1/encounters';
 const ITEM_ROUTES = ROUTES.filter((r) => r.name !== 'list');
@@ -61,13 +61,12 @@ const LIST_UNSUPPORTED: KeyCase[] = [
 
 for (const c of LIST_UNSUPPORTED) {
   const id = `errors-unsupported-filter-list-${c.name}`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['COND-UNSUPPORTED-FILTER', 'LIST-UNSUPPORTED-KEYS', 'LIST-ERRORS', 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
-      title: `list: the unsupported key ${c.what} answers 400 unsupported_filter with field ${JSON.stringify(c.field)}`,
-    }, async (api) => {
+  check({
+    id, requirements: ['COND-UNSUPPORTED-FILTER', 'LIST-UNSUPPORTED-KEYS', 'LIST-ERRORS', 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
+    title: `list: the unsupported key ${c.what} answers 400 unsupported_filter with field ${JSON.stringify(c.field)}`,
+    run: async (api) => {
       expectError(await api.get(`${LIST}?${c.query}`, { shared: true }), { reason: 'unsupported_filter', field: c.field });
-    });
+    },
   });
 }
 
@@ -76,13 +75,12 @@ for (const c of LIST_UNSUPPORTED) {
 // would name a supported key and mislead a client that branches on it.
 for (const r of ROUTES) {
   const id = `errors-unsupported-filter-${r.name}-case-variant`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
-      title: `${r.name}: the key Limit (differs from limit only in case) answers 400 unsupported_filter with field "Limit"`,
-    }, async (api) => {
+  check({
+    id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
+    title: `${r.name}: the key Limit (differs from limit only in case) answers 400 unsupported_filter with field "Limit"`,
+    run: async (api) => {
       expectError(await api.get(`${r.path(api)}?Limit=1`, { shared: true }), { reason: 'unsupported_filter', field: 'Limit' });
-    });
+    },
   });
 }
 
@@ -95,40 +93,37 @@ for (const r of ITEM_ROUTES) {
     { name: 'foo', query: 'foo=bar', field: 'foo', what: 'foo' },
   ]) {
     const id = `errors-unsupported-filter-${r.name}-${c.name}`;
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
-        title: `${r.name}: the query key ${c.what} answers 400 unsupported_filter with field ${JSON.stringify(c.field)}`,
-      }, async (api) => {
+    check({
+      id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
+      title: `${r.name}: the query key ${c.what} answers 400 unsupported_filter with field ${JSON.stringify(c.field)}`,
+      run: async (api) => {
         expectError(await api.get(`${r.path(api)}?${c.query}`, { shared: true }), { reason: 'unsupported_filter', field: c.field });
-      });
+      },
     });
   }
 
   const id = `errors-unsupported-filter-${r.name}-percent-encoded-key`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-FIELD-SANITIZATION'],
-      title: `${r.name}: the key %6Cimit (percent-encoded limit) answers 400 unsupported_filter naming the decoded key "limit"`,
-    }, async (api, scope) => {
+  check({
+    id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-FIELD-SANITIZATION'],
+    title: `${r.name}: the key %6Cimit (percent-encoded limit) answers 400 unsupported_filter naming the decoded key "limit"`,
+    run: async (api, scope) => {
       const ex = await api.get(`${r.path(api)}?%6Cimit=1`, { shared: true });
       // The decoded name is the field name; echoing the key as sent is a sanitization choice §7 leaves open.
       const asSent = fieldOf(ex) === '%6Cimit';
       expectError(ex, { reason: 'unsupported_filter', field: asSent ? '%6Cimit' : 'limit' });
       if (asSent) scope.observe('field names the key as sent ("%6Cimit"), not its decoded form "limit"');
-    });
+    },
   });
 }
 
 // The same key percent-encoded on the list route IS `limit`, so it is supported and validated as limit.
-test('errors-list-percent-encoded-key-is-supported', async ({ check }) => {
-  await check({
-    id: 'errors-list-percent-encoded-key-is-supported', requirements: ['LIST-UNSUPPORTED-KEYS', 'LIST-QUERY-OPTIONAL', 'LIST-LIMIT-RANGE'],
-    title: 'list: %6Cimit=1 is the supported key limit (RFC 3986 equivalence), answered 200 with limit 1',
-  }, async (api) => {
+check({
+  id: 'errors-list-percent-encoded-key-is-supported', requirements: ['LIST-UNSUPPORTED-KEYS', 'LIST-QUERY-OPTIONAL', 'LIST-LIMIT-RANGE'],
+  title: 'list: %6Cimit=1 is the supported key limit (RFC 3986 equivalence), answered 200 with limit 1',
+  run: async (api) => {
     const body = expectSuccess<{ limit: number; items: unknown[] }>(await api.get(`${LIST}?%6Cimit=1`, { shared: true }), 'listPublicEncounters');
     if (body.limit !== 1 || body.items.length > 1) fail('%6Cimit=1 was not read as limit=1', `limit ${body.limit}, ${body.items.length} item(s)`);
-  });
+  },
 });
 
 // ---------------------------------------------------------------- 422 rows (list route)
@@ -158,13 +153,12 @@ const QUERY_CASES: QueryCase[] = [
 ];
 
 for (const c of QUERY_CASES) {
-  test(c.id, async ({ check }) => {
-    await check({
-      id: c.id, requirements: [...c.requirements, 'LIST-ERRORS', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
-      title: `list: ${c.what} answers 422 ${c.reason} with field ${JSON.stringify(c.field)}`,
-    }, async (api) => {
+  check({
+    id: c.id, requirements: [...c.requirements, 'LIST-ERRORS', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
+    title: `list: ${c.what} answers 422 ${c.reason} with field ${JSON.stringify(c.field)}`,
+    run: async (api) => {
       expectError(await api.get(`${LIST}?${c.query}`, { shared: true }), { reason: c.reason, field: c.field });
-    });
+    },
   });
 }
 
@@ -243,22 +237,18 @@ const NOT_FOUND: NotFoundCase[] = [
 for (const c of NOT_FOUND) {
   const req = [...c.requirements, ROUTE_REQ[c.route].errors, 'ERR-BODY-FIELDS', 'ERR-FIELD-FIELD'];
   const id = `errors-${c.name}`;
-  test(id, async ({ check }) => {
-    await check({ id, requirements: req, title: `${c.route}: ${c.what} answers 404 ${c.reason} with a null field${c.open ? ` (or, recorded, ${c.open.reasons.join(' / ')})` : ''}` }, async (api, scope) => {
-      const ex = await api.get(await c.path(api), { shared: true });
-      if (c.open) expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t));
-      else expectError(ex, { reason: c.reason, field: null });
-    });
-  });
+  check({ id, requirements: req, title: `${c.route}: ${c.what} answers 404 ${c.reason} with a null field${c.open ? ` (or, recorded, ${c.open.reasons.join(' / ')})` : ''}`, run: async (api, scope) => {
+    const ex = await api.get(await c.path(api), { shared: true });
+    if (c.open) expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t));
+    else expectError(ex, { reason: c.reason, field: null });
+  } });
   // §7.1 shows no category for 404: status and reason are still required here, the category is recorded.
   const observed = `errors-404-category-observed-${c.name}`;
-  test(observed, async ({ check }) => {
-    await check({ id: observed, requirements: ['ERR-404-CATEGORY', ...c.requirements], title: `${c.route}: 404 ${c.reason} carries a category string (value recorded; §7.1 does not show it)` }, async (api, scope) => {
-      const ex = await api.get(await c.path(api), { shared: true });
-      const body = c.open ? expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t)) : expectError(ex, { reason: c.reason, field: null });
-      if (ex.response!.status === 404) scope.observe(`404 ${body.reason_code} category ${JSON.stringify(body.error)}`);
-    });
-  });
+  check({ id: observed, requirements: ['ERR-404-CATEGORY', ...c.requirements], title: `${c.route}: 404 ${c.reason} carries a category string (value recorded; §7.1 does not show it)`, run: async (api, scope) => {
+    const ex = await api.get(await c.path(api), { shared: true });
+    const body = c.open ? expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t)) : expectError(ex, { reason: c.reason, field: null });
+    if (ex.response!.status === 404) scope.observe(`404 ${body.reason_code} category ${JSON.stringify(body.error)}`);
+  } });
 }
 
 // ---------------------------------------------------------------- 400 unsupported_document_type, audio_not_available_for_document
@@ -274,39 +264,36 @@ const UNSUPPORTED_TYPE: { route: RouteRef['name']; role: DocumentRole; requireme
 
 for (const c of UNSUPPORTED_TYPE) {
   const id = `errors-unsupported-document-type-${c.route}-${c.role.replace('_document', '').replace('_summary', '')}`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['COND-UNSUPPORTED-DOCUMENT-TYPE', ...c.requirements, ROUTE_REQ[c.route].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
-      title: `${c.route}: a ${c.role.replaceAll('_', ' ')} answers 400 unsupported_document_type with a null field`,
-    }, async (api) => {
+  check({
+    id, requirements: ['COND-UNSUPPORTED-DOCUMENT-TYPE', ...c.requirements, ROUTE_REQ[c.route].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
+    title: `${c.route}: a ${c.role.replaceAll('_', ' ')} answers 400 unsupported_document_type with a null field`,
+    run: async (api) => {
       const d = api.document(c.role);
       expectError(await api.get(route(c.route).pathFor(d.encounter_id, d.document_id)), { reason: 'unsupported_document_type', field: null });
-    });
+    },
   });
 }
 
-test('errors-audio-not-available-for-document', async ({ check }) => {
-  await check({
-    id: 'errors-audio-not-available-for-document',
-    requirements: ['COND-AUDIO-NOT-AVAILABLE', 'AUDIO-NOT-AVAILABLE', 'AUDIO-ERRORS', 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
-    title: 'audio: an ambient transcript without audio answers 400 audio_not_available_for_document with a null field',
-  }, async (api) => {
+check({
+  id: 'errors-audio-not-available-for-document',
+  requirements: ['COND-AUDIO-NOT-AVAILABLE', 'AUDIO-NOT-AVAILABLE', 'AUDIO-ERRORS', 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
+  title: 'audio: an ambient transcript without audio answers 400 audio_not_available_for_document with a null field',
+  run: async (api) => {
     const d = api.document('ambient_transcript_without_audio');
     expectError(await api.get(route('audio').pathFor(d.encounter_id, d.document_id)), { reason: 'audio_not_available_for_document', field: null });
-  });
+  },
 });
 
 // ---------------------------------------------------------------- 503 audio_storage_unavailable
 
-test('errors-audio-storage-unavailable', async ({ check }) => {
-  await check({
-    id: 'errors-audio-storage-unavailable',
-    requirements: ['COND-AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-ERRORS', 'ERR-503-CATEGORY', 'ERR-FIELD-FIELD'],
-    title: 'audio: with audio storage unavailable, the audio route answers 503 audio_storage_unavailable with a null field',
-  }, async (api) => {
+check({
+  id: 'errors-audio-storage-unavailable',
+  requirements: ['COND-AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-ERRORS', 'ERR-503-CATEGORY', 'ERR-FIELD-FIELD'],
+  title: 'audio: with audio storage unavailable, the audio route answers 503 audio_storage_unavailable with a null field',
+  run: async (api) => {
     const ex = await api.get(route('audio').path(api), { faults: ['audio_storage_unavailable'] });
     expectError(ex, { reason: 'audio_storage_unavailable', field: null });
-  });
+  },
 });
 
 // ---------------------------------------------------------------- §7.1 category per status, explicitly
@@ -329,12 +316,11 @@ const CATEGORY_CASES: { status: number; category: string; reason: string; field:
 
 for (const c of CATEGORY_CASES) {
   const id = `errors-category-${c.status}`;
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: [`ERR-${c.status}-CATEGORY`, 'ERR-FIELD-ERROR', 'ERR-BODY-FIELDS'],
-      title: `every ${c.status} error carries the §7.1 category "${c.category}" (here: ${c.what})`,
-    }, async (api) => {
+  check({
+    id, requirements: [`ERR-${c.status}-CATEGORY`, 'ERR-FIELD-ERROR', 'ERR-BODY-FIELDS'],
+    title: `every ${c.status} error carries the §7.1 category "${c.category}" (here: ${c.what})`,
+    run: async (api) => {
       expectCategory(await c.send(api), c.status, c.category, c.reason, c.field);
-    });
+    },
   });
 }

@@ -15,7 +15,7 @@ import {
 import { listWindow, windowEnds, type End } from '../harness/list-window.ts';
 import { BAD_DATES, badDateId, DATE_PARAMS, RELATIONS, relationId } from './list.cases.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const ids = (items: EncounterSummary[]) => items.map((i) => i.encounter_id);
 
@@ -89,87 +89,77 @@ function needTies(groups: { start: number; items: EncounterSummary[] }[], what: 
 
 for (const dir of ['asc', 'desc'] as const) {
   const id = `list-sort-${dir}-by-created-at`;
-  test(id, async ({ check }) => {
-    await check({ id, requirements: ['LIST-ORDERING-CREATED-AT', 'LIST-SORT-ORDER-ENUM'], title: `sort_order=${dir} walks every page in ${dir === 'asc' ? 'non-decreasing' : 'non-increasing'} created_at order` }, async (api) => {
-      const walk = await walkWindow(api, { sort_order: dir });
-      const bad = createdAtViolations(walk.items, dir);
-      if (bad.length > 0) fail(`sort_order=${dir} is not ordered by created_at ${dir === 'asc' ? 'ascending' : 'descending'}`, bad.join('; '));
-    });
-  });
+  check({ id, requirements: ['LIST-ORDERING-CREATED-AT', 'LIST-SORT-ORDER-ENUM'], title: `sort_order=${dir} walks every page in ${dir === 'asc' ? 'non-decreasing' : 'non-increasing'} created_at order`, run: async (api) => {
+    const walk = await walkWindow(api, { sort_order: dir });
+    const bad = createdAtViolations(walk.items, dir);
+    if (bad.length > 0) fail(`sort_order=${dir} is not ordered by created_at ${dir === 'asc' ? 'ascending' : 'descending'}`, bad.join('; '));
+  } });
 }
 
-test('list-sort-default-desc', async ({ check }) => {
-  await check({ id: 'list-sort-default-desc', requirements: ['LIST-SORT-DEFAULT-DESC', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'without sort_order the list is ordered as with sort_order=desc' }, async (api, scope) => {
-    const byDefault = await walkWindow(api);
-    const bad = createdAtViolations(byDefault.items, 'desc');
-    if (bad.length > 0) fail('the default order is not created_at descending', bad.join('; '));
-    const desc = await walkWindow(api, { sort_order: 'desc' });
-    const diff = firstDifference(ids(byDefault.items), ids(desc.items));
-    await judge(api, scope, diff ? { title: 'the default order differs from sort_order=desc', detail: diff } : undefined, [byDefault, desc]);
-    // A window cannot show the first page over everything, which is what a caller without filters sees first:
-    // that page is compared on its own.
-    if (Object.keys((await listWindow(api)).params).length > 0) {
-      const [page, descPage] = await Promise.all([listTarget({ limit: WALK_LIMIT }), listTarget({ sort_order: 'desc', limit: WALK_LIMIT })].map(async (t) => expectSuccess<ListBody>(await api.get(t), 'listPublicEncounters')));
-      const badFirst = createdAtViolations(page.items, 'desc');
-      if (badFirst.length > 0) fail('the first page under the default order is not created_at descending', badFirst.join('; '));
-      const firstDiff = firstDifference(ids(page.items), ids(descPage.items));
-      // New encounters may arrive between the two reads (no snapshot guarantee): a moved total is recorded, not judged.
-      if (firstDiff && page.total !== descPage.total) scope.observe(`the total moved between the two first pages (${page.total}, ${descPage.total}), so they were not compared (${firstDiff})`);
-      else if (firstDiff) fail('the first page under the default order differs from the first page with sort_order=desc', firstDiff);
-    }
-  });
-});
+check({ id: 'list-sort-default-desc', requirements: ['LIST-SORT-DEFAULT-DESC', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'without sort_order the list is ordered as with sort_order=desc', run: async (api, scope) => {
+  const byDefault = await walkWindow(api);
+  const bad = createdAtViolations(byDefault.items, 'desc');
+  if (bad.length > 0) fail('the default order is not created_at descending', bad.join('; '));
+  const desc = await walkWindow(api, { sort_order: 'desc' });
+  const diff = firstDifference(ids(byDefault.items), ids(desc.items));
+  await judge(api, scope, diff ? { title: 'the default order differs from sort_order=desc', detail: diff } : undefined, [byDefault, desc]);
+  // A window cannot show the first page over everything, which is what a caller without filters sees first:
+  // that page is compared on its own.
+  if (Object.keys((await listWindow(api)).params).length > 0) {
+    const [page, descPage] = await Promise.all([listTarget({ limit: WALK_LIMIT }), listTarget({ sort_order: 'desc', limit: WALK_LIMIT })].map(async (t) => expectSuccess<ListBody>(await api.get(t), 'listPublicEncounters')));
+    const badFirst = createdAtViolations(page.items, 'desc');
+    if (badFirst.length > 0) fail('the first page under the default order is not created_at descending', badFirst.join('; '));
+    const firstDiff = firstDifference(ids(page.items), ids(descPage.items));
+    // New encounters may arrive between the two reads (no snapshot guarantee): a moved total is recorded, not judged.
+    if (firstDiff && page.total !== descPage.total) scope.observe(`the total moved between the two first pages (${page.total}, ${descPage.total}), so they were not compared (${firstDiff})`);
+    else if (firstDiff) fail('the first page under the default order differs from the first page with sort_order=desc', firstDiff);
+  }
+} });
 
 // The tie-breaker's direction is open (LIST-TIE-BREAKER-DIRECTION): the spec asks only for encounter_id as a
 // deterministic tie-breaker. With sort_order=asc the usual readings ("follows sort_order", "always ascending")
 // both give ascending ties, which passes; descending ties are a consistent total order too, recorded as
 // informational; anything that is not one encounter_id order fails. (The id is permanent, from when
 // ascending was required.)
-test('list-tie-breaker-asc-encounter-id-ascending', async ({ check }) => {
-  await check({ id: 'list-tie-breaker-asc-encounter-id-ascending', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=asc, encounters with equal created_at follow one consistent encounter_id order (ascending expected, descending recorded)' }, async (api, scope) => {
-    const groups = await tiesAtBothEnds(api, 'asc');
-    if (ID_ORDERS.some((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, 'asc')))) return;
-    const desc = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, 'desc')));
-    if (desc) {
-      scope.observe(`with sort_order=asc, ${groups.length} tie group(s) are ordered by encounter_id descending (against sort_order) in ${desc.name}`);
+check({ id: 'list-tie-breaker-asc-encounter-id-ascending', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=asc, encounters with equal created_at follow one consistent encounter_id order (ascending expected, descending recorded)', run: async (api, scope) => {
+  const groups = await tiesAtBothEnds(api, 'asc');
+  if (ID_ORDERS.some((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, 'asc')))) return;
+  const desc = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, 'desc')));
+  if (desc) {
+    scope.observe(`with sort_order=asc, ${groups.length} tie group(s) are ordered by encounter_id descending (against sort_order) in ${desc.name}`);
+    return;
+  }
+  const bad = groups.filter((g) => !ID_ORDERS.some((o) => strictlyOrdered(ids(g.items), o.compare, 'asc') || strictlyOrdered(ids(g.items), o.compare, 'desc')));
+  fail('ties on created_at are not in one consistent encounter_id order', (bad.length > 0 ? bad : groups).map((g) => `at ${g.start} (${g.items[0].created_at}): ${ids(g.items).join(', ')}`).join('; '));
+} });
+
+check({ id: 'list-tie-breaker-desc-consistent', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=desc, ties on created_at follow one consistent encounter_id order (direction recorded)', run: async (api, scope) => {
+  const groups = await tiesAtBothEnds(api, 'desc');
+  for (const dir of ['desc', 'asc'] as const) {
+    const order = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, dir)));
+    if (order) {
+      scope.observe(`with sort_order=desc, ${groups.length} tie group(s) are ordered by encounter_id ${dir === 'desc' ? 'descending (the tie-breaker follows sort_order)' : 'ascending (the tie-breaker is always ascending)'} in ${order.name}`);
       return;
     }
-    const bad = groups.filter((g) => !ID_ORDERS.some((o) => strictlyOrdered(ids(g.items), o.compare, 'asc') || strictlyOrdered(ids(g.items), o.compare, 'desc')));
-    fail('ties on created_at are not in one consistent encounter_id order', (bad.length > 0 ? bad : groups).map((g) => `at ${g.start} (${g.items[0].created_at}): ${ids(g.items).join(', ')}`).join('; '));
-  });
-});
+  }
+  fail('ties on created_at are not in one consistent encounter_id order', groups.map((g) => `at ${g.start} (${g.items[0].created_at}): ${ids(g.items).join(', ')}`).join('; '));
+} });
 
-test('list-tie-breaker-desc-consistent', async ({ check }) => {
-  await check({ id: 'list-tie-breaker-desc-consistent', requirements: ['LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-TIE-BREAKER-DIRECTION'], title: 'with sort_order=desc, ties on created_at follow one consistent encounter_id order (direction recorded)' }, async (api, scope) => {
-    const groups = await tiesAtBothEnds(api, 'desc');
-    for (const dir of ['desc', 'asc'] as const) {
-      const order = ID_ORDERS.find((o) => groups.every((g) => strictlyOrdered(ids(g.items), o.compare, dir)));
-      if (order) {
-        scope.observe(`with sort_order=desc, ${groups.length} tie group(s) are ordered by encounter_id ${dir === 'desc' ? 'descending (the tie-breaker follows sort_order)' : 'ascending (the tie-breaker is always ascending)'} in ${order.name}`);
-        return;
-      }
-    }
-    fail('ties on created_at are not in one consistent encounter_id order', groups.map((g) => `at ${g.start} (${g.items[0].created_at}): ${ids(g.items).join(', ')}`).join('; '));
+check({ id: 'list-order-deterministic', requirements: ['CONTRACT-DISCLOSURE-NO-EFFECT', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'the same list query walked twice gives the same order, in both directions', run: async (api, scope) => {
+  // Both directions at once; within one, the second walk follows the first (a read must not change what the next sees).
+  // On a windowed list, both ends of the timeline: ties are sparse, and an order that varies shows in ties only.
+  const runs = (await windowEnds(api)).flatMap((end) => (['asc', 'desc'] as const).map((dir) => ({ end, dir })));
+  await inPool(runs, 2, async ({ end, dir }) => {
+    const first = await walkWindow(api, { sort_order: dir }, undefined, undefined, end);
+    const second = await walkWindow(api, { sort_order: dir }, undefined, { fresh: true }, end);
+    const diff = firstDifference(ids(first.items), ids(second.items));
+    if (!diff) return;
+    // A changed total means the data moved (no snapshot guarantee); the same total and another order does not.
+    const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
+    if (totals(first) !== totals(second)) scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
+    else fail(`two identical sort_order=${dir} walks disagree`, diff);
   });
-});
-
-test('list-order-deterministic', async ({ check }) => {
-  await check({ id: 'list-order-deterministic', requirements: ['CONTRACT-DISCLOSURE-NO-EFFECT', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'the same list query walked twice gives the same order, in both directions' }, async (api, scope) => {
-    // Both directions at once; within one, the second walk follows the first (a read must not change what the next sees).
-    // On a windowed list, both ends of the timeline: ties are sparse, and an order that varies shows in ties only.
-    const runs = (await windowEnds(api)).flatMap((end) => (['asc', 'desc'] as const).map((dir) => ({ end, dir })));
-    await inPool(runs, 2, async ({ end, dir }) => {
-      const first = await walkWindow(api, { sort_order: dir }, undefined, undefined, end);
-      const second = await walkWindow(api, { sort_order: dir }, undefined, { fresh: true }, end);
-      const diff = firstDifference(ids(first.items), ids(second.items));
-      if (!diff) return;
-      // A changed total means the data moved (no snapshot guarantee); the same total and another order does not.
-      const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
-      if (totals(first) !== totals(second)) scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
-      else fail(`two identical sort_order=${dir} walks disagree`, diff);
-    });
-  });
-});
+} });
 
 // ---------------------------------------------------------------- start_at / end_at on the target's own data
 
@@ -194,27 +184,25 @@ const BOUNDS = [
 ] as const;
 
 for (const bound of BOUNDS) {
-  test(bound.id, async ({ check }) => {
-    await check({ id: bound.id, requirements: [bound.requirement, 'LIST-OFFSET-NO-SNAPSHOT'], title: bound.title }, async (api, scope) => {
-      const all = await walkWindow(api, { sort_order: 'asc' });
-      const b = boundary(all);
-      const t = createdAt(b);
-      const bounded = await walkWindow(api, { sort_order: 'asc', [bound.param]: b.created_at });
-      const got = new Set(ids(bounded.items));
-      const known = new Set(ids(all.items));
-      const q = `${bound.param}=${b.created_at}`;
-      const missing = ids(all.items.filter((i) => bound.isInside(createdAt(i), t))).filter((x) => !got.has(x));
-      const outside = bounded.items.filter((i) => !bound.isInside(createdAt(i), t)).map((i) => `${i.encounter_id} ${i.created_at}`);
-      const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
-      let problem: Problem | undefined;
-      if (got.has(b.encounter_id) !== bound.boundaryListed) {
-        problem = { title: `${bound.param} is not ${bound.boundaryListed ? 'inclusive' : 'exclusive'}`, detail: `${b.encounter_id} (created_at ${b.created_at}) is ${bound.boundaryListed ? 'missing' : 'listed'} with ${q}` };
-      } else if (missing.length > 0) problem = { title: `${q} leaves out encounters created ${bound.inside} it`, detail: sample(missing) };
-      else if (outside.length > 0) problem = { title: `${q} lists encounters created ${bound.outside} it`, detail: sample(outside) };
-      else if (unknown.length > 0) problem = { title: `${q} lists encounters the unbounded list does not`, detail: sample(unknown) };
-      await judge(api, scope, problem, [all, bounded]);
-    });
-  });
+  check({ id: bound.id, requirements: [bound.requirement, 'LIST-OFFSET-NO-SNAPSHOT'], title: bound.title, run: async (api, scope) => {
+    const all = await walkWindow(api, { sort_order: 'asc' });
+    const b = boundary(all);
+    const t = createdAt(b);
+    const bounded = await walkWindow(api, { sort_order: 'asc', [bound.param]: b.created_at });
+    const got = new Set(ids(bounded.items));
+    const known = new Set(ids(all.items));
+    const q = `${bound.param}=${b.created_at}`;
+    const missing = ids(all.items.filter((i) => bound.isInside(createdAt(i), t))).filter((x) => !got.has(x));
+    const outside = bounded.items.filter((i) => !bound.isInside(createdAt(i), t)).map((i) => `${i.encounter_id} ${i.created_at}`);
+    const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
+    let problem: Problem | undefined;
+    if (got.has(b.encounter_id) !== bound.boundaryListed) {
+      problem = { title: `${bound.param} is not ${bound.boundaryListed ? 'inclusive' : 'exclusive'}`, detail: `${b.encounter_id} (created_at ${b.created_at}) is ${bound.boundaryListed ? 'missing' : 'listed'} with ${q}` };
+    } else if (missing.length > 0) problem = { title: `${q} leaves out encounters created ${bound.inside} it`, detail: sample(missing) };
+    else if (outside.length > 0) problem = { title: `${q} lists encounters created ${bound.outside} it`, detail: sample(outside) };
+    else if (unknown.length > 0) problem = { title: `${q} lists encounters the unbounded list does not`, detail: sample(unknown) };
+    await judge(api, scope, problem, [all, bounded]);
+  } });
 }
 
 // ---------------------------------------------------------------- date-time validation
@@ -222,11 +210,9 @@ for (const bound of BOUNDS) {
 for (const param of DATE_PARAMS) {
   for (const bad of BAD_DATES) {
     const id = badDateId(param, bad.name);
-    test(id, async ({ check }) => {
-      await check({ id, requirements: ['LIST-DATETIME-TZ-AWARE', 'COND-INVALID-QUERY-DATE'], title: `${param} as ${bad.what} is rejected with 422 invalid_query naming ${param}` }, async (api) => {
-        expectError(await api.get(listTarget({ [param]: bad.value })), { reason: 'invalid_query', field: param });
-      });
-    });
+    check({ id, requirements: ['LIST-DATETIME-TZ-AWARE', 'COND-INVALID-QUERY-DATE'], title: `${param} as ${bad.what} is rejected with 422 invalid_query naming ${param}`, run: async (api) => {
+      expectError(await api.get(listTarget({ [param]: bad.value })), { reason: 'invalid_query', field: param });
+    } });
   }
 }
 
@@ -234,93 +220,77 @@ for (const param of DATE_PARAMS) {
 
 for (const rel of RELATIONS) {
   const id = relationId(rel.name);
-  test(id, async ({ check }) => {
-    await check({ id, requirements: ['LIST-START-BEFORE-END', 'LIST-START-BEFORE-END-REASON'], title: `start_at ${rel.what} end_at is rejected with a documented 4xx error (reason recorded)` }, async (api, scope) => {
-      const ex = await api.get(listTarget({ start_at: rel.start, end_at: rel.end }));
-      const body = expectDocumented(ex, 'listPublicEncounters');
-      const status = ex.response!.status;
-      if (status === 200) fail(`start_at ${rel.what} end_at was accepted`, `200 with ${(body as { items: unknown[] }).items.length} item(s)`);
-      if (status < 400 || status > 499) fail(`start_at ${rel.what} end_at did not get a 4xx`, describe(ex));
-      const e = body as ErrorBody;
-      // The rejection is decided (a must); which reason it carries is not shown (LIST-START-BEFORE-END-REASON): noted beside the pass.
-      scope.note(`start_at ${rel.what} end_at answered ${status} ${e.reason_code} with field ${JSON.stringify(e.field)} (reason not shown in §4.1; 422 invalid_query is the closest reading)`);
-    });
-  });
+  check({ id, requirements: ['LIST-START-BEFORE-END', 'LIST-START-BEFORE-END-REASON'], title: `start_at ${rel.what} end_at is rejected with a documented 4xx error (reason recorded)`, run: async (api, scope) => {
+    const ex = await api.get(listTarget({ start_at: rel.start, end_at: rel.end }));
+    const body = expectDocumented(ex, 'listPublicEncounters');
+    const status = ex.response!.status;
+    if (status === 200) fail(`start_at ${rel.what} end_at was accepted`, `200 with ${(body as { items: unknown[] }).items.length} item(s)`);
+    if (status < 400 || status > 499) fail(`start_at ${rel.what} end_at did not get a 4xx`, describe(ex));
+    const e = body as ErrorBody;
+    // The rejection is decided (a must); which reason it carries is not shown (LIST-START-BEFORE-END-REASON): noted beside the pass.
+    scope.note(`start_at ${rel.what} end_at answered ${status} ${e.reason_code} with field ${JSON.stringify(e.field)} (reason not shown in §4.1; 422 invalid_query is the closest reading)`);
+  } });
 }
 
 // ---------------------------------------------------------------- total and pagination
 
-test('list-total-same-on-every-page', async ({ check }) => {
-  await check({ id: 'list-total-same-on-every-page', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total is the same on every page of one query' }, async (api, scope) => {
-    const walk = await walkPages(api);
-    if (walk.pages.length < 2) throw new NotVerified('fewer than two listable encounters: no second page');
-    const totals = walk.pages.map((p) => p.body.total);
-    const problem = new Set(totals).size === 1 ? undefined : { title: 'total changes from page to page', detail: walk.pages.map((p) => `offset ${p.offset}: total ${p.body.total}`).join(', ') };
+check({ id: 'list-total-same-on-every-page', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total is the same on every page of one query', run: async (api, scope) => {
+  const walk = await walkPages(api);
+  if (walk.pages.length < 2) throw new NotVerified('fewer than two listable encounters: no second page');
+  const totals = walk.pages.map((p) => p.body.total);
+  const problem = new Set(totals).size === 1 ? undefined : { title: 'total changes from page to page', detail: walk.pages.map((p) => `offset ${p.offset}: total ${p.body.total}`).join(', ') };
+  await judge(api, scope, problem, [walk]);
+} });
+
+check({ id: 'list-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total equals the number of items found by walking every page (limit 100; smaller pages when one page would hold them all)', run: async (api, scope) => {
+  const walk = await walkPages(api);
+  const bad = walk.pages.filter((p) => p.body.total !== walk.items.length);
+  const problem = bad.length === 0 ? undefined : { title: 'total differs from the number of items on all pages', detail: `${walk.items.length} item(s) on ${walk.pages.length} page(s); ${bad.map((p) => `offset ${p.offset} says total ${p.body.total}`).join(', ')}` };
+  await judge(api, scope, problem, [walk]);
+} });
+
+check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINATION-OFFSET-BASED', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'walking every page lists each encounter exactly once', run: async (api, scope) => {
+  for (const dir of ['desc', 'asc'] as const) {
+    const walk = await walkPages(api, { sort_order: dir });
+    const seen = new Map<string, number>();
+    const repeated: string[] = [];
+    walk.items.forEach((item, i) => {
+      const before = seen.get(item.encounter_id);
+      if (before !== undefined) repeated.push(`${item.encounter_id} at ${before} and ${i}`);
+      else seen.set(item.encounter_id, i);
+    });
+    const problem = repeated.length === 0 ? undefined : { title: `sort_order=${dir}: an encounter appears more than once across the pages`, detail: sample(repeated) };
     await judge(api, scope, problem, [walk]);
-  });
-});
+  }
+} });
 
-test('list-total-equals-items-walked', async ({ check }) => {
-  await check({ id: 'list-total-equals-items-walked', requirements: ['FIELD-LIST-TOTAL', 'LIST-PAGINATION-OFFSET-BASED', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'total equals the number of items found by walking every page (limit 100; smaller pages when one page would hold them all)' }, async (api, scope) => {
-    const walk = await walkPages(api);
-    const bad = walk.pages.filter((p) => p.body.total !== walk.items.length);
-    const problem = bad.length === 0 ? undefined : { title: 'total differs from the number of items on all pages', detail: `${walk.items.length} item(s) on ${walk.pages.length} page(s); ${bad.map((p) => `offset ${p.offset} says total ${p.body.total}`).join(', ')}` };
-    await judge(api, scope, problem, [walk]);
-  });
-});
-
-test('list-walk-yields-each-encounter-once', async ({ check }) => {
-  await check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINATION-OFFSET-BASED', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'walking every page lists each encounter exactly once' }, async (api, scope) => {
-    for (const dir of ['desc', 'asc'] as const) {
-      const walk = await walkPages(api, { sort_order: dir });
-      const seen = new Map<string, number>();
-      const repeated: string[] = [];
-      walk.items.forEach((item, i) => {
-        const before = seen.get(item.encounter_id);
-        if (before !== undefined) repeated.push(`${item.encounter_id} at ${before} and ${i}`);
-        else seen.set(item.encounter_id, i);
-      });
-      const problem = repeated.length === 0 ? undefined : { title: `sort_order=${dir}: an encounter appears more than once across the pages`, detail: sample(repeated) };
-      await judge(api, scope, problem, [walk]);
-    }
-  });
-});
-
-test('list-total-at-least-profile-minimum', async ({ check }) => {
-  await check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TOTAL'], title: 'total counts every matching encounter, not just the page (at least the profile\'s list_min_total)' }, async (api, scope) => {
-    const min = scope.need(api.target.profile.resources?.list_min_total, 'resources.list_min_total');
-    const body = expectSuccess<{ total: number; items: unknown[] }>(await api.get(listTarget(), { shared: true }), 'listPublicEncounters');
-    if (body.total < min) fail('total is below the number of listable encounters', `total ${body.total} with ${body.items.length} item(s) on the page; the profile says at least ${min}`);
-  });
-});
+check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TOTAL'], title: 'total counts every matching encounter, not just the page (at least the profile\'s list_min_total)', run: async (api, scope) => {
+  const min = scope.need(api.target.profile.resources?.list_min_total, 'resources.list_min_total');
+  const body = expectSuccess<{ total: number; items: unknown[] }>(await api.get(listTarget(), { shared: true }), 'listPublicEncounters');
+  if (body.total < min) fail('total is below the number of listable encounters', `total ${body.total} with ${body.items.length} item(s) on the page; the profile says at least ${min}`);
+} });
 
 // ---------------------------------------------------------------- organization scoping
 
-test('list-items-own-organization', async ({ check }) => {
-  await check({ id: 'list-items-own-organization', requirements: ['LIST-ORG-SCOPED', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'every listed encounter belongs to the caller\'s organization' }, async (api) => {
-    const org = await callerOrganization(api);
-    const walk = await walkWindow(api);
-    const foreign = walk.items.filter((i) => i.organization_id !== org).map((i) => `${i.encounter_id} (${i.organization_id})`);
-    if (foreign.length > 0) fail('the list contains encounters of another organization', `caller organization ${org}: ${sample(foreign)}`);
-  });
-});
+check({ id: 'list-items-own-organization', requirements: ['LIST-ORG-SCOPED', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'every listed encounter belongs to the caller\'s organization', run: async (api) => {
+  const org = await callerOrganization(api);
+  const walk = await walkWindow(api);
+  const foreign = walk.items.filter((i) => i.organization_id !== org).map((i) => `${i.encounter_id} (${i.organization_id})`);
+  if (foreign.length > 0) fail('the list contains encounters of another organization', `caller organization ${org}: ${sample(foreign)}`);
+} });
 
-test('list-excludes-other-org-encounter', async ({ check }) => {
-  await check({ id: 'list-excludes-other-org-encounter', requirements: ['LIST-ORG-SCOPED', 'ENC-OTHER-ORG-NOT-RETURNED'], title: 'the encounter of another organization is never listed' }, async (api) => {
-    const foreign = api.encounter('other_org_encounter');
-    const walk = await walkWindow(api);
-    if (walk.items.some((i) => i.encounter_id === foreign)) fail('the list contains the other organization\'s encounter', foreign);
-  });
-});
+check({ id: 'list-excludes-other-org-encounter', requirements: ['LIST-ORG-SCOPED', 'ENC-OTHER-ORG-NOT-RETURNED'], title: 'the encounter of another organization is never listed', run: async (api) => {
+  const foreign = api.encounter('other_org_encounter');
+  const walk = await walkWindow(api);
+  if (walk.items.some((i) => i.encounter_id === foreign)) fail('the list contains the other organization\'s encounter', foreign);
+} });
 
 // §4.2 states "Demo/training encounters ... are not returned" for the detail route only; whether the
 // list includes them is open (LIST-DEMO-TRAINING is unspecified), so what the target does is recorded
 // as informational. The walk itself still validates every page against the contract.
-test('list-excludes-demo-encounter', async ({ check }) => {
-  await check({ id: 'list-excludes-demo-encounter', requirements: ['LIST-DEMO-TRAINING'], title: 'whether the demo/training encounter is listed is recorded' }, async (api, scope) => {
-    const demo = api.encounter('demo_encounter');
-    const walk = await walkWindow(api);
-    const listed = walk.items.some((i) => i.encounter_id === demo);
-    scope.observe(listed ? 'the list includes the demo/training encounter (the detail route must refuse it)' : 'the list excludes the demo/training encounter');
-  });
-});
+check({ id: 'list-excludes-demo-encounter', requirements: ['LIST-DEMO-TRAINING'], title: 'whether the demo/training encounter is listed is recorded', run: async (api, scope) => {
+  const demo = api.encounter('demo_encounter');
+  const walk = await walkWindow(api);
+  const listed = walk.items.some((i) => i.encounter_id === demo);
+  scope.observe(listed ? 'the list includes the demo/training encounter (the detail route must refuse it)' : 'the list excludes the demo/training encounter');
+} });

@@ -17,7 +17,7 @@ import {
 import type { CheckScope, Exchange } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const OPENAPI_PATH = '/openapi/v1/openapi.json';
 const MAX_LISTED = 40;
@@ -93,18 +93,14 @@ async function servedDereferenced(doc: Json): Promise<Json> {
 type Body = (api: CheckApi, scope: CheckScope, doc: Json) => Promise<void> | void;
 
 function openapiCheck(id: string, requirements: string[], title: string, body: Body): void {
-  test(id, async ({ check }) => {
-    await check({ id, requirements, title }, async (api, scope) => body(api, scope, await served(api)));
-  });
+  check({ id, requirements, title, run: async (api, scope) => body(api, scope, await served(api)) });
 }
 
 // ---------------------------------------------------------------- served, version, validity
 
-test('openapi-served-as-json', async ({ check }) => {
-  await check({ id: 'openapi-served-as-json', requirements: ['OPENAPI-SERVED', 'OPENAPI-SERVED-AUTH'], title: 'GET /openapi/v1/openapi.json answers 200 with a JSON object under a JSON media type (application/json, parameters or a +json suffix allowed)' }, async (api, scope) => {
-    await served(api, (text) => scope.observe(text));
-  });
-});
+check({ id: 'openapi-served-as-json', requirements: ['OPENAPI-SERVED', 'OPENAPI-SERVED-AUTH'], title: 'GET /openapi/v1/openapi.json answers 200 with a JSON object under a JSON media type (application/json, parameters or a +json suffix allowed)', run: async (api, scope) => {
+  await served(api, (text) => scope.observe(text));
+} });
 
 openapiCheck('openapi-version-3-1-0', ['OPENAPI-3-1-0', 'OPENAPI-SERVED'], 'the served document declares openapi 3.1.0', (_api, _scope, doc) => {
   report('The served document is not OpenAPI 3.1.0', openapiVersionDiffs(doc));

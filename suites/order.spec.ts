@@ -14,7 +14,7 @@ import {
   type Stage, type StageFault,
 } from '../harness/stage-faults.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 interface PairCase { a: StageFault; b: StageFault }
 
@@ -64,15 +64,14 @@ for (const route of ROUTES) {
     const id = `order-${STAGE_NAME[a.stage]}-before-${STAGE_NAME[b.stage]}-${a.name}-${b.name}-${route.name}`;
     if (seen.has(id)) throw new Error(`duplicate order case ${id}`);
     seen.add(id);
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: requirementsFor(a, b),
-        title: `${route.name}: a request failing at stage ${a.stage} (${a.name}) and stage ${b.stage} (${b.name}) answers stage ${a.stage}'s ${a.reason}`,
-      }, async (api) => {
+    check({
+      id, requirements: requirementsFor(a, b),
+      title: `${route.name}: a request failing at stage ${a.stage} (${a.name}) and stage ${b.stage} (${b.name}) answers stage ${a.stage}'s ${a.reason}`,
+      run: async (api) => {
         const r = requestFor(api, route, { [a.stage]: a, [b.stage]: b } as Partial<Record<Stage, StageFault>>);
         const ex = await api.get(r.target, { as: r.as, faults: r.faults });
         expectError(ex, { reason: a.reason, field: a.field });
-      });
+      },
     });
   }
 }
@@ -122,14 +121,13 @@ for (const route of ROUTES) {
 }
 
 for (const c of OPEN_QUERY) {
-  test(c.id, async ({ check }) => {
-    await check({
-      id: c.id, requirements: c.requirements,
-      title: `${c.route.name}: ?${c.query} answers one of ${c.candidates.map((x) => `${x.reason}(${x.field})`).join(' / ')} (which one is open; recorded)`,
-    }, async (api, scope) => {
+  check({
+    id: c.id, requirements: c.requirements,
+    title: `${c.route.name}: ?${c.query} answers one of ${c.candidates.map((x) => `${x.reason}(${x.field})`).join(' / ')} (which one is open; recorded)`,
+    run: async (api, scope) => {
       const ex = await api.get(`${c.route.path(api)}?${c.query}`);
       const got = expectOneOf(ex, c.candidates);
       scope.observe(`?${c.query} answered ${got.reason} with field ${got.field}`);
-    });
+    },
   });
 }

@@ -14,7 +14,7 @@ import type { DocumentRole } from '../harness/profile.ts';
 import { inPool, mapPool, READS_IN_FLIGHT } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const seg = encodeURIComponent;
 const encounterPath = (e: string) => `/external/v1/encounters/${seg(e)}`;
@@ -61,58 +61,52 @@ async function scene(api: CheckApi): Promise<Scene> {
   return { details, owner, profileDocs };
 }
 
-test('ownership-detail-lists-profile-documents', async ({ check }) => {
-  await check({ id: 'ownership-detail-lists-profile-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'every encounter detail carries documents and lists every document the profile names under that encounter' }, async (api) => {
-    const { details, profileDocs } = await scene(api);
-    const problems: string[] = [];
-    // Every detail read must carry documents (§2.8), whether or not the profile names documents of it.
-    const absent = details.filter((d) => d.documents === undefined).map((d) => d.encounter_id);
-    let judged = 0;
-    for (const detail of details) {
-      const mine = profileDocs.filter((d) => d.encounter_id === detail.encounter_id);
-      if (mine.length === 0 || detail.documents === undefined) continue;
-      judged++;
-      const present = new Set(detail.documents.map((d) => d.document_id));
-      for (const d of mine) if (!present.has(d.document_id)) problems.push(`${d.role} ${d.document_id} is not in the detail of ${detail.encounter_id}`);
-    }
-    if (absent.length > 0) fail('an encounter detail has no documents property', `the detail of ${sample(absent)} carries no documents (§2.8: the detail includes its documents, [] when there are none; ENC-DETAIL-DOCUMENTS-PRESENT)${problems.length > 0 ? `; also: ${problems.join('; ')}` : ''}`);
-    if (problems.length > 0) fail('an encounter detail leaves out a document of that encounter', problems.join('; '));
-    if (judged === 0) throw new NotVerified('no encounter the profile names documents of has a detail the full key can read');
-  });
-});
+check({ id: 'ownership-detail-lists-profile-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'every encounter detail carries documents and lists every document the profile names under that encounter', run: async (api) => {
+  const { details, profileDocs } = await scene(api);
+  const problems: string[] = [];
+  // Every detail read must carry documents (§2.8), whether or not the profile names documents of it.
+  const absent = details.filter((d) => d.documents === undefined).map((d) => d.encounter_id);
+  let judged = 0;
+  for (const detail of details) {
+    const mine = profileDocs.filter((d) => d.encounter_id === detail.encounter_id);
+    if (mine.length === 0 || detail.documents === undefined) continue;
+    judged++;
+    const present = new Set(detail.documents.map((d) => d.document_id));
+    for (const d of mine) if (!present.has(d.document_id)) problems.push(`${d.role} ${d.document_id} is not in the detail of ${detail.encounter_id}`);
+  }
+  if (absent.length > 0) fail('an encounter detail has no documents property', `the detail of ${sample(absent)} carries no documents (§2.8: the detail includes its documents, [] when there are none; ENC-DETAIL-DOCUMENTS-PRESENT)${problems.length > 0 ? `; also: ${problems.join('; ')}` : ''}`);
+  if (problems.length > 0) fail('an encounter detail leaves out a document of that encounter', problems.join('; '));
+  if (judged === 0) throw new NotVerified('no encounter the profile names documents of has a detail the full key can read');
+} });
 
-test('ownership-detail-excludes-foreign-documents', async ({ check }) => {
-  await check({ id: 'ownership-detail-excludes-foreign-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'DOC-BELONGS-TO-ENCOUNTER', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'no encounter detail embeds a document that the profile or the list places under another encounter or organization' }, async (api) => {
-    const { details, owner } = await scene(api);
-    const problems: string[] = [];
-    for (const detail of details) {
-      for (const d of detail.documents ?? []) {
-        const home = owner.get(d.document_id);
-        if (home !== undefined && home !== detail.encounter_id) problems.push(`${d.document_id} (of ${home}) in the detail of ${detail.encounter_id}`);
-      }
+check({ id: 'ownership-detail-excludes-foreign-documents', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'FIELD-ENCOUNTER-DOCUMENTS', 'DOC-BELONGS-TO-ENCOUNTER', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'no encounter detail embeds a document that the profile or the list places under another encounter or organization', run: async (api) => {
+  const { details, owner } = await scene(api);
+  const problems: string[] = [];
+  for (const detail of details) {
+    for (const d of detail.documents ?? []) {
+      const home = owner.get(d.document_id);
+      if (home !== undefined && home !== detail.encounter_id) problems.push(`${d.document_id} (of ${home}) in the detail of ${detail.encounter_id}`);
     }
-    if (problems.length > 0) fail('an encounter detail embeds a document of another encounter', sample(problems));
-  });
-});
+  }
+  if (problems.length > 0) fail('an encounter detail embeds a document of another encounter', sample(problems));
+} });
 
-test('ownership-embedded-documents-resolve', async ({ check }) => {
-  await check({ id: 'ownership-embedded-documents-resolve', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'DOC-BELONGS-TO-ENCOUNTER', 'DOC-ERRORS'], title: 'every document embedded in an encounter detail resolves through the document route of that encounter (200 with both ids, or 400 unsupported_document_type)' }, async (api) => {
-    const { details } = await scene(api);
-    const problems: string[] = [];
-    const embedded = details.flatMap((detail) => (detail.documents ?? []).map((d) => ({ detail, d })));
-    const tried = embedded.length;
-    await inPool(embedded, READS_IN_FLIGHT, async ({ detail, d }) => {
-      const ex = await api.get(`${encounterPath(detail.encounter_id)}/documents/${seg(d.document_id)}`);
-      const body = expectDocumented(ex, 'getPublicEncounterDocument');
-      const status = ex.response!.status;
-      if (status === 200) {
-        const doc = (body as { document: { document_id?: unknown; encounter_id?: unknown } }).document;
-        if (doc.document_id !== d.document_id || doc.encounter_id !== detail.encounter_id) problems.push(`${d.document_id} under ${detail.encounter_id} answered ids ${JSON.stringify(doc.document_id)} / ${JSON.stringify(doc.encounter_id)}`);
-      } else if (!(status === 400 && (body as ErrorBody).reason_code === 'unsupported_document_type')) {
-        problems.push(`${d.document_id} (${d.schema_type}) under ${detail.encounter_id}: ${describe(ex)}`);
-      }
-    });
-    if (tried === 0) throw new NotVerified('no encounter detail the full key can read embeds a document');
-    if (problems.length > 0) fail('an embedded document does not resolve through the document route of its encounter', sample(problems, 4));
+check({ id: 'ownership-embedded-documents-resolve', requirements: ['ENC-DOCUMENTS-OF-ENCOUNTER', 'DOC-BELONGS-TO-ENCOUNTER', 'DOC-ERRORS'], title: 'every document embedded in an encounter detail resolves through the document route of that encounter (200 with both ids, or 400 unsupported_document_type)', run: async (api) => {
+  const { details } = await scene(api);
+  const problems: string[] = [];
+  const embedded = details.flatMap((detail) => (detail.documents ?? []).map((d) => ({ detail, d })));
+  const tried = embedded.length;
+  await inPool(embedded, READS_IN_FLIGHT, async ({ detail, d }) => {
+    const ex = await api.get(`${encounterPath(detail.encounter_id)}/documents/${seg(d.document_id)}`);
+    const body = expectDocumented(ex, 'getPublicEncounterDocument');
+    const status = ex.response!.status;
+    if (status === 200) {
+      const doc = (body as { document: { document_id?: unknown; encounter_id?: unknown } }).document;
+      if (doc.document_id !== d.document_id || doc.encounter_id !== detail.encounter_id) problems.push(`${d.document_id} under ${detail.encounter_id} answered ids ${JSON.stringify(doc.document_id)} / ${JSON.stringify(doc.encounter_id)}`);
+    } else if (!(status === 400 && (body as ErrorBody).reason_code === 'unsupported_document_type')) {
+      problems.push(`${d.document_id} (${d.schema_type}) under ${detail.encounter_id}: ${describe(ex)}`);
+    }
   });
-});
+  if (tried === 0) throw new NotVerified('no encounter detail the full key can read embeds a document');
+  if (problems.length > 0) fail('an embedded document does not resolve through the document route of its encounter', sample(problems, 4));
+} });

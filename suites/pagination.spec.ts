@@ -17,54 +17,47 @@ import {
   BOUNDS, CANONICAL_REQ, duplicateKeyId, NON_CANONICAL, nonCanonicalId, PARAMS, percentEncodedDigitId, rawSpaceId, REASON, REQ,
 } from './pagination.cases.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const get = (api: CheckApi, query: string) => api.get(query === '' ? LIST : `${LIST}?${query}`, { shared: true });
 
 // ---------------------------------------------------------------- bounds
 
 for (const b of BOUNDS) {
-  test(b.id, async ({ check }) => {
-    const title = b.accept
-      ? `${b.what} is accepted: 200 with ${b.param} echoed and a page that honours it`
-      : `${b.what} answers 422 ${REASON[b.param]} with field "${b.param}"`;
-    await check({ id: b.id, requirements: b.requirements, title }, async (api) => {
-      const ex = await get(api, b.query);
-      if (b.accept) expectPage(ex, b.accept);
-      else expectError(ex, { reason: REASON[b.param], field: b.param });
-    });
-  });
+  const title = b.accept
+    ? `${b.what} is accepted: 200 with ${b.param} echoed and a page that honours it`
+    : `${b.what} answers 422 ${REASON[b.param]} with field "${b.param}"`;
+  check({ id: b.id, requirements: b.requirements, title, run: async (api) => {
+    const ex = await get(api, b.query);
+    if (b.accept) expectPage(ex, b.accept);
+    else expectError(ex, { reason: REASON[b.param], field: b.param });
+  } });
 }
 
 // ---------------------------------------------------------------- defaults
 
-test('pagination-limit-default-50', async ({ check }) => {
-  await check({ id: 'pagination-limit-default-50', requirements: ['LIST-LIMIT-DEFAULT', 'LIMIT-LIMIT', 'FIELD-LIST-LIMIT', 'LIST-QUERY-OPTIONAL'], title: 'without limit the page uses the default 50: limit echoed 50 and at most 50 items' }, async (api) => {
-    expectPage(await get(api, ''), { limit: 50, offset: 0 });
-  });
-});
+check({ id: 'pagination-limit-default-50', requirements: ['LIST-LIMIT-DEFAULT', 'LIMIT-LIMIT', 'FIELD-LIST-LIMIT', 'LIST-QUERY-OPTIONAL'], title: 'without limit the page uses the default 50: limit echoed 50 and at most 50 items', run: async (api) => {
+  expectPage(await get(api, ''), { limit: 50, offset: 0 });
+} });
 
-test('pagination-offset-default-0', async ({ check }) => {
-  await check({ id: 'pagination-offset-default-0', requirements: ['LIST-OFFSET-DEFAULT', 'LIMIT-OFFSET', 'FIELD-LIST-OFFSET', 'LIST-QUERY-OPTIONAL'], title: 'without offset the page starts at the default 0: offset echoed 0' }, async (api) => {
-    const first = expectPage(await get(api, 'limit=3'), { limit: 3, offset: 0 });
-    // The default page is the page at offset 0: the same first items as an explicit offset=0.
-    const explicit = expectPage(await get(api, 'limit=3&offset=0'), { limit: 3, offset: 0 });
-    const a = first.items.map((i) => i.encounter_id).join(',');
-    const b = explicit.items.map((i) => i.encounter_id).join(',');
-    if (a !== b && first.total === explicit.total) fail('the page without offset is not the page at offset 0', `${a} vs ${b}`);
-  });
-});
+check({ id: 'pagination-offset-default-0', requirements: ['LIST-OFFSET-DEFAULT', 'LIMIT-OFFSET', 'FIELD-LIST-OFFSET', 'LIST-QUERY-OPTIONAL'], title: 'without offset the page starts at the default 0: offset echoed 0', run: async (api) => {
+  const first = expectPage(await get(api, 'limit=3'), { limit: 3, offset: 0 });
+  // The default page is the page at offset 0: the same first items as an explicit offset=0.
+  const explicit = expectPage(await get(api, 'limit=3&offset=0'), { limit: 3, offset: 0 });
+  const a = first.items.map((i) => i.encounter_id).join(',');
+  const b = explicit.items.map((i) => i.encounter_id).join(',');
+  if (a !== b && first.total === explicit.total) fail('the page without offset is not the page at offset 0', `${a} vs ${b}`);
+} });
 
 // ---------------------------------------------------------------- non-canonical text
 
 for (const param of PARAMS) {
   for (const c of NON_CANONICAL) {
     const id = nonCanonicalId(param, c.name);
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: [...CANONICAL_REQ, ...REQ[param]],
-        title: `${param} given as ${c.what} is not canonical decimal text: 422 ${REASON[param]} with field "${param}"`,
-      }, async (api, scope) => {
+    check({
+      id, requirements: [...CANONICAL_REQ, ...REQ[param]],
+      title: `${param} given as ${c.what} is not canonical decimal text: 422 ${REASON[param]} with field "${param}"`,
+      run: async (api, scope) => {
         const ex = await get(api, `${param}${c.raw}`);
         const alt = c.alternative;
         if (alt && ex.response?.status === 400) {
@@ -75,20 +68,19 @@ for (const param of PARAMS) {
           }
         }
         expectError(ex, { reason: REASON[param], field: param });
-      });
+      },
     });
   }
 
   // `%31` decodes to "1": the decoded text is canonical, so the request is limit=1 (offset=1).
   const encodedId = percentEncodedDigitId(param);
-  test(encodedId, async ({ check }) => {
-    await check({
-      id: encodedId, requirements: [...CANONICAL_REQ, param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE'],
-      title: `${param}=%31 is the canonical text "1" after percent-decoding: 200 with ${param} echoed 1`,
-    }, async (api) => {
+  check({
+    id: encodedId, requirements: [...CANONICAL_REQ, param === 'limit' ? 'LIST-LIMIT-RANGE' : 'LIST-OFFSET-RANGE'],
+    title: `${param}=%31 is the canonical text "1" after percent-decoding: 200 with ${param} echoed 1`,
+    run: async (api) => {
       const ex = await get(api, param === 'limit' ? 'limit=%31' : 'offset=%31&limit=2');
       expectPage(ex, param === 'limit' ? { limit: 1, offset: 0 } : { limit: 2, offset: 1 });
-    });
+    },
   });
 
   // A raw space cannot be part of an HTTP/1.1 request-target (RFC 9112 §3.2): the request line itself is
@@ -97,11 +89,10 @@ for (const param of PARAMS) {
   // documented body → pass; a 400 (HTTP-level refusal, body not governed by §7) → informational, recorded;
   // a 2xx or any other status → fail.
   const spaceId = rawSpaceId(param);
-  test(spaceId, async ({ check }) => {
-    await check({
-      id: spaceId, requirements: [...CANONICAL_REQ, ...REQ[param]],
-      title: `${param} with a raw space before the digit (${param}= 1) is never accepted as a valid ${param}`,
-    }, async (api, scope) => {
+  check({
+    id: spaceId, requirements: [...CANONICAL_REQ, ...REQ[param]],
+    title: `${param} with a raw space before the digit (${param}= 1) is never accepted as a valid ${param}`,
+    run: async (api, scope) => {
       const ex = await get(api, `${param}= 1`);
       const status = ex.response?.status;
       if (status === 400) {
@@ -117,18 +108,17 @@ for (const param of PARAMS) {
       }
       if (status !== undefined && status >= 200 && status < 300) fail(`a raw space in ${param} was accepted`, describe(ex));
       expectError(ex, { reason: REASON[param], field: param });
-    });
+    },
   });
 
   // Duplicate keys are not addressed by the spec (LIST-DUPLICATE-KEYS): the outcome is recorded, but it
   // must still be a documented answer that honours the request: 200 with one of the given values, or the
   // parameter's 422 (or 400 unsupported_filter naming it).
   const dupId = duplicateKeyId(param);
-  test(dupId, async ({ check }) => {
-    await check({
-      id: dupId, requirements: ['LIST-DUPLICATE-KEYS', 'LIST-ERRORS'],
-      title: `${param} given twice gets a documented answer (200 honouring one value, or a ${param} error); outcome recorded`,
-    }, async (api, scope) => {
+  check({
+    id: dupId, requirements: ['LIST-DUPLICATE-KEYS', 'LIST-ERRORS'],
+    title: `${param} given twice gets a documented answer (200 honouring one value, or a ${param} error); outcome recorded`,
+    run: async (api, scope) => {
       const values = param === 'limit' ? [1, 2] : [0, 1];
       const ex = await get(api, param === 'limit' ? 'limit=1&limit=2' : 'offset=0&offset=1&limit=2');
       const status = ex.response?.status;
@@ -147,6 +137,6 @@ for (const param of PARAMS) {
       }
       expectError(ex, { reason: REASON[param], field: param });
       scope.observe(`422 ${REASON[param]} with field "${param}"`);
-    });
+    },
   });
 }

@@ -25,7 +25,7 @@ import {
   type BoundCase, type DateParam, type SpelledBound, type ValueEncoding,
 } from './query-grammar.cases.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const LIST = '/external/v1/encounters';
 /** Items per page of a bound's two halves: the first items of each are the ones nearest the bound. */
@@ -125,14 +125,13 @@ async function boundsOf(api: CheckApi, c: BoundCase): Promise<SpelledBound[]> {
 for (const param of DATE_PARAMS) {
   for (const c of NOT_DATE_TIMES) {
     const id = notDateTimeId(param, c.name);
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: ['LIST-DATETIME-TZ-AWARE', 'COND-INVALID-QUERY-DATE', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD'],
-        title: `${param} given ${c.what} is not a timezone-aware ISO 8601 date-time (${c.why}): 422 invalid_query with field "${param}" [${CLAUSES.notDateTime}]`,
-      }, async (api) => {
+    check({
+      id, requirements: ['LIST-DATETIME-TZ-AWARE', 'COND-INVALID-QUERY-DATE', 'ERR-422-CATEGORY', 'ERR-FIELD-FIELD'],
+      title: `${param} given ${c.what} is not a timezone-aware ISO 8601 date-time (${c.why}): 422 invalid_query with field "${param}" [${CLAUSES.notDateTime}]`,
+      run: async (api) => {
         const raw = c.raw ?? `=${encodeValue(c.value!)}`;
         expectError(await api.get(`${LIST}?${param}${raw}`), { reason: 'invalid_query', field: param });
-      });
+      },
     });
   }
 }
@@ -152,22 +151,20 @@ for (const c of BOUND_CASES) {
     fraction: `${c.what}: when accepted, compared at every digit (a refusal with 422 invalid_query is recorded) [${CLAUSES.fraction}]`,
     open: `${c.what}: refused with 422 invalid_query or accepted as the instant ISO 8601 gives it, recorded; accepted as another instant fails [${CLAUSES.open}]`,
   }[c.kind];
-  test(id, async ({ check }) => {
-    await check({ id, requirements: BOUND_REQ[c.kind], title }, async (api, scope) => {
-      const bounds = await boundsOf(api, c);
-      const splits: Split[] = [];
-      for (const b of bounds) splits.push(await splitAt(api, scope, b, c.kind, (c as BoundCase).encoding));
-      const texts = bounds.map((b) => JSON.stringify(b.text)).join(' and ');
-      if (splits.some((x) => x.refused) && splits.some((x) => !x.refused)) fail('the same spelling is accepted for one instant and refused for another', texts);
-      if (splits.every((x) => x.refused)) {
-        scope.observe(`${texts} refused as start_at and as end_at with 422 invalid_query (${c.kind === 'fraction' ? 'how many fraction digits are accepted is open' : 'the spelling is open'}: LIST-DATETIME-FORMAT-DETAILS)`);
-        return;
-      }
-      const problems = splits.flatMap((x) => (x.refused ? [] : x.problems));
-      if (problems.length > 0) fail(c.kind === 'valid' ? 'the bound is not compared as the instant it names' : `${texts} accepted but read as another instant`, problems.join('; '));
-      if (c.kind === 'open') scope.observe(`${texts} accepted and compared as ${bounds.map(show).join(' and ')}`);
-    });
-  });
+  check({ id, requirements: BOUND_REQ[c.kind], title, run: async (api, scope) => {
+    const bounds = await boundsOf(api, c);
+    const splits: Split[] = [];
+    for (const b of bounds) splits.push(await splitAt(api, scope, b, c.kind, (c as BoundCase).encoding));
+    const texts = bounds.map((b) => JSON.stringify(b.text)).join(' and ');
+    if (splits.some((x) => x.refused) && splits.some((x) => !x.refused)) fail('the same spelling is accepted for one instant and refused for another', texts);
+    if (splits.every((x) => x.refused)) {
+      scope.observe(`${texts} refused as start_at and as end_at with 422 invalid_query (${c.kind === 'fraction' ? 'how many fraction digits are accepted is open' : 'the spelling is open'}: LIST-DATETIME-FORMAT-DETAILS)`);
+      return;
+    }
+    const problems = splits.flatMap((x) => (x.refused ? [] : x.problems));
+    if (problems.length > 0) fail(c.kind === 'valid' ? 'the bound is not compared as the instant it names' : `${texts} accepted but read as another instant`, problems.join('; '));
+    if (c.kind === 'open') scope.observe(`${texts} accepted and compared as ${bounds.map(show).join(' and ')}`);
+  } });
 }
 
 // ---------------------------------------------------------------- start_at and end_at together
@@ -180,43 +177,41 @@ for (const c of WINDOW_CASES) {
   const title = c.kind === 'equal'
     ? `${c.what}: start_at is not earlier than end_at, so the request is refused with a documented 4xx (reason recorded) [${CLAUSES.window}]`
     : `${c.what}: accepted, and lists exactly the encounters created in [start_at, end_at), the encounter created at start_at among them${c.kind === 'fraction' ? ' (a refusal of the digits themselves is recorded)' : ''} [${CLAUSES.window}]`;
-  test(id, async ({ check }) => {
-    await check({ id, requirements, title }, async (api, scope) => {
-      const first = await newest(api);
-      const w = c.spell(first.x);
-      const q = `start_at=${encodeValue(w.start.text)}&end_at=${encodeValue(w.end.text)}`;
-      const ex = await api.get(`${LIST}?${q}&limit=${WINDOW_PAGE}`);
-      const status = ex.response?.status ?? 0;
-      if (c.kind === 'equal') {
-        const body = expectDocumented(ex, 'listPublicEncounters');
-        if (status < 400 || status > 499) fail('start_at equal to end_at (the same instant in two offsets) was not refused', describe(ex));
-        const e = body as ErrorBody;
-        scope.note(`answered ${status} ${e.reason_code} with field ${JSON.stringify(e.field)} (the reason is not shown in §4.1)`);
-        return;
+  check({ id, requirements, title, run: async (api, scope) => {
+    const first = await newest(api);
+    const w = c.spell(first.x);
+    const q = `start_at=${encodeValue(w.start.text)}&end_at=${encodeValue(w.end.text)}`;
+    const ex = await api.get(`${LIST}?${q}&limit=${WINDOW_PAGE}`);
+    const status = ex.response?.status ?? 0;
+    if (c.kind === 'equal') {
+      const body = expectDocumented(ex, 'listPublicEncounters');
+      if (status < 400 || status > 499) fail('start_at equal to end_at (the same instant in two offsets) was not refused', describe(ex));
+      const e = body as ErrorBody;
+      scope.note(`answered ${status} ${e.reason_code} with field ${JSON.stringify(e.field)} (the reason is not shown in §4.1)`);
+      return;
+    }
+    if (status !== 200 && c.kind === 'fraction' && status >= 400 && status < 500) {
+      expectDocumented(ex, 'listPublicEncounters');
+      // Refused: for its digits (open), or as if start_at were not earlier than end_at (a defect)?
+      const alone = await Promise.all([w.start, w.end].map((b, k) => api.get(`${LIST}?${k === 0 ? 'start_at' : 'end_at'}=${encodeValue(b.text)}&limit=1`)));
+      if (alone.every((a) => a.response?.status === 200)) {
+        fail('start_at earlier than end_at by one nanosecond is refused, though each bound alone is accepted', `${describe(ex)}: start_at ${show(w.start)}, end_at ${show(w.end)}`);
       }
-      if (status !== 200 && c.kind === 'fraction' && status >= 400 && status < 500) {
-        expectDocumented(ex, 'listPublicEncounters');
-        // Refused: for its digits (open), or as if start_at were not earlier than end_at (a defect)?
-        const alone = await Promise.all([w.start, w.end].map((b, k) => api.get(`${LIST}?${k === 0 ? 'start_at' : 'end_at'}=${encodeValue(b.text)}&limit=1`)));
-        if (alone.every((a) => a.response?.status === 200)) {
-          fail('start_at earlier than end_at by one nanosecond is refused, though each bound alone is accepted', `${describe(ex)}: start_at ${show(w.start)}, end_at ${show(w.end)}`);
-        }
-        scope.observe(`nine fraction digits are refused (${alone.map((a) => a.response?.status).join(', ')} for the bounds alone): how many digits are accepted is open`);
-        return;
+      scope.observe(`nine fraction digits are refused (${alone.map((a) => a.response?.status).join(', ')} for the bounds alone): how many digits are accepted is open`);
+      return;
+    }
+    if (status !== 200) fail(`a valid window was not accepted`, describe(ex));
+    const body = expectSuccess<ListBody>(ex, 'listPublicEncounters');
+    const outside = body.items.filter((i) => compareInstants(createdAt(i), w.start.lo) < 0 || compareInstants(createdAt(i), w.end.hi) >= 0);
+    if (outside.length > 0) fail('the window lists encounters outside [start_at, end_at)', `${outside.map((i) => `${i.encounter_id} created ${i.created_at}`).join(', ')} for [${show(w.start)}, ${show(w.end)})`);
+    if (!body.items.some((i) => i.encounter_id === first.item.encounter_id) && body.total <= WINDOW_PAGE) {
+      const still = await list(api, 'sort_order=desc&limit=1');
+      if (still.items[0]?.encounter_id === first.item.encounter_id) {
+        fail('the window leaves out the encounter created inside it', `${first.item.encounter_id} created ${first.item.created_at} is not listed for [${w.start.text}, ${w.end.text}) (${body.total} listed)`);
       }
-      if (status !== 200) fail(`a valid window was not accepted`, describe(ex));
-      const body = expectSuccess<ListBody>(ex, 'listPublicEncounters');
-      const outside = body.items.filter((i) => compareInstants(createdAt(i), w.start.lo) < 0 || compareInstants(createdAt(i), w.end.hi) >= 0);
-      if (outside.length > 0) fail('the window lists encounters outside [start_at, end_at)', `${outside.map((i) => `${i.encounter_id} created ${i.created_at}`).join(', ')} for [${show(w.start)}, ${show(w.end)})`);
-      if (!body.items.some((i) => i.encounter_id === first.item.encounter_id) && body.total <= WINDOW_PAGE) {
-        const still = await list(api, 'sort_order=desc&limit=1');
-        if (still.items[0]?.encounter_id === first.item.encounter_id) {
-          fail('the window leaves out the encounter created inside it', `${first.item.encounter_id} created ${first.item.created_at} is not listed for [${w.start.text}, ${w.end.text}) (${body.total} listed)`);
-        }
-        scope.observe(`the newest encounter changed during the check (${first.item.encounter_id} → ${still.items[0]?.encounter_id ?? 'none'}): its place in the window was not judged`);
-      }
-    });
-  });
+      scope.observe(`the newest encounter changed during the check (${first.item.encounter_id} → ${still.items[0]?.encounter_id ?? 'none'}): its place in the window was not judged`);
+    }
+  } });
 }
 
 // ---------------------------------------------------------------- limit, offset and sort_order with stray characters
@@ -227,36 +222,33 @@ const INT_REQ = { limit: 'COND-INVALID-LIMIT', offset: 'COND-INVALID-OFFSET' } a
 for (const param of INT_PARAMS) {
   for (const c of INTEGER_STRAYS) {
     const id = integerStrayId(param, c.name);
-    test(id, async ({ check }) => {
-      await check({
-        id, requirements: ['LIST-CANONICAL-INTEGERS', 'LIMIT-CANONICAL-INTEGERS', INT_REQ[param], 'ERR-FIELD-FIELD'],
-        title: `${param}=${c.raw}, ${c.what}, is not canonical decimal text: 422 ${INT_REASON[param]} with field "${param}" [${CLAUSES.integer}]`,
-      }, async (api) => {
+    check({
+      id, requirements: ['LIST-CANONICAL-INTEGERS', 'LIMIT-CANONICAL-INTEGERS', INT_REQ[param], 'ERR-FIELD-FIELD'],
+      title: `${param}=${c.raw}, ${c.what}, is not canonical decimal text: 422 ${INT_REASON[param]} with field "${param}" [${CLAUSES.integer}]`,
+      run: async (api) => {
         expectError(await api.get(`${LIST}?${param}=${c.raw}`), { reason: INT_REASON[param], field: param });
-      });
+      },
     });
   }
 }
 
 for (const c of SORT_STRAYS) {
   const id = sortStrayId(c.name);
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['LIST-SORT-ORDER-ENUM', 'COND-INVALID-SORT', 'ERR-FIELD-FIELD'],
-      title: `sort_order=${c.raw}, ${c.what}, is neither asc nor desc: 422 invalid_sort with field "sort_order" [${CLAUSES.sort}]`,
-    }, async (api) => {
+  check({
+    id, requirements: ['LIST-SORT-ORDER-ENUM', 'COND-INVALID-SORT', 'ERR-FIELD-FIELD'],
+    title: `sort_order=${c.raw}, ${c.what}, is neither asc nor desc: 422 invalid_sort with field "sort_order" [${CLAUSES.sort}]`,
+    run: async (api) => {
       expectError(await api.get(`${LIST}?sort_order=${c.raw}`), { reason: 'invalid_sort', field: 'sort_order' });
-    });
+    },
   });
 }
 
 for (const c of SORT_ENCODED) {
   const id = sortEncodedId(c.name);
-  test(id, async ({ check }) => {
-    await check({
-      id, requirements: ['LIST-SORT-ORDER-ENUM', 'LIST-ORDERING-CREATED-AT'],
-      title: `sort_order=${c.raw} is "${c.value}" once percent-decoded: accepted, the same page as sort_order=${c.value} [${CLAUSES.sort}]`,
-    }, async (api, scope) => {
+  check({
+    id, requirements: ['LIST-SORT-ORDER-ENUM', 'LIST-ORDERING-CREATED-AT'],
+    title: `sort_order=${c.raw} is "${c.value}" once percent-decoded: accepted, the same page as sort_order=${c.value} [${CLAUSES.sort}]`,
+    run: async (api, scope) => {
       const encoded = await list(api, `sort_order=${c.raw}&limit=${PAGE}`);
       const plain = await list(api, `sort_order=${c.value}&limit=${PAGE}`);
       const ids = (b: ListBody) => b.items.map((i) => i.encounter_id).join(', ');
@@ -266,7 +258,7 @@ for (const c of SORT_ENCODED) {
         return;
       }
       fail(`sort_order=${c.raw} gives another page than sort_order=${c.value}`, `${ids(encoded)} vs ${ids(plain)}`);
-    });
+    },
   });
 }
 
@@ -278,36 +270,34 @@ for (const c of EMPTY_QUERIES) {
   const title = c.kind === 'must'
     ? `${c.what} holds no query key: answered as the plain request (200, the same resource or the default page) [${CLAUSES.emptyQuery}]`
     : `${c.what}: whether an empty pair is a key is not settled; a documented answer is required (200 honouring the other parameters, or 400 unsupported_filter), and recorded [${CLAUSES.emptyQuery}]`;
-  test(id, async ({ check }) => {
-    await check({ id, requirements, title }, async (api, scope) => {
-      if (c.route === 'encounter') {
-        const enc = api.encounter('own_encounter');
-        const body = expectSuccess<{ encounter: { encounter_id: string } }>(await api.get(`${LIST}/${plainSegment(enc)}${c.query}`), 'getPublicEncounter');
-        if (body.encounter.encounter_id !== enc) fail('another encounter was answered', `${body.encounter.encounter_id}, not ${enc}`);
-        return;
-      }
-      if (c.route === 'document') {
-        const d = api.document('clinical_document');
-        const body = expectSuccess<{ document: { document_id: string } }>(await api.get(`${LIST}/${plainSegment(d.encounter_id)}/documents/${plainSegment(d.document_id)}${c.query}`), 'getPublicEncounterDocument');
-        if (body.document.document_id !== d.document_id) fail('another document was answered', `${body.document.document_id}, not ${d.document_id}`);
-        return;
-      }
-      const ex = await api.get(`${LIST}${c.query}`);
-      const want = c.name === 'list-empty-pairs-around-limit' ? { limit: 5, offset: 0 } : { limit: 50, offset: 0 };
-      if (c.kind === 'must') {
-        expectPage(ex, want);
-        return;
-      }
-      if (ex.response?.status === 400) {
-        const body = expectDocumented(ex, 'listPublicEncounters') as ErrorBody;
-        if (body.reason_code !== 'unsupported_filter') fail(`${c.query} answered 400 ${body.reason_code}`, describe(ex));
-        scope.observe(`400 unsupported_filter with field ${JSON.stringify(body.field)}: an empty pair is read as a key`);
-        return;
-      }
+  check({ id, requirements, title, run: async (api, scope) => {
+    if (c.route === 'encounter') {
+      const enc = api.encounter('own_encounter');
+      const body = expectSuccess<{ encounter: { encounter_id: string } }>(await api.get(`${LIST}/${plainSegment(enc)}${c.query}`), 'getPublicEncounter');
+      if (body.encounter.encounter_id !== enc) fail('another encounter was answered', `${body.encounter.encounter_id}, not ${enc}`);
+      return;
+    }
+    if (c.route === 'document') {
+      const d = api.document('clinical_document');
+      const body = expectSuccess<{ document: { document_id: string } }>(await api.get(`${LIST}/${plainSegment(d.encounter_id)}/documents/${plainSegment(d.document_id)}${c.query}`), 'getPublicEncounterDocument');
+      if (body.document.document_id !== d.document_id) fail('another document was answered', `${body.document.document_id}, not ${d.document_id}`);
+      return;
+    }
+    const ex = await api.get(`${LIST}${c.query}`);
+    const want = c.name === 'list-empty-pairs-around-limit' ? { limit: 5, offset: 0 } : { limit: 50, offset: 0 };
+    if (c.kind === 'must') {
       expectPage(ex, want);
-      scope.observe(`200 with limit ${want.limit}: empty pairs are skipped`);
-    });
-  });
+      return;
+    }
+    if (ex.response?.status === 400) {
+      const body = expectDocumented(ex, 'listPublicEncounters') as ErrorBody;
+      if (body.reason_code !== 'unsupported_filter') fail(`${c.query} answered 400 ${body.reason_code}`, describe(ex));
+      scope.observe(`400 unsupported_filter with field ${JSON.stringify(body.field)}: an empty pair is read as a key`);
+      return;
+    }
+    expectPage(ex, want);
+    scope.observe(`200 with limit ${want.limit}: empty pairs are skipped`);
+  } });
 }
 
 // ---------------------------------------------------------------- path ids in equivalent encodings
@@ -343,22 +333,20 @@ for (const route of ID_ROUTES) {
     const id = idEncodingId(route, enc.name);
     const op = route === 'encounter' ? 'getPublicEncounter' : 'getPublicEncounterDocument';
     const requirements = route === 'encounter' ? ['ENC-PATH-PARAM', 'ENC-PATH', 'CONTRACT-OPAQUE-IDS'] : ['DOC-PATH-PARAMS', 'DOC-PATH', 'CONTRACT-OPAQUE-IDS'];
-    test(id, async ({ check }) => {
-      await check({ id, requirements, title: `the profile's ${IDENTITY[route].label} path with ${enc.what} names the same resource: 200 with the same ${route} [${CLAUSES.pathId}]` }, async (api, scope) => {
-        const r = IDENTITY[route];
-        const ids = r.ids(api);
-        const plainEx = await r.get(api, plainSegment);
-        if (plainEx.response?.status !== 200) throw new NotVerified(`the ${route} with its ids encoded the usual way does not answer 200 (${describe(plainEx)}): there is no resource to compare with`);
-        const plain = expectSuccess(plainEx, op);
-        if (!ids.some((x) => enc.applies(x))) {
-          scope.observe(`no id of ${r.label} has a form ${enc.what} that differs from the usual one: nothing to compare`);
-          return;
-        }
-        const other = await r.get(api, enc.encode);
-        if (other.response?.status !== 200) fail(`the ${route} path with ${enc.what} does not name the ${route}`, describe(other));
-        const diff = r.same(expectSuccess(other, op), plain);
-        if (diff) fail(`the ${route} path with ${enc.what} names another ${route}`, diff);
-      });
-    });
+    check({ id, requirements, title: `the profile's ${IDENTITY[route].label} path with ${enc.what} names the same resource: 200 with the same ${route} [${CLAUSES.pathId}]`, run: async (api, scope) => {
+      const r = IDENTITY[route];
+      const ids = r.ids(api);
+      const plainEx = await r.get(api, plainSegment);
+      if (plainEx.response?.status !== 200) throw new NotVerified(`the ${route} with its ids encoded the usual way does not answer 200 (${describe(plainEx)}): there is no resource to compare with`);
+      const plain = expectSuccess(plainEx, op);
+      if (!ids.some((x) => enc.applies(x))) {
+        scope.observe(`no id of ${r.label} has a form ${enc.what} that differs from the usual one: nothing to compare`);
+        return;
+      }
+      const other = await r.get(api, enc.encode);
+      if (other.response?.status !== 200) fail(`the ${route} path with ${enc.what} does not name the ${route}`, describe(other));
+      const diff = r.same(expectSuccess(other, op), plain);
+      if (diff) fail(`the ${route} path with ${enc.what} names another ${route}`, diff);
+    } });
   }
 }

@@ -11,7 +11,7 @@ import type { OperationId } from '../harness/contract.ts';
 import type { CredentialRole, DocumentRole } from '../harness/profile.ts';
 import type { CheckApi } from '../harness/target.ts';
 
-const test = suite(import.meta.filename);
+const check = suite(import.meta.filename);
 
 const seg = encodeURIComponent;
 const enc = (e: string) => `/external/v1/encounters/${seg(e)}`;
@@ -36,17 +36,15 @@ const SUCCESS: SuccessCase[] = [
 
 for (const c of SUCCESS) {
   const id = `schema-success-${c.name}-closed-json`;
-  test(id, async ({ check }) => {
-    await check({ id, requirements: ['CONTRACT-CLOSED-RESPONSES', 'CONTRACT-JSON-RESPONSES', ...c.requirements], title: `${c.name}: the happy path answers 200 application/json with a body valid against its closed schema` }, async (api) => {
-      const ex = await api.get(c.target(api));
-      if (c.operationId === 'getPublicEncounterDocumentAudio') {
-        // The audio URL is a secret for output purposes: register it before anything can print it.
-        const m = /"audio_url"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(ex.response?.body ?? '');
-        if (m) registerSecret(JSON.parse(`"${m[1]}"`) as string);
-      }
-      expectSuccess(ex, c.operationId);
-    });
-  });
+  check({ id, requirements: ['CONTRACT-CLOSED-RESPONSES', 'CONTRACT-JSON-RESPONSES', ...c.requirements], title: `${c.name}: the happy path answers 200 application/json with a body valid against its closed schema`, run: async (api) => {
+    const ex = await api.get(c.target(api));
+    if (c.operationId === 'getPublicEncounterDocumentAudio') {
+      // The audio URL is a secret for output purposes: register it before anything can print it.
+      const m = /"audio_url"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(ex.response?.body ?? '');
+      if (m) registerSecret(JSON.parse(`"${m[1]}"`) as string);
+    }
+    expectSuccess(ex, c.operationId);
+  } });
 }
 
 interface ErrorCase {
@@ -76,11 +74,9 @@ const ERRORS: ErrorCase[] = [
 
 for (const c of ERRORS) {
   const id = `schema-error-${c.reason.replaceAll('_', '-')}-closed-json`;
-  test(id, async ({ check }) => {
-    await check({ id, requirements: ['ERR-FIELD-MESSAGE', 'ERR-BODY-FIELDS', 'ERR-BODY-ON-FAILURE', 'OPENAPI-SCHEMA-ERROR', 'CONTRACT-CLOSED-RESPONSES'], title: `${c.reason}: the error answers application/json with a body valid against the closed PublicApiErrorResponse` }, async (api, scope) => {
-      const ex = await api.get(c.target(api), { as: c.as ?? 'full' });
-      if (c.open) expectErrorOrOpen(ex, { reason: c.reason, field: c.field }, c.open, (t) => scope.observe(t));
-      else expectError(ex, { reason: c.reason, field: c.field });
-    });
-  });
+  check({ id, requirements: ['ERR-FIELD-MESSAGE', 'ERR-BODY-FIELDS', 'ERR-BODY-ON-FAILURE', 'OPENAPI-SCHEMA-ERROR', 'CONTRACT-CLOSED-RESPONSES'], title: `${c.reason}: the error answers application/json with a body valid against the closed PublicApiErrorResponse`, run: async (api, scope) => {
+    const ex = await api.get(c.target(api), { as: c.as ?? 'full' });
+    if (c.open) expectErrorOrOpen(ex, { reason: c.reason, field: c.field }, c.open, (t) => scope.observe(t));
+    else expectError(ex, { reason: c.reason, field: c.field });
+  } });
 }

@@ -15,7 +15,7 @@ import { deliveryNotActivated, headerWordOf, missingSenderSetting, signingSecret
 import { DEPLOYMENT_CASES, SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 import { Deployment } from '../harness/webhook/deployment.ts';
 
-const test = suite(import.meta.filename, { capture: true, inFlight: 64, waits: true });
+const check = suite(import.meta.filename, { capture: true, inFlight: 64, waits: true });
 
 /** Headers for the control routes: the profile's request headers, plus the switchboard token if they lack it. */
 function controlHeaders(profile: { requestHeaders?: Record<string, string>; faults?: Record<string, { headers: Record<string, string> } | undefined> }): Record<string, string> {
@@ -89,46 +89,43 @@ function deploymentBudgetMs(profile: Profile): number {
 }
 
 for (const c of casesOfRun()) {
-  test(c.def.id, async ({ check, capture }, testInfo) => {
-    // `check` runs the body once, or once per mutant in the meta-suite (api.target then carries its switchboard headers).
-    await check(c.def, async (api, scope) => {
-      const profile = api.target.profile;
-      const missing = missingSenderSetting(profile);
-      if (missing) scope.need(undefined, missing);
-      const apiKeys = (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k));
-      const rest = api.target.key('full') ? (target: string) => api.get(target) : undefined;
-      if (!profile.webhook?.sandboxControlUrl && profile.webhook?.sender) {
-        // A deployment: its subscription delivers to the harness's listener; its trigger (or its team) causes events.
-        const secret = scope.need(signingSecret(profile), 'webhook.signingSecretEnv (the secret the deployment signs its deliveries with)');
-        const document = profile.resources?.ambient_transcript_with_audio;
-        testInfo.setTimeout(Math.max(testInfo.timeout, deploymentBudgetMs(profile)));
-        const d = await deploymentFor(profile, headerWordOf(profile), document);
-        const ctx = new SenderContext({
-          capture: d.capture, deployment: d, secret, document: document ?? { encounter_id: '', document_id: '' }, documentKnown: document !== undefined,
-          waitMs: d.waitMs, observeMs: d.observeMs, apiKeys, rest, headerWord: headerWordOf(profile),
-        });
-        await c.run(ctx, scope);
-        return;
-      }
-      const controlUrl = scope.need(profile.webhook?.sandboxControlUrl, 'webhook.sandboxControlUrl (a way to make the service produce events; outbound delivery is planned_not_generally_available)');
-      const document = scope.need(profile.resources?.ambient_transcript_with_audio, 'resources.ambient_transcript_with_audio (a document with a finalized transcript)');
+  check.declared(c.def, async (api, scope, { capture, testInfo }) => {
+    const profile = api.target.profile;
+    const missing = missingSenderSetting(profile);
+    if (missing) scope.need(undefined, missing);
+    const apiKeys = (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k));
+    const rest = api.target.key('full') ? (target: string) => api.get(target) : undefined;
+    if (!profile.webhook?.sandboxControlUrl && profile.webhook?.sender) {
+      // A deployment: its subscription delivers to the harness's listener; its trigger (or its team) causes events.
+      const secret = scope.need(signingSecret(profile), 'webhook.signingSecretEnv (the secret the deployment signs its deliveries with)');
+      const document = profile.resources?.ambient_transcript_with_audio;
+      testInfo.setTimeout(Math.max(testInfo.timeout, deploymentBudgetMs(profile)));
+      const d = await deploymentFor(profile, headerWordOf(profile), document);
       const ctx = new SenderContext({
-        capture,
-        control: new SandboxControl({ baseUrl: controlUrl, headers: controlHeaders(profile), timeoutMs: profile.timeouts?.requestMs }),
-        document,
-        backoffMs: BACKOFF_MS,
-        senderTimeoutMs: SENDER_TIMEOUT_MS,
-        maxAttempts: 3,
-        waitMs: 5_000,
-        observeMs: OBSERVE_MS,
-        // The word of the deployment's §6.2 header names (webhook.headerWord, default Service).
-        headerWord: headerWordOf(profile),
-        // Every API key of the profile: a delivery must carry none (webhook-sender-no-api-key).
-        apiKeys,
-        // Follow-up fetches with the receiver's key: the profile's full key (absent → those checks are not_verified).
-        rest,
+        capture: d.capture, deployment: d, secret, document: document ?? { encounter_id: '', document_id: '' }, documentKnown: document !== undefined,
+        waitMs: d.waitMs, observeMs: d.observeMs, apiKeys, rest, headerWord: headerWordOf(profile),
       });
       await c.run(ctx, scope);
+      return;
+    }
+    const controlUrl = scope.need(profile.webhook?.sandboxControlUrl, 'webhook.sandboxControlUrl (a way to make the service produce events; outbound delivery is planned_not_generally_available)');
+    const document = scope.need(profile.resources?.ambient_transcript_with_audio, 'resources.ambient_transcript_with_audio (a document with a finalized transcript)');
+    const ctx = new SenderContext({
+      capture,
+      control: new SandboxControl({ baseUrl: controlUrl, headers: controlHeaders(profile), timeoutMs: profile.timeouts?.requestMs }),
+      document,
+      backoffMs: BACKOFF_MS,
+      senderTimeoutMs: SENDER_TIMEOUT_MS,
+      maxAttempts: 3,
+      waitMs: 5_000,
+      observeMs: OBSERVE_MS,
+      // The word of the deployment's §6.2 header names (webhook.headerWord, default Service).
+      headerWord: headerWordOf(profile),
+      // Every API key of the profile: a delivery must carry none (webhook-sender-no-api-key).
+      apiKeys,
+      // Follow-up fetches with the receiver's key: the profile's full key (absent → those checks are not_verified).
+      rest,
     });
+    await c.run(ctx, scope);
   });
 }

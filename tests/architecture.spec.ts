@@ -7,14 +7,15 @@
 // Inside a top folder no import circle (STYLE §13.6: shared types move to a lower module), and no file of
 // reference-impl/ names a mutant or a variant (the reference runs the rules it is handed; the switchboard wraps
 // it from outside). The run's planner (selection, batches, claims) lives in harness/planner.ts alone, apart from
-// the Playwright fixtures (harness/fixtures.ts), and imports neither the fixtures nor Playwright at run time; every
-// file of suites/ and properties/ judges a target (its cases record checks): a test of the harness's own helpers
-// lives in tests/, not in every service run. Each rule is a pure function over (file, source) pairs, proven on
+// the Playwright fixtures (harness/fixtures.ts), and imports neither the fixtures nor Playwright at run time; a
+// check of any subject is declared only through the one registry (harness/registry.ts `defineCheck`, or a suite's
+// `check`, which declares through it). Each rule is a pure function over (file, source) pairs, proven on
 // planted cases first.
 import { test, expect } from '@playwright/test';
 import path from 'node:path';
 import { MUTANTS } from '../reference-switchboard/mutants.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
+import ts from 'typescript';
 import { projectFiles } from './helpers/project-files.ts';
 
 const ALLOWED: Record<string, readonly string[]> = {
@@ -203,11 +204,6 @@ export function plannerLeaks(files: { file: string; source: string }[]): string[
   return out.sort();
 }
 
-/** The case files of suites/ and properties/ (they call `suite(`) none of whose cases records a check (`check(`, not `fc.check(`). */
-export function casesWithoutChecks(files: { file: string; source: string }[]): string[] {
-  return files.filter(({ file, source }) => /^(suites|properties)\//.test(file) && /\bsuite\(/.test(source) && !/(?<![.\w$])check\(/.test(source)).map(({ file }) => file).sort();
-}
-
 test('the planner rule finds planner code outside harness/planner.ts and a runtime import of the fixtures in it', () => {
   const planted = [
     { file: 'harness/fixtures.ts', source: 'export function planRun(cases: Case[]) {}' },
@@ -223,18 +219,49 @@ test('the run planner lives in harness/planner.ts alone, apart from the fixtures
   expect(plannerLeaks(files)).toEqual([]);
 });
 
-test('the case rule finds a suite or property file whose cases record no check, and leaves checking files alone', () => {
+/**
+ * The registry rule (DESIGN.md principle 10): a check's identity (an object with `id`, `requirements` and `title`,
+ * not a record: no `outcome`) is written only as the argument of `defineCheck` (harness/registry.ts) or of a suite's
+ * `check` (which declares through it); a suite or property file has no other kind of case (`test(`). At run time
+ * harness/checks.ts refuses to run a check the registry does not hold; this catches a second way before it runs.
+ */
+export function checksDeclaredElsewhere(files: { file: string; source: string }[]): string[] {
+  const out: string[] = [];
+  for (const { file, source } of files) {
+    // The registry, and the record that carries a declared identity to the reports, are where identities are made.
+    if (!/^(harness|suites|properties|cli|reports)\//.test(file) || file === 'harness/registry.ts' || file === 'harness/record.ts') continue;
+    const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+    const visit = (node: ts.Node): void => {
+      if (ts.isObjectLiteralExpression(node)) {
+        const names = new Set(node.properties.map((p) => (p.name ? p.name.getText(sf) : '')));
+        if (names.has('id') && names.has('requirements') && names.has('title') && !names.has('outcome')) {
+          const call = node.parent;
+          const callee = ts.isCallExpression(call) && call.arguments[0] === node ? call.expression.getText(sf) : '';
+          if (callee !== 'defineCheck' && callee !== 'check') out.push(`${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: a check identity outside defineCheck`);
+        }
+      }
+      if (/^(suites|properties)\//.test(file) && ts.isCallExpression(node) && node.expression.getText(sf) === 'test') {
+        out.push(`${file}:${sf.getLineAndCharacterOfPosition(node.getStart(sf)).line + 1}: a case declared with test()`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return out;
+}
+
+test('the registry rule finds a check identity written outside defineCheck and a test() case, and leaves declarations and records alone', () => {
   const planted = [
-    { file: 'properties/signer.spec.ts', source: "const test = suite(import.meta.filename);\ntest('x', () => { const out = fc.check(prop); });" },
-    { file: 'properties/fuzz.spec.ts', source: "const test = suite(import.meta.filename);\ntest('x', async ({ check }) => { await check(def, body); });" },
-    { file: 'suites/run.spec.ts', source: "import { declareRun } from '../harness/fixtures.ts';\ndeclareRun();" },
-    { file: 'tests/signer.spec.ts', source: "const test = suite(import.meta.filename);\nfc.check(prop);" },
+    { file: 'harness/webhook/x.ts', source: "export const A = { def: { id: 'a', requirements: ['R'], title: 't' } };\nexport const B = { def: defineCheck({ subject: 'receiver', id: 'b', requirements: ['R'], title: 't' }) };" },
+    { file: 'suites/x.spec.ts', source: "const check = suite(import.meta.filename);\ncheck({ id: 'c', requirements: ['R'], title: 't', run: async () => {} });\ntest('d', async ({ check }) => { await check(def, body); });" },
+    { file: 'reports/x.ts', source: "const rec = { id: 'e', requirements: ['R'], title: 't', outcome: 'pass' };" },
+    { file: 'tests/x.spec.ts', source: "const def = { id: 'f', requirements: ['R'], title: 't' };" },
   ];
-  expect(casesWithoutChecks(planted)).toEqual(['properties/signer.spec.ts']);
+  expect(checksDeclaredElsewhere(planted)).toEqual(['harness/webhook/x.ts:1: a check identity outside defineCheck', 'suites/x.spec.ts:3: a case declared with test()']);
 });
 
-test('every case of suites/ and properties/ judges a target: tests of the harness itself live in tests/', () => {
-  const files = projectFiles(['suites', 'properties']);
-  expect(files.length).toBeGreaterThan(15);
-  expect(casesWithoutChecks(files)).toEqual([]);
+test('every check of every subject is declared through the one registry', () => {
+  const files = projectFiles(['harness', 'suites', 'properties', 'cli', 'reports']);
+  expect(files.length).toBeGreaterThan(50);
+  expect(checksDeclaredElsewhere(files)).toEqual([]);
 });

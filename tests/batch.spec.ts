@@ -10,6 +10,7 @@ import os from 'node:os';
 import { claimBatch, planRun, runGroups, selection, type Case, type Checker, type Registered } from '../harness/planner.ts';
 import { inPool } from '../harness/pool.ts';
 import type { CheckApi } from '../harness/target.ts';
+import { declared } from './helpers/declared.ts';
 
 class SkipMarker extends Error {}
 
@@ -31,7 +32,7 @@ const checker: Checker = (testInfo, caseTitle, sink) => async (def, body) => {
   return r.rec;
 };
 
-const def = (id: string): CheckDef => ({ id, requirements: ['PUB-ERR-001'], title: `Rule of ${id}` });
+const def = (id: string): CheckDef => declared(id);
 const outcomes = (info: ReturnType<typeof fakeInfo>) => info.annotations.filter((a) => a.type.startsWith('check:')).map((a) => `${JSON.parse(a.description!).id}:${a.type}`).sort();
 
 test('a batch records every case: a decided failure and a not_verified end only their own check', async () => {

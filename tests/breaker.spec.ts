@@ -14,6 +14,7 @@ import { Target, CheckApi, TargetStoppedAnswering } from '../harness/target.ts';
 import { evaluateCheck } from '../harness/checks.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { Profile } from '../harness/profile.ts';
+import { declared } from './helpers/declared.ts';
 
 const KEY = 'k_live_breaker_spec_4c5d6e7f8a9b';
 
@@ -123,7 +124,7 @@ test('Target: after three timeouts and no answer to the plain question nothing m
     for (let i = 0; i < 3; i++) expect((await target.send(`/external/v1/encounters?n=${i}`)).error?.kind).toBe('timeout');
     expect(s.requests(), 'three requests and the plain question').toBe(4);
     const started = Date.now();
-    const ev = await evaluateCheck({ id: 'breaker-spec-check', requirements: ['R'], title: 't' }, async (scope) => {
+    const ev = await evaluateCheck(declared('breaker-spec-check', 't', ['R']), async (scope) => {
       await new CheckApi(target, scope).get('/external/v1/encounters?n=3');
     });
     expect(Date.now() - started).toBeLessThan(150); // not waited for: the request timeout is 200 ms

@@ -2,7 +2,9 @@
 // depend on nothing internal to Playwright.
 import type { TestInfo } from '@playwright/test';
 import { test, expect } from '@playwright/test';
-import { runCheck, defineCheck, CheckFailure, NotVerified, OUTCOMES, evidenceOf, type CheckDef, type Exchange } from '../harness/checks.ts';
+import { runCheck, defineCheck, CheckFailure, NotVerified, OUTCOMES, evidenceOf, type CheckDef, type Declaration, type Exchange } from '../harness/checks.ts';
+import { declaration } from '../harness/registry.ts';
+import { declared } from './helpers/declared.ts';
 import { registerSecret, REDACTED } from '../harness/redact.ts';
 
 class SkipMarker extends Error {
@@ -40,9 +42,14 @@ function fakeTestInfo(): Fake {
   };
 }
 
-/** Each test uses its own ids: the check registry is per worker process. */
+/** A check's identity, not declared. */
+function literal(id: string, title = `Rule of ${id}`): Declaration {
+  return { id, subject: 'service', requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title };
+}
+
+/** A declared check (once per id and worker: the registry is per process and refuses a second declaration). */
 function def(id: string, title = `Rule of ${id}`): CheckDef {
-  return { id, requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title };
+  return declared(id, title, ['PUB-ERR-001', 'PUB-ERR-002']);
 }
 
 function parsed(a: { description?: string }): { id: string; requirements: string[]; title: string; detail?: string } {
@@ -240,29 +247,30 @@ test('evidenceOf truncates long bodies and keeps the byte count', () => {
 test.describe('defineCheck', () => {
   for (const bad of ['Bad-Id', 'bad_id', 'trailing-', '-leading', 'double--dash', 'has space', '']) {
     test(`rejects the non-kebab id ${JSON.stringify(bad)}`, () => {
-      expect(() => defineCheck(def(bad))).toThrow(/kebab-case/);
+      expect(() => defineCheck(literal(bad))).toThrow(/kebab-case/);
     });
   }
 
   test('accepts kebab ids with digits', () => {
-    expect(defineCheck(def('limit-101-rejected')).id).toBe('limit-101-rejected');
+    expect(defineCheck(literal('limit-101-rejected')).id).toBe('limit-101-rejected');
   });
 
   test('rejects an empty requirement list', () => {
-    expect(() => defineCheck({ id: 'checks-no-requirement', requirements: [], title: 'x' })).toThrow(/names no requirement/);
+    expect(() => defineCheck({ id: 'checks-no-requirement', subject: 'service', requirements: [], title: 'x' })).toThrow(/names no requirement/);
   });
 
-  test('rejects a duplicate id with another title, accepts a re-declaration with the same title', () => {
-    defineCheck(def('checks-duplicate', 'First title'));
-    expect(() => defineCheck(def('checks-duplicate', 'First title'))).not.toThrow();
-    expect(() => defineCheck(def('checks-duplicate', 'Second title'))).toThrow(/duplicate check id checks-duplicate/);
+  test('refuses a second declaration of an id, whatever its title; the first stays', () => {
+    defineCheck(literal('checks-duplicate', 'First title'));
+    expect(() => defineCheck(literal('checks-duplicate', 'First title'))).toThrow(/duplicate check id checks-duplicate/);
+    expect(() => defineCheck(literal('checks-duplicate', 'Second title'))).toThrow(/duplicate check id checks-duplicate/);
+    expect(declaration('checks-duplicate')?.title).toBe('First title');
   });
 
-  test('runCheck enforces the same rules', async () => {
+  test('runCheck runs only a declared check: an undeclared id, or a declared id with another identity, is a harness error', async () => {
     const f = fakeTestInfo();
-    await expect(runCheck(f.testInfo, def('Not_Kebab'), async () => {})).rejects.toThrow(/kebab-case/);
-    defineCheck(def('checks-run-duplicate', 'One'));
-    await expect(runCheck(f.testInfo, def('checks-run-duplicate', 'Two'), async () => {})).rejects.toThrow(/duplicate/);
+    await expect(runCheck(f.testInfo, literal('checks-never-declared'), async () => {})).rejects.toThrow(/not declared through defineCheck/);
+    defineCheck(literal('checks-run-duplicate', 'One'));
+    await expect(runCheck(f.testInfo, literal('checks-run-duplicate', 'Two'), async () => {})).rejects.toThrow(/not declared through defineCheck/);
     expect(f.annotations).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { retryAfterMs, throttleWaitMs, Pace, MAX_WAIT_MS } from '../harness/throttle.ts';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { runCli } from './helpers/cli-process.ts';
+import { declared } from './helpers/declared.ts';
 
 test('throttleWaitMs: a 429 is throttling (Retry-After as asked, capped; without it 1 s, 2 s, 4 s); a gateway 503 with Retry-After is; the API\'s own 503 and anything else are judged', () => {
   expect(throttleWaitMs(429, { 'retry-after': '2' }, '', 1)).toBe(2000);
@@ -61,13 +62,13 @@ test('a check that only ever sees throttling is not_verified, never fail; one th
       const ex = await new CheckApi(target, scope).get('/external/v1/encounters');
       if (ex.response?.status !== 200) throw new CheckFailure('expected 200', `got ${ex.response?.status}`);
     };
-    const always = await evaluateCheck({ id: 'gateway-throttle-always', requirements: ['X'], title: 't' }, body);
+    const always = await evaluateCheck(declared('gateway-throttle-always', 't', ['X']), body);
     expect(always.rec.outcome).toBe('not_verified');
     expect(always.rec.detail).toMatch(/kept throttling \(6 answers 429/);
     expect(always.exchanges).toHaveLength(6);
     mode = 'once';
     n = 0;
-    const once = await evaluateCheck({ id: 'gateway-throttle-once', requirements: ['X'], title: 't' }, body);
+    const once = await evaluateCheck(declared('gateway-throttle-once', 't', ['X']), body);
     expect(once.rec).toMatchObject({ outcome: 'pass', detail: expect.stringMatching(/^throttled 1× \(429 wait 0 ms\)/) });
     expect(once.exchanges.map((e) => e.response?.status)).toEqual([429, 200]);
   } finally {

@@ -24,6 +24,7 @@ import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
 import { webhookCommand } from '../cli/webhook.ts';
 import { check, context, outcomes } from './helpers/report-data.ts';
 import { runCli, ROOT, type CliResult } from './helpers/cli-process.ts';
+import { declared } from './helpers/declared.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // The seeded patient values
@@ -184,7 +185,7 @@ test.describe('the layer', () => {
   test('a check detail that quotes a value of its own evidence loses it; the check still judged the real value', async () => {
     const body = JSON.stringify({ encounter: { encounter_id: 'e', patient: { patient_id: 'p', first_name: 'Philippa', last_name: 'Fawcett' }, documents: [] } });
     let judged = '';
-    const { rec, exchanges } = await evaluateCheck({ id: 'phi-detail-probe', requirements: ['R'], title: 'probe' }, async (scope) => {
+    const { rec, exchanges } = await evaluateCheck(declared('phi-detail-probe', 'probe', ['R']), async (scope) => {
       scope.record({ request: { method: 'GET', target: '/x', headers: {} }, response: { status: 200, headers: {}, body, bodyBytes: body.length, durationMs: 1 } });
       judged = JSON.parse(body).encounter.patient.first_name;
       throw new CheckFailure('names differ', `list says ${judged} Fawcett, detail says Philippa Fawcet`);

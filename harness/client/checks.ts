@@ -5,6 +5,7 @@
 // decides of a caller; the client's legitimate choices (concurrency, keep-alive, the case of `Bearer`,
 // compression, retrying a 503 after a pause) pass.
 import type { Outcome } from '../record.ts';
+import { defineCheck, type Declaration } from '../registry.ts';
 import { reasonOf as bodyReason, STATUS_BY_REASON } from '../assertions.ts';
 import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 import { PART_LABEL, requirementOutOfScope, scopeOf } from './scenario.ts';
@@ -19,10 +20,8 @@ export interface ClientJudgement {
   unlock?: string;
 }
 
-export interface ClientCheck {
-  id: string;
-  title: string;
-  requirements: string[];
+/** A check of a partner's client: declared in the one registry (subject `client`), judged from the client's traffic. */
+export interface ClientCheck extends Declaration {
   judge(t: ClientTraffic): ClientJudgement;
 }
 
@@ -121,7 +120,7 @@ function keyOutsideAuthorization(e: ClientExchange, keys: Map<string, string>): 
 }
 
 export const CLIENT_CHECKS: readonly ClientCheck[] = [
-  {
+  defineCheck({ subject: 'client',
     id: 'client-key-only-in-authorization-header',
     title: 'every API request carries a sandbox key as `Authorization: Bearer <key>`, and no key travels anywhere else',
     requirements: ['AUTH-BEARER-REQUIRED', 'AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER', 'AUTH-SERVER-SIDE-KEYS'],
@@ -138,8 +137,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (noBearer.length) return fail(`${noBearer.length} API request${noBearer.length === 1 ? '' : 's'} without \`Authorization: Bearer <key>\` of a sandbox key (first: ${line(noBearer[0])})`, noBearer);
       return pass(`${api(t).length} API requests, each with a bearer key in the Authorization header and nowhere else`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-key-not-printed',
     title: "no API key appears in the client's own output (stdout, stderr)",
     requirements: ['AUTH-SERVER-SIDE-KEYS'],
@@ -151,8 +150,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       }
       return pass(`no key in ${t.stdout.length + t.stderr.length} characters of output`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-requests-are-get-without-body',
     title: 'every API request is a GET without a request body',
     requirements: ['CONTRACT-GET-ONLY', 'CONTRACT-NO-REQUEST-BODY'],
@@ -162,8 +161,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (bad.length) return fail(`${bad.length} API request${bad.length === 1 ? ' is' : 's are'} not a GET without a body (first: ${bad[0].method}, ${bad[0].bodyBytes} body bytes)`, bad);
       return pass(`${api(t).length} GET requests without a body`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-queries-only-accepted-keys',
     title: 'the list route gets only its five query keys and the other routes get none',
     requirements: ['LIST-UNSUPPORTED-KEYS', 'ENC-NO-QUERY', 'DOC-NO-QUERY', 'TRANSCRIPT-NO-QUERY', 'AUDIO-NO-QUERY'],
@@ -185,8 +184,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       }
       return pass(`query keys accepted on every request (routes used: ${used.join(', ')})`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-list-paging-canonical',
     title: '`limit` and `offset` are canonical decimal text within 1..100 and 0..10000',
     requirements: ['LIST-LIMIT-RANGE', 'LIST-OFFSET-RANGE', 'LIST-CANONICAL-INTEGERS'],
@@ -201,8 +200,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (bad.length) return fail(`${bad[0].q.key}=${JSON.stringify(bad[0].q.value)} is not canonical decimal text within bounds (limit 1..100, offset 0..10000; §4.1, §8)${bad.length > 1 ? `; ${bad.length} values in all` : ''}`, bad.map((x) => x.e));
       return pass(`${sent.length} limit/offset values, all canonical and within bounds`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-sort-order-valid',
     title: '`sort_order` is exactly `asc` or `desc`',
     requirements: ['LIST-SORT-ORDER-ENUM'],
@@ -213,8 +212,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (bad.length) return fail(`sort_order=${JSON.stringify(bad[0].q.value)} is not \`asc\` or \`desc\` (§4.1)`, bad.map((x) => x.e));
       return pass(`${sent.length} sort_order values, all asc or desc`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-list-dates-valid',
     title: '`start_at` and `end_at` are timezone-aware ISO date-times, start before end',
     requirements: ['LIST-DATETIME-TZ-AWARE', 'LIST-START-BEFORE-END'],
@@ -242,8 +241,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       }
       return pass(`${lists.length} list requests with date bounds, all timezone-aware, start before end`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-ids-opaque-and-encoded',
     title: 'every id in a request path is one the sandbox handed out, percent-encoded as a path segment',
     requirements: ['CONTRACT-NO-ID-INFERENCE'],
@@ -277,8 +276,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (judged === 0) return notVerified('the client sent no request with an id in its path', 'the client reads an encounter or document by its id, or the scenario\'s `uses` names the list route only');
       return pass(`${judged} requests named ids, each one handed out by the sandbox and encoded as a path segment`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-no-repeat-after-terminal-answer',
     title: `an identical request is not repeated more than ${MAX_REPEATS_AFTER_4XX} times after a terminal 4xx answer`,
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
@@ -292,8 +291,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       }
       return pass(`${terminal.length} terminal 4xx answers, none hammered`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-pauses-before-retrying-503',
     title: `a 503 is retried only after a pause (at least ${MIN_RETRY_PAUSE_MS} ms)`,
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
@@ -309,8 +308,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       }
       return pass(`${unavailable.length} 503 answers, each retried (if at all) after a pause`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-audio-url-not-used-after-expiry',
     title: 'an audio URL is never fetched after its `expires_at`',
     requirements: ['AUDIO-URL-NOT-AFTER-EXPIRY'],
@@ -322,8 +321,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       const fetched = t.exchanges.filter((e) => e.kind === 'storage').length;
       return pass(`${issued.length} audio URLs handed out, ${fetched} fetches, none after expires_at`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-audio-url-not-sent-to-api',
     title: 'an audio URL is never sent back to the API (it is not an identifier)',
     requirements: ['AUDIO-URL-NOT-DURABLE'],
@@ -338,8 +337,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (bad.length) return fail('the client sent an audio URL back to the API: it is a temporary access artifact, never a durable identifier (§2.6)', bad);
       return pass(`${issued.length} audio URLs handed out, none sent back to the API`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-audio-url-not-printed',
     title: "no audio URL appears in the client's own output",
     requirements: ['AUDIO-URL-NOT-LOGGED'],
@@ -351,8 +350,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (shown) return fail('an audio URL appears in the command\'s output: it must not be put in client-visible logs (§2.6)', [shown.issuedBy]);
       return pass(`${issued.length} audio URLs handed out, none in the output`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-key-holds-route-scopes',
     title: 'the key the client uses holds the scopes of every route it calls (no 403 missing_scope)',
     requirements: ['AUTH-RECEIVER-SCOPES-UNION'],
@@ -362,8 +361,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (missing.length) return fail(`${missing.length} request${missing.length === 1 ? '' : 's'} answered 403 missing_scope (first: ${line(missing[0])}): the client's key lacks a scope of a route it calls (§5.3, §5.8)`, missing);
       return pass(`no request was refused for a missing scope (${api(t).length} API requests)`);
     },
-  },
-  {
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-follows-declared-reason-handling',
     title: 'the client does what its scenario file declares for each reason code the sandbox answered with',
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
@@ -402,7 +401,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (judged.length === 0) return notVerified(`no declared reason could be injected${asideText}`, 'a scenario whose `reasons` declare reason codes the sandbox can answer with (the state of a key or a resource)');
       return pass(`${judgedText}${asideText}`, injected);
     },
-  },
+  }),
 ];
 
 /** Reason codes the sandbox may inject: the state of a key or resource the client cannot know in advance. */

@@ -24,6 +24,7 @@ import crypto from 'node:crypto';
 import { sendRaw, TransportError } from '../http.ts';
 import type { TransportErrorKind } from '../http.ts';
 import { CheckFailure, NotVerified } from '../checks.ts';
+import { defineCheck, type Declaration } from '../registry.ts';
 import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
 import { registerSecret } from '../redact.ts';
 import { buildDelivery, REASON_REQUIREMENTS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE, withHeaderWord } from './signature.ts';
@@ -353,7 +354,7 @@ async function judgeAccepted(ctx: ReceiverContext, scope: CheckScope, wire: Wire
 // The case table
 
 export interface ReceiverCase {
-  def: CheckDef;
+  def: Declaration;
   expectation: Expectation | 'accept' | 'boundary' | 'scenario';
   /** For an invalid delivery: the verifier reason it exercises, and so its §6.3 step. */
   reason?: VerifyReason;
@@ -511,7 +512,7 @@ const EXTRA: ExtraCase[] = [
 
 function rejectionCase(id: string, title: string, expectation: Expectation, requirements: string[], build: (ctx: ReceiverContext) => Wire, what: string, reason: VerifyReason): ReceiverCase {
   return {
-    def: { id, requirements: uniq(requirements), title },
+    def: defineCheck({ subject: 'receiver', id, requirements: uniq(requirements), title }),
     expectation,
     reason,
     wire: build,
@@ -526,11 +527,10 @@ function rejectionCase(id: string, title: string, expectation: Expectation, requ
 function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverCase {
   const id = `webhook-receiver-accepts-timestamp-${seconds}-s-${direction}`;
   return {
-    def: {
-      id,
+    def: defineCheck({ subject: 'receiver', id,
       requirements: seconds === 300 ? ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-SIG-SUBSECOND-BOUNDARY', 'WEBHOOK-RECEIVER-2XX-SUCCESS', NO_FOLLOWUP] : ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-RECEIVER-2XX-SUCCESS'],
       title: `a valid delivery signed ${seconds} s ${direction === 'old' ? 'in the past' : 'in the future'} is accepted`,
-    },
+    }),
     expectation: seconds === 300 ? 'boundary' : 'accept',
     wire: (ctx) => {
       const now = ctx.nowSeconds();
@@ -586,7 +586,7 @@ async function deliverFirst(ctx: ReceiverContext, scope: CheckScope, opts: { del
 
 const SCENARIOS: ReceiverCase[] = [
   {
-    def: { id: 'webhook-receiver-accepts-valid-delivery', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256'], title: 'a correctly signed delivery is acknowledged with 2xx' },
+    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-valid-delivery', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256'], title: 'a correctly signed delivery is acknowledged with 2xx' }),
     expectation: 'accept',
     wire: (ctx) => buildDelivery(ctx.freshEvent(), ctx.opts.secret, ctx.nowSeconds()),
     async run(ctx, scope) {
@@ -594,11 +594,10 @@ const SCENARIOS: ReceiverCase[] = [
     },
   },
   {
-    def: {
-      id: 'webhook-receiver-accepts-valid-delivery-laid-out-json',
+    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-valid-delivery-laid-out-json',
       requirements: ['WEBHOOK-SIG-RAW-BODY', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-RECEIVER-2XX-SUCCESS'],
       title: 'a correctly signed delivery whose JSON is laid out otherwise (indented, a final newline) is acknowledged with 2xx',
-    },
+    }),
     expectation: 'accept',
     // §6.3 step 4: the HMAC covers the raw bytes as received, so a receiver must accept any JSON text the
     // service signs, not only the compact form the other deliveries use. A receiver that re-serialises the
@@ -618,7 +617,7 @@ const SCENARIOS: ReceiverCase[] = [
   boundaryCase(300, 'old'),
   boundaryCase(300, 'ahead'),
   {
-    def: { id: 'webhook-receiver-accepts-exact-replay', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-DEDUPE-BY-EVENT-ID'], title: 'an exact replay of a processed delivery inside the window is acknowledged with 2xx and not processed again' },
+    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-exact-replay', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-DEDUPE-BY-EVENT-ID'], title: 'an exact replay of a processed delivery inside the window is acknowledged with 2xx and not processed again' }),
     expectation: 'scenario',
     async run(ctx, scope) {
       const { first, followUps: firstFollowUps } = await deliverFirst(ctx, scope);
@@ -630,7 +629,7 @@ const SCENARIOS: ReceiverCase[] = [
     },
   },
   {
-    def: { id: 'webhook-receiver-accepts-retry-with-new-delivery-id', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a retry of a processed event with a new delivery id and timestamp is acknowledged with 2xx and not processed again' },
+    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-retry-with-new-delivery-id', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a retry of a processed event with a new delivery id and timestamp is acknowledged with 2xx and not processed again' }),
     expectation: 'scenario',
     async run(ctx, scope) {
       const { event, now, followUps: firstFollowUps } = await deliverFirst(ctx, scope);
@@ -643,11 +642,10 @@ const SCENARIOS: ReceiverCase[] = [
     },
   },
   {
-    def: {
-      id: 'webhook-receiver-processes-concurrent-duplicates-once',
+    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-processes-concurrent-duplicates-once',
       requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-AT-LEAST-ONCE'],
       title: 'concurrent deliveries of one event id (replays and retries in parallel) lead to the follow-up work once',
-    },
+    }),
     expectation: 'scenario',
     async run(ctx, scope) {
       if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE);
@@ -680,7 +678,7 @@ const SCENARIOS: ReceiverCase[] = [
     },
   },
   {
-    def: { id: 'webhook-receiver-processes-events-sharing-a-delivery-id', requirements: ['WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-RECEIVER-2XX-SUCCESS'], title: 'two different events that carry the same delivery id are both processed' },
+    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-processes-events-sharing-a-delivery-id', requirements: ['WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-RECEIVER-2XX-SUCCESS'], title: 'two different events that carry the same delivery id are both processed' }),
     expectation: 'scenario',
     async run(ctx, scope) {
       const shared = `dlv_shared_${ctx.runId}_${crypto.randomBytes(4).toString('hex')}`;
@@ -715,7 +713,7 @@ function extraCases(): ReceiverCase[] {
 
 /** All invalid deliveries once more, in one go: the total follow-up count must not move. */
 const NO_FOLLOWUP_SWEEP: ReceiverCase = {
-  def: { id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' },
+  def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' }),
   expectation: 'scenario',
   async run(ctx, scope) {
     if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE);
