@@ -312,7 +312,7 @@ export function completions(report: Pick<ConformanceReport, 'coverage' | 'checks
   const explained = new Set<string>();
   for (const c of report.checks) {
     if (c.outcome !== 'not_verified') continue;
-    const role = lackedRole(c.detail);
+    const role = lackedRole(c.lacks)?.role;
     if (!role) continue;
     for (const r of c.requirements) {
       if (!open.has(r)) continue;

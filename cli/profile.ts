@@ -399,8 +399,8 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
   // sandbox's; receiverUrl is a partner's setting (`conformance webhook receiver`), never missing here.
   const missingSender = missingSenderSetting(profile);
   const webhookMissing = (r: RoleSpec) =>
-    r.role === 'delivery' ? missingSender?.startsWith('webhook.delivery') === true
-      : r.role === 'sender' ? missingSender?.startsWith('webhook.sender') === true
+    r.role === 'delivery' ? missingSender?.setting === 'webhook.delivery'
+      : r.role === 'sender' ? missingSender?.setting === 'webhook.sender'
         : r.role === 'signingSecretEnv' ? has('webhook', 'sender') && !has('webhook', 'signingSecretEnv') && !has('webhook', 'signingSecret')
           : false;
   const missing = roles.filter((r) => (r.kind === 'webhook' ? webhookMissing(r) : !has(r.kind, r.role)));
@@ -458,7 +458,7 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
   for (const r of roles.filter((x) => x.kind === 'webhook' && has(x.kind, x.role))) {
     lines.push({ kind: r.kind, role: r.role, ok: null, text: `${r.role}: set (${r.role === 'signingSecretEnv' ? 'its variable is set' : 'not called by profile check'})` });
   }
-  return { lines, missing, missingSender };
+  return { lines, missing, missingSender: missingSender?.text };
 }
 
 function placeholders(value: unknown, where: string, out: string[]): string[] {

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRunContext } from '../reports/context.ts';
-import { buildReport, exitCodeFor, summaryLine, verdictLine } from '../reports/model.ts';
+import { buildReport, collectedOf, exitCodeFor, summaryLine, verdictLine } from '../reports/model.ts';
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../reports/write.ts';
 import { errorExit, SetupError, UsageError } from './errors.ts';
@@ -221,18 +221,9 @@ async function reachable(url: URL, timeoutMs: number): Promise<void> {
   throw new SetupError(`the webhook receiver at ${url.origin} is unreachable: ${kind} (is it running, and is --url right?)`);
 }
 
-type Ex = { request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string; signingInput?: string }; response?: { status?: number }; error?: { kind?: string } };
+const exchangesOf = (r: ReceiverCheckResult): Exchange[] => r.evidence;
 
-function exchangesOf(r: ReceiverCheckResult): Ex[] {
-  try {
-    const parsed = JSON.parse(r.evidence) as unknown;
-    return Array.isArray(parsed) ? (parsed as Ex[]) : [];
-  } catch {
-    return [];
-  }
-}
-
-function answerOf(ex: Ex | undefined): string {
+function answerOf(ex: Exchange | undefined): string {
   if (!ex) return 'nothing sent';
   if (ex.response?.status !== undefined) return `answered ${ex.response.status}`;
   return ex.error?.kind === 'timeout' ? 'gave no answer (timeout)' : `failed at the transport level (${ex.error?.kind ?? 'error'})`;
@@ -373,10 +364,7 @@ export function refusalHint(results: ReceiverCheckResult[], secretEnv: string, p
 
 /** The receiver results as a run's outcomes, for the report writers. */
 export function receiverOutcomes(results: ReceiverCheckResult[], url: string, startedAt: string, finishedAt: string): OutcomesFile {
-  const checks: CollectedCheck[] = results.map((r) => ({
-    id: r.id, requirements: r.requirements, title: r.title, outcome: r.outcome, ...(r.detail ? { detail: r.detail } : {}),
-    project: 'webhook-receiver', file: 'harness/webhook/receiver-suite.ts', test: r.id, evidence: exchangesOf(r),
-  }));
+  const checks = results.map((r) => collectedOf(r, { project: 'webhook-receiver', file: 'harness/webhook/receiver-suite.ts' }));
   return { startedAt, finishedAt, runStatus: 'passed', seed: null, target: { name: 'webhook receiver', baseUrl: url }, checks };
 }
 
@@ -535,15 +523,7 @@ interface EventTrack {
 
 /** The sender's records as a run's outcomes, for the report writers (and `conformance merge`). */
 export function senderOutcomes(results: StandaloneRecord[], target: { name: string; baseUrl: string }, startedAt: string, finishedAt: string): OutcomesFile {
-  const checks: CollectedCheck[] = results.map((r) => {
-    let evidence: unknown = [];
-    try {
-      evidence = JSON.parse(r.evidence);
-    } catch {
-      /* none */
-    }
-    return { id: r.id, requirements: r.requirements, title: r.title, outcome: r.outcome, ...(r.detail ? { detail: r.detail } : {}), project: 'webhook-sender', file: 'harness/webhook/sender-suite.ts', test: r.id, evidence };
-  });
+  const checks = results.map((r) => collectedOf(r, { project: 'webhook-sender', file: 'harness/webhook/sender-suite.ts' }));
   return { startedAt, finishedAt, runStatus: 'passed', seed: null, target, checks };
 }
 

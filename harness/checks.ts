@@ -22,18 +22,28 @@ export class CheckFailure extends Error {
   }
 }
 
-/** Thrown when the profile lacks what the check needs. Never counted as a pass. */
+/**
+ * Thrown when the profile lacks what the check needs. Never counted as a pass. `lacks`: the profile setting whose
+ * absence ended the check (`credentials.no_scopes`, `resources.other_org_encounter`, `webhook.sandboxControlUrl`),
+ * carried in the record so the reports say what would unlock it without reading the reason's words.
+ */
 export class NotVerified extends Error {
-  constructor(reason: string) {
+  readonly lacks?: string;
+  constructor(reason: string, lacks?: string) {
     super(reason);
     this.name = 'NotVerified';
+    if (lacks !== undefined) this.lacks = lacks;
   }
 }
 
 /** What the check body can call besides sending requests. */
 export interface CheckScope {
-  /** Returns the value, or ends the check as not_verified naming what the profile lacks. */
-  need<T>(value: T | undefined | null, what: string): T;
+  /**
+   * Returns the value, or ends the check as not_verified naming what the profile lacks. `setting`: the profile
+   * setting that gives the value (`credentials.no_scopes`), recorded among the settings the check used and, when
+   * absent, as what it lacks.
+   */
+  need<T>(value: T | undefined | null, what: string, setting?: string): T;
   /** Marks the check informational (unspecified behaviour, recorded as observed). */
   observe(text: string): void;
   /** Marks the check `warning`: a `should` of the specification not met (fails the run only under --strict). */
@@ -70,12 +80,14 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
   // One registry, one way in: a check nobody declared (harness/registry.ts) is a harness defect, not an outcome.
   if (!isDeclared(def)) throw new Error(`check ${def.id} was not declared through defineCheck (harness/registry.ts)`);
   const exchanges: Exchange[] = [];
+  const uses = new Set<string>();
   // What the body said beside its verdict, by kind, each kind's texts joined in order.
   const said: Record<'observed' | 'warned' | 'noted', string[]> = { observed: [], warned: [], noted: [] };
   const text = (kind: keyof typeof said): string | undefined => (said[kind].length ? said[kind].join('; ') : undefined);
   const scope: CheckScope = {
-    need(value, what) {
-      if (value === undefined || value === null) throw new NotVerified(`profile lacks ${what}`);
+    need(value, what, setting) {
+      if (setting !== undefined) uses.add(setting);
+      if (value === undefined || value === null) throw new NotVerified(`profile lacks ${what}`, setting);
       return value;
     },
     observe: (t) => void said.observed.push(t),
@@ -92,19 +104,20 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
       notePatientData(ex.response?.body);
     }
   };
+  const used = (): { uses?: string[] } => (uses.size ? { uses: [...uses].sort() } : {});
   try {
     await body(scope);
     if (exchanges.length > 0 && (said.observed.length || said.warned.length || said.noted.length)) meetBodies();
     const [observed, warned, noted] = [text('observed'), text('warned'), text('noted')];
     // A `should` not met outranks an observation; both outrank a pass.
-    if (warned !== undefined) return { exchanges, rec: { ...def, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned) } };
-    if (observed !== undefined) return { exchanges, rec: { ...def, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed) } };
-    return { exchanges, rec: noted !== undefined ? { ...def, outcome: 'pass', detail: redact(noted) } : { ...def, outcome: 'pass' } };
+    if (warned !== undefined) return { exchanges, rec: { ...def, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned), ...used() } };
+    if (observed !== undefined) return { exchanges, rec: { ...def, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed), ...used() } };
+    return { exchanges, rec: noted !== undefined ? { ...def, outcome: 'pass', detail: redact(noted), ...used() } : { ...def, outcome: 'pass', ...used() } };
   } catch (e) {
     meetBodies();
-    if (e instanceof NotVerified) return { exchanges, rec: { ...def, outcome: 'not_verified', detail: redact(e.message) } };
+    if (e instanceof NotVerified) return { exchanges, rec: { ...def, outcome: 'not_verified', detail: redact(e.message), ...used(), ...(e.lacks !== undefined ? { lacks: e.lacks } : {}) } };
     const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
-    return { exchanges, error: e, rec: { ...def, outcome: 'fail', detail: redact(detail) } };
+    return { exchanges, error: e, rec: { ...def, outcome: 'fail', detail: redact(detail), ...used() } };
   }
 }
 

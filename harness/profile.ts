@@ -107,11 +107,11 @@ export const DELIVERY_NOT_ACTIVATED_REASON = 'the profile declares webhook deliv
  * What a service profile lacks to judge the sender: the one wording `run` (the sender checks' not_verified detail,
  * read back as a missing role) and `profile check` give. Undefined when the sender can be judged or is out of scope.
  */
-export function missingSenderSetting(profile: Pick<Profile, 'webhook'>): string | undefined {
+export function missingSenderSetting(profile: Pick<Profile, 'webhook'>): { setting: string; text: string } | undefined {
   const w = profile.webhook;
   if (w?.delivery === 'not_activated' || w?.sender || w?.sandboxControlUrl) return undefined;
-  if (w?.delivery === 'activated') return 'webhook.sender (where the harness listens and how deliveries are caused: a trigger command, or "none" to wait for deliveries the team causes)';
-  return 'webhook.delivery (declare "not_activated" when the deployment sends no webhooks yet, §6 planned_not_generally_available; or "activated" with webhook.sender so the harness judges its deliveries)';
+  if (w?.delivery === 'activated') return { setting: 'webhook.sender', text: 'webhook.sender (where the harness listens and how deliveries are caused: a trigger command, or "none" to wait for deliveries the team causes)' };
+  return { setting: 'webhook.delivery', text: 'webhook.delivery (declare "not_activated" when the deployment sends no webhooks yet, §6 planned_not_generally_available; or "activated" with webhook.sender so the harness judges its deliveries)' };
 }
 
 export class ProfileError extends Error {

@@ -45,6 +45,10 @@ export interface CheckRecord {
   outcome: Outcome;
   /** Why it failed, why it could not be verified, or what was observed. */
   detail?: string;
+  /** not_verified for want of a profile setting: which (`credentials.no_scopes`). */
+  lacks?: string;
+  /** The profile settings the check asked for (present or not), sorted. */
+  uses?: string[];
 }
 
 /**
@@ -66,8 +70,8 @@ const ANNOTATION = /^check:([a-z_]+)$/;
 
 /** Encodes a record as a Playwright annotation `check:<outcome>` with a JSON description (redacted by value). */
 export function encodeCheckAnnotation(rec: AnnotatedRecord): { type: string; description: string } {
-  const { id, requirements, title, detail, mutant, variant, file, durationMs, breaker } = rec;
-  return { type: `check:${rec.outcome}`, description: JSON.stringify(redactValue({ id, requirements, title, detail, mutant, variant, case: rec.case, file, durationMs, breaker })) };
+  const { id, requirements, title, detail, lacks, uses, mutant, variant, file, durationMs, breaker } = rec;
+  return { type: `check:${rec.outcome}`, description: JSON.stringify(redactValue({ id, requirements, title, detail, lacks, uses, mutant, variant, case: rec.case, file, durationMs, breaker })) };
 }
 
 export type DecodedAnnotation = { ok: true; record: AnnotatedRecord } | { ok: false; error: string } | null;
@@ -118,10 +122,14 @@ export function trimExchanges(evidence: unknown): unknown {
   });
 }
 
-/** Serialises exchanges for evidence: trimmed, then redacted by structure (headers by name, JSON by value). Compact:
- * it travels to the reporter in every check's attachment, and every reader parses it. */
+/** Exchanges as evidence: trimmed, then redacted by structure (headers by name, JSON by value). */
+export function evidenceExchanges(exchanges: Exchange[]): Exchange[] {
+  return redactValue(trimExchanges(exchanges)) as Exchange[];
+}
+
+/** Serialises exchanges for evidence (evidenceExchanges, compact): it travels to the reporter in every check's attachment. */
 export function evidenceOf(exchanges: Exchange[]): string {
-  return JSON.stringify(redactValue(trimExchanges(exchanges)));
+  return JSON.stringify(evidenceExchanges(exchanges));
 }
 
 /** Reads an evidence attachment back; text that is not JSON is kept as text. */

@@ -201,19 +201,19 @@ export class CheckApi {
   }
 
   key(role: CredentialRole): string {
-    return this.scope.need(this.target.key(role), `credential role '${role}'`);
+    return this.scope.need(this.target.key(role), `credential role '${role}'`, `credentials.${role}`);
   }
 
   encounter(role: EncounterRole): string {
-    return this.scope.need(this.target.encounter(role), `resource role '${role}'`);
+    return this.scope.need(this.target.encounter(role), `resource role '${role}'`, `resources.${role}`);
   }
 
   document(role: DocumentRole): { encounter_id: string; document_id: string } {
-    return this.scope.need(this.target.document(role), `resource role '${role}'`);
+    return this.scope.need(this.target.document(role), `resource role '${role}'`, `resources.${role}`);
   }
 
   fault(name: FaultName): Record<string, string> {
-    return this.scope.need(this.target.fault(name), `fault switch '${name}'`);
+    return this.scope.need(this.target.fault(name), `fault switch '${name}'`, `faults.${name}`);
   }
 
   /** Asserts every role the request needs exists (→ not_verified otherwise), then sends and records it. */

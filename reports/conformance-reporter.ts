@@ -88,7 +88,7 @@ export default class ConformanceReporter implements Reporter {
       this.checks.set(`${project}:${d.id}:${test.id}:${d.case ?? ''}:${d.mutant ?? ''}:${d.variant ?? ''}`, {
         id: d.id, requirements: d.requirements, title: d.title, outcome: d.outcome, detail: d.detail,
         project, file: d.file ?? testFile, test: d.case ?? test.title, evidence: redactValue(sanitizeEvidence(decodeEvidence(att?.body))), seed, durationMs: d.durationMs ?? result.duration,
-        ...(d.mutant ? { mutant: d.mutant } : {}), ...(d.variant ? { variant: d.variant } : {}),
+        ...(d.mutant ? { mutant: d.mutant } : {}), ...(d.variant ? { variant: d.variant } : {}), ...(d.lacks ? { lacks: d.lacks } : {}), ...(d.uses ? { uses: d.uses } : {}),
       });
     }
     const bad = result.status === 'failed' || result.status === 'timedOut' || result.status === 'interrupted';

@@ -3,7 +3,7 @@
 // format (JUnit, HTML, the summary line) renders this object. It aggregates recorded outcomes; it never
 // re-judges a check. Nothing here touches the file system or the network.
 
-import { OUTCOMES, trimExchanges, type Outcome } from '../harness/record.ts';
+import { OUTCOMES, trimExchanges, type CheckRecord, type Exchange, type Outcome } from '../harness/record.ts';
 
 export const CHECK_OUTCOMES = OUTCOMES;
 export type CheckOutcome = Outcome;
@@ -67,6 +67,21 @@ export interface CollectedCheck {
   variant?: string;
   /** How long the check's test took. */
   durationMs?: number;
+  /** not_verified for want of a profile setting: which (harness/checks.ts NotVerified). */
+  lacks?: string;
+  /** The profile settings the check asked for (tests/check-needs.spec.ts holds them to its declared needs). */
+  uses?: string[];
+}
+
+/**
+ * A check judged outside Playwright (the webhook sender or receiver, a client) as the report writers take it: the
+ * one conversion from a record and its evidence, for every command that judges a subject itself.
+ */
+export function collectedOf(rec: CheckRecord & { evidence: readonly Exchange[] }, where: { project: string; file: string }): CollectedCheck {
+  return {
+    id: rec.id, requirements: rec.requirements, title: rec.title, outcome: rec.outcome, ...(rec.detail ? { detail: rec.detail } : {}),
+    project: where.project, file: where.file, test: rec.id, evidence: rec.evidence, ...(rec.lacks ? { lacks: rec.lacks } : {}),
+  };
 }
 
 /** A test that failed without recording a failing check (a crash, a property without checks, a setup error). */
@@ -195,6 +210,8 @@ export interface ReportCheck {
   evidence: unknown;
   /** How long the check's test took (null when not recorded). */
   durationMs: number | null;
+  /** not_verified for want of a profile setting: which (`credentials.no_scopes`); null otherwise. */
+  lacks: string | null;
 }
 
 export interface ReportRequirement {
@@ -335,19 +352,23 @@ export function isPartial(filter: RunFilter | null | undefined, shards: string[]
   return false;
 }
 
-// What need() and the fixtures say when a profile lacks something: "profile lacks credential role 'x'",
-// "... resource role 'x'", "... fault switch 'x'", or a setting by its path ("profile lacks webhook.receiverUrl (...)").
-const LACKS = /profile lacks (?:(credential role|resource role|fault switch) '([^']+)'|([a-z]+)\.([A-Za-z0-9_.]+))/;
+/** The section of a profile setting (`credentials.no_scopes` → credential) as the missing roles name its kind. */
 const KIND_OF_SECTION: Record<string, MissingRole['kind']> = { webhook: 'webhook', resources: 'resource', credentials: 'credential', faults: 'fault' };
 
-/** The profile role (or setting path) a not_verified detail says the profile lacks, as missingRoles names it. */
-export function lackedRole(detail: string | null | undefined): string | undefined {
-  const m = detail ? LACKS.exec(detail) : null;
-  return m ? (m[1] ? m[2] : `${m[3]}.${m[4]}`) : undefined;
+/**
+ * The profile role (or setting path) a not_verified check lacks, as missingRoles names it: a credential, resource
+ * or fault by its role name (`no_scopes`), any other setting by its path (`webhook.sandboxControlUrl`). Read from the
+ * record's `lacks` (harness/checks.ts NotVerified), never from the words of its detail.
+ */
+export function lackedRole(lacks: string | null | undefined): { role: string; kind: MissingRole['kind'] } | undefined {
+  if (!lacks) return undefined;
+  const [section, ...rest] = lacks.split('.');
+  const kind = KIND_OF_SECTION[section] ?? 'other';
+  return { role: kind === 'credential' || kind === 'resource' || kind === 'fault' ? rest.join('.') : lacks, kind };
 }
 
 /** Groups not-verified checks by the profile role or setting whose absence the check named. */
-function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: string | null; requirements: string[] }[], unlock: Record<string, string> = {}): MissingRole[] {
+function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; lacks: string | null; requirements: string[] }[], unlock: Record<string, string> = {}): MissingRole[] {
   const byRole = new Map<string, { kind: MissingRole['kind']; checks: Set<string>; reqs: Set<string> }>();
   for (const c of checks) {
     if (c.outcome !== 'not_verified') continue;
@@ -359,11 +380,9 @@ function missingRolesOf(checks: { id: string; outcome: ReportedOutcome; detail: 
       byRole.set(declared, entry);
       continue;
     }
-    if (!c.detail) continue;
-    const m = LACKS.exec(c.detail);
-    if (!m) continue;
-    const kind: MissingRole['kind'] = m[1] ? (m[1].startsWith('credential') ? 'credential' : m[1].startsWith('resource') ? 'resource' : 'fault') : (KIND_OF_SECTION[m[3]] ?? 'other');
-    const role = m[1] ? m[2] : `${m[3]}.${m[4]}`;
+    const lacked = lackedRole(c.lacks);
+    if (!lacked) continue;
+    const { role, kind } = lacked;
     const entry = byRole.get(role) ?? { kind, checks: new Set<string>(), reqs: new Set<string>() };
     entry.checks.add(c.id);
     for (const r of c.requirements) entry.reqs.add(r);
@@ -406,6 +425,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
         id: c.id, title: c.title, outcome: waiver ? 'waived' : c.outcome, recorded: c.outcome, detail: c.detail ?? null,
         requirements: [...c.requirements], section: first?.section ?? null, area: first?.area ?? null,
         project: c.project, file: c.file, test: c.test, seed: c.seed ?? null, waiver, evidence: sanitizeEvidence(c.evidence) ?? null, durationMs: c.durationMs ?? null,
+        lacks: c.outcome === 'not_verified' ? c.lacks ?? null : null,
       };
     });
 

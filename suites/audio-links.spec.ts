@@ -64,7 +64,7 @@ async function fetchAudio(api: CheckApi, url: string): Promise<Exchange> {
 }
 
 function reachable(api: CheckApi): void {
-  api.scope.need(api.target.profile.resources?.audio_url_reachable || undefined, 'resources.audio_url_reachable (the audio URL is reachable from where the harness runs)');
+  api.scope.need(api.target.profile.resources?.audio_url_reachable || undefined, 'resources.audio_url_reachable (the audio URL is reachable from where the harness runs)', 'resources.audio_url_reachable');
 }
 
 check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AUDIO-URL-LIFETIME', 'LIMIT-AUDIO-LIFETIME', 'AUDIO-EXPIRES-AT'], title: `the audio URL is short-lived: expires_at lies ahead, at most ${MAX_LIFETIME_S / 86_400} days (the lifetime is noted)`, run: async (api, scope) => {

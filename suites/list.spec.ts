@@ -265,7 +265,7 @@ check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINAT
 } });
 
 check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TOTAL'], title: 'total counts every matching encounter, not just the page (at least the profile\'s list_min_total)', run: async (api, scope) => {
-  const min = scope.need(api.target.profile.resources?.list_min_total, 'resources.list_min_total');
+  const min = scope.need(api.target.profile.resources?.list_min_total, 'resources.list_min_total', 'resources.list_min_total');
   const body = expectSuccess<{ total: number; items: unknown[] }>(await api.get(listTarget(), { shared: true }), 'listPublicEncounters');
   if (body.total < min) fail('total is below the number of listable encounters', `total ${body.total} with ${body.items.length} item(s) on the page; the profile says at least ${min}`);
 } });

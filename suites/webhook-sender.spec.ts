@@ -92,12 +92,12 @@ for (const c of casesOfRun()) {
   check.declared(c.def, async (api, scope, { capture, testInfo }) => {
     const profile = api.target.profile;
     const missing = missingSenderSetting(profile);
-    if (missing) scope.need(undefined, missing);
+    if (missing) scope.need(undefined, missing.text, missing.setting);
     const apiKeys = (Object.keys(profile.credentials ?? {}) as CredentialRole[]).map((r) => api.target.key(r)).filter((k): k is string => Boolean(k));
     const rest = api.target.key('full') ? (target: string) => api.get(target) : undefined;
     if (!profile.webhook?.sandboxControlUrl && profile.webhook?.sender) {
       // A deployment: its subscription delivers to the harness's listener; its trigger (or its team) causes events.
-      const secret = scope.need(signingSecret(profile), 'webhook.signingSecretEnv (the secret the deployment signs its deliveries with)');
+      const secret = scope.need(signingSecret(profile), 'webhook.signingSecretEnv (the secret the deployment signs its deliveries with)', 'webhook.signingSecretEnv');
       const document = profile.resources?.ambient_transcript_with_audio;
       testInfo.setTimeout(Math.max(testInfo.timeout, deploymentBudgetMs(profile)));
       const d = await deploymentFor(profile, headerWordOf(profile), document);
@@ -108,8 +108,8 @@ for (const c of casesOfRun()) {
       await c.run(ctx, scope);
       return;
     }
-    const controlUrl = scope.need(profile.webhook?.sandboxControlUrl, 'webhook.sandboxControlUrl (a way to make the service produce events; outbound delivery is planned_not_generally_available)');
-    const document = scope.need(profile.resources?.ambient_transcript_with_audio, 'resources.ambient_transcript_with_audio (a document with a finalized transcript)');
+    const controlUrl = scope.need(profile.webhook?.sandboxControlUrl, 'webhook.sandboxControlUrl (a way to make the service produce events; outbound delivery is planned_not_generally_available)', 'webhook.sandboxControlUrl');
+    const document = scope.need(profile.resources?.ambient_transcript_with_audio, 'resources.ambient_transcript_with_audio (a document with a finalized transcript)', 'resources.ambient_transcript_with_audio');
     const ctx = new SenderContext({
       capture,
       control: new SandboxControl({ baseUrl: controlUrl, headers: controlHeaders(profile), timeoutMs: profile.timeouts?.requestMs }),

@@ -115,7 +115,7 @@ export class Deployment implements DeploymentSource {
    * every event that arrives within the observation window is returned.
    */
   inactive(scope: CheckScope, name: string, observeMs: number): Promise<CapturedDelivery[]> {
-    if (this.trigger === 'none') throw new NotVerified('profile lacks webhook.sender.trigger (a command that finalizes a transcript while the subscription is not active: with trigger "none" the harness cannot ask for one)');
+    if (this.trigger === 'none') throw new NotVerified('profile lacks webhook.sender.trigger (a command that finalizes a transcript while the subscription is not active: with trigger "none" the harness cannot ask for one)', 'webhook.sender.trigger');
     return this.serial(async () => {
       const before = this.capture.deliveries.length;
       await this.cause(scope, name, 'inactive');

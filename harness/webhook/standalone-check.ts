@@ -1,16 +1,17 @@
 // Runs one check outside Playwright (the `conformance webhook` command, library callers) with the
 // same outcome rules as runCheck in harness/checks.ts: CheckFailure → fail, NotVerified →
 // not_verified, observe() → informational, any other error → fail as a harness error. The record's
-// detail and evidence are redacted.
-import { evaluateCheck, evidenceOf } from '../checks.ts';
-import type { CheckDef, CheckRecord, CheckScope } from '../checks.ts';
+// detail and evidence are redacted; the evidence stays typed exchanges (never JSON to parse back).
+import { evaluateCheck } from '../checks.ts';
+import { evidenceExchanges, type CheckDef, type CheckRecord, type Exchange } from '../record.ts';
+import type { CheckScope } from '../checks.ts';
 
 export interface StandaloneRecord extends CheckRecord {
-  /** Redacted JSON of the exchanges the check recorded ('[]' when none). */
-  evidence: string;
+  /** The exchanges the check recorded, trimmed and redacted (empty when none). */
+  evidence: Exchange[];
 }
 
 export async function runStandalone(def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<StandaloneRecord> {
   const { rec, exchanges } = await evaluateCheck(def, body);
-  return { ...rec, evidence: evidenceOf(exchanges) };
+  return { ...rec, evidence: evidenceExchanges(exchanges) };
 }

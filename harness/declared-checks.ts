@@ -1,0 +1,44 @@
+// Every check the project declares, for every subject, read from the one registry (harness/registry.ts) after
+// importing every module that declares some: the service's suites and properties, the webhook sender's cases, the
+// receiver's and the client's checks. What `--requirement`, `profile init`, coverage and "what would unlock" know
+// of the checks comes from here, never from a file a run once wrote. Importing a suite declares its checks without
+// running anything (a suite's cases run only under suites/run.spec.ts).
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { declaredChecks, type Declaration, type Subject } from './registry.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+/** `.ts` in a clone, `.js` in the npm package. */
+const EXT = path.extname(import.meta.filename);
+
+/** The modules that declare checks besides the suite and property files. */
+const OTHER_MODULES = ['harness/webhook/sender-suite', 'harness/webhook/receiver-suite', 'harness/client/checks'];
+
+let loaded: Promise<void> | undefined;
+
+/** Imports every module that declares checks (once per process). */
+function loadAll(): Promise<void> {
+  loaded ??= (async () => {
+    for (const dir of ['suites', 'properties']) {
+      const files = fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith(`.spec${EXT}`) && f !== `run.spec${EXT}`).sort();
+      for (const f of files) await import(pathToFileURL(path.join(ROOT, dir, f)).href);
+    }
+    for (const m of OTHER_MODULES) await import(pathToFileURL(path.join(ROOT, `${m}${EXT}`)).href);
+  })();
+  return loaded;
+}
+
+/** Every declared check (one subject's when given), in the order of declaration. */
+export async function allDeclaredChecks(subject?: Subject): Promise<Declaration[]> {
+  await loadAll();
+  return declaredChecks(subject);
+}
+
+/** Requirement id → the ids of the checks that verify it (one subject's when given), each list sorted. */
+export async function checksByRequirement(subject?: Subject): Promise<Record<string, string[]>> {
+  const out: Record<string, string[]> = {};
+  for (const d of await allDeclaredChecks(subject)) for (const r of d.requirements) (out[r] ??= []).push(d.id);
+  for (const ids of Object.values(out)) ids.sort();
+  return out;
+}
