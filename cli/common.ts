@@ -55,7 +55,7 @@ Options:
   --out DIR           report folder (default reports/out)
   --seed N            seed for property-based runs (replays a recorded run)
   --grep PATTERN      run only the checks whose "<file> <check id>" matches PATTERN
-  --requirement ID    run only the checks that verify requirement ID (from fixtures/requirements/coverage.json)
+  --requirement ID    run only the checks that verify requirement ID (as the checks declare it)
   --waivers FILE      reviewed waiver file (fixtures/report/waivers.schema.json)
   --db KIND           database of the reference: embedded (default), container, url (DATABASE_URL)
   --reference KIND    how the reference runs: process (default, a child process on the --db database) or

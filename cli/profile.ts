@@ -11,7 +11,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { COVERAGE_PATH, PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
+import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
+import type { Declaration } from '../harness/registry.ts';
+import { allDeclaredChecks } from './declared-checks.ts';
 import { DEFAULT_HEADER_WORD, KEY_ROLE_ANSWER, loadProfile, missingSenderSetting, unresolvedVariables, credentialKey, ProfileError, type Profile, type CredentialRole } from '../harness/profile.ts';
 import { SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 import { sendRaw, TransportError, type RawResponse } from '../harness/http.ts';
@@ -164,33 +166,21 @@ export const FAULT_EXPECTATIONS: Record<string, Expectation> = {
 
 // ------------------------------------------------------------------------------------------ checks named for a role
 
-/**
- * The checks named for a role (its kebab-case name is a word of the check id) and the requirements they
- * verify, from fixtures/requirements/coverage.json. A lower bound of what the role unlocks: a check may
- * use a role its id does not name. `full` and `own_encounter` serve most checks and are marked so.
- */
-export function unlocks(role: string, coverage: Record<string, string[]> = readCoverage()): { checks: number; requirements: number } | 'most' {
-  if (role === 'full' || role === 'own_encounter') return 'most';
-  const word = new RegExp(`(^|-)${role.replace(/_/g, '-')}(-|$)`);
-  const checks = new Set<string>();
-  const reqs = new Set<string>();
-  for (const [req, ids] of Object.entries(coverage)) {
-    for (const id of ids) {
-      if (word.test(id)) {
-        checks.add(id);
-        reqs.add(req);
-      }
-    }
-  }
-  return { checks: checks.size, requirements: reqs.size };
+/** A role of the profile as the checks' declarations name what they need (harness/needs.ts). */
+export function settingOf(r: Pick<RoleSpec, 'kind' | 'role'>): string {
+  return `${r.kind === 'credential' ? 'credentials' : r.kind === 'resource' ? 'resources' : r.kind === 'fault' ? 'faults' : 'webhook'}.${r.role}`;
 }
 
-function readCoverage(): Record<string, string[]> {
-  try {
-    return (JSON.parse(fs.readFileSync(COVERAGE_PATH, 'utf8')) as { requirements: Record<string, string[]> }).requirements ?? {};
-  } catch {
-    return {};
-  }
+/**
+ * The service checks that declare they need a role (harness/registry.ts `needs`), and the requirements they verify:
+ * without the role they end not_verified. The full key is every check's own ('most'). Read from the declarations,
+ * not from a run; a run counts what it could not verify exactly (`profile check --report`).
+ */
+export function unlocks(r: Pick<RoleSpec, 'kind' | 'role'>, declared: readonly Declaration[]): { checks: number; requirements: number } | 'most' {
+  if (r.kind === 'credential' && r.role === 'full') return 'most';
+  const setting = settingOf(r);
+  const mine = declared.filter((d) => d.subject === 'service' && d.needs?.includes(setting));
+  return { checks: mine.length, requirements: new Set(mine.flatMap((d) => d.requirements)).size };
 }
 
 const unlockText = (u: ReturnType<typeof unlocks>): string => (u === 'most' ? 'most checks' : u.checks === 0 ? '—' : `${u.checks} checks, ${u.requirements} requirements`);
@@ -247,13 +237,12 @@ export function templateProfile(baseUrl: string, file: string, roles = profileRo
   };
 }
 
-export function templateGuide(file: string, roles = profileRoles()): string {
-  const coverage = readCoverage();
+export function templateGuide(file: string, declared: readonly Declaration[], roles = profileRoles()): string {
   const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
   const table = (kind: RoleKind, head: string, variable: (r: RoleSpec) => string) => {
     const rows = roles.filter((r) => r.kind === kind)
-      .map((r) => `| \`${r.role}\` | ${variable(r)} | ${cell(r.description || '(no description in the schema)')} | ${unlockText(unlocks(r.role, coverage))} |`);
-    return `| ${head} | reads | what it is | checks named for it |\n|---|---|---|---|\n${rows.join('\n')}`;
+      .map((r) => `| \`${r.role}\` | ${variable(r)} | ${cell(r.description || '(no description in the schema)')} | ${unlockText(unlocks(r, declared))} |`);
+    return `| ${head} | reads | what it is | checks that need it |\n|---|---|---|---|\n${rows.join('\n')}`;
   };
   return `# Roles of ${path.basename(file)}
 
@@ -297,7 +286,7 @@ Then: \`npx conformance profile check --profile ${path.basename(file)}\`, and \`
 `;
 }
 
-function init(argv: string[]): number {
+async function init(argv: string[]): Promise<number> {
   const { values: o } = parseArgs({ args: argv, options: { out: { type: 'string' }, 'base-url': { type: 'string' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true });
   if (o.help) {
     process.stdout.write(`${PROFILE_HELP}\n`);
@@ -309,7 +298,7 @@ function init(argv: string[]): number {
   const baseUrl = o['base-url'] ?? `https://${PLACEHOLDER}.example.com`;
   const roles = profileRoles();
   fs.writeFileSync(file, `${JSON.stringify(templateProfile(baseUrl, file, roles), null, 2)}\n`);
-  fs.writeFileSync(guide, templateGuide(file, roles));
+  fs.writeFileSync(guide, templateGuide(file, await allDeclaredChecks('service'), roles));
   const count = (k: RoleKind) => roles.filter((r) => r.kind === k).length;
   process.stdout.write(`wrote ${rel(file)}: ${count('credential')} credential roles, ${count('resource')} resource roles, ${count('fault')} fault switches, ${count('webhook')} webhook settings\n`);
   process.stdout.write(`wrote ${rel(guide)}: what each role is and the variable it reads\n`);
@@ -503,22 +492,22 @@ async function check(argv: string[]): Promise<number> {
     for (const l of mine) out.push(`  ${l.ok === true ? 'ok      ' : l.ok === false ? 'WRONG   ' : 'skipped '}${l.text}`);
   }
   if (missing.length) {
-    const coverage = readCoverage();
+    const declared = await allDeclaredChecks('service');
     out.push(measured
       ? `missing roles (their checks end not verified; counts from ${o.report}):`
-      : `missing roles (their checks end not verified; "checks named for it" is a lower bound, \`conformance run\` counts them exactly, then --report):`);
+      : `missing roles (their checks end not verified; "checks that need it" from the checks' declarations; a run counts what it could not verify, then --report):`);
     const count = (r: RoleSpec) => {
       // The sender's settings unlock the sender's checks as a whole (webhook.delivery "not_activated" settles them instead).
       if (r.kind === 'webhook' && (r.role === 'delivery' || r.role === 'sender')) {
         const m = measured?.get(`webhook.${r.role}`);
         return m ? `${m.checks} checks, ${m.requirements} requirements` : `the ${SENDER_CASES.length} webhook sender checks`;
       }
-      if (!measured) return unlockText(unlocks(r.role, coverage));
+      if (!measured) return unlockText(unlocks(r, declared));
       const m = measured.get(r.role);
       return m ? `${m.checks} checks, ${m.requirements} requirements` : '0 checks in that run';
     };
     const rows = missing.map((r) => [r.role, r.kind, count(r), r.kind === 'credential' ? keyVariable(r.role) : r.kind === 'webhook' && r.role === 'signingSecretEnv' ? SIGNING_SECRET_VARIABLE : '-']);
-    const head = ['role', 'kind', measured ? 'checks it would unlock' : 'checks named for it', 'variable'];
+    const head = ['role', 'kind', measured ? 'checks it would unlock' : 'checks that need it', 'variable'];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
     for (const row of [head, ...rows]) out.push(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}`);
   }

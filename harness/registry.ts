@@ -22,6 +22,11 @@ export interface Declaration extends CheckDef {
    * A check may still end not_verified for a reason it cannot declare (the target's data): its record says why.
    */
   needs?: readonly string[];
+  /**
+   * Declared by the project's own tests to exercise the harness (a fabricated check): held by the registry like any
+   * other, so it can run, but never part of what is derived from the declarations (coverage, needs, selection).
+   */
+  probe?: boolean;
 }
 
 const ID_RE = /^[a-z0-9]+(-[a-z0-9]+)*$/;
@@ -56,8 +61,8 @@ export function identity(d: CheckDef): CheckDef {
   return { id: d.id, requirements: [...d.requirements], title: d.title };
 }
 
-/** Every check the imported modules declared, in the order they were declared; one subject's when given. */
+/** Every check the imported modules declared (probes aside), in the order they were declared; one subject's when given. */
 export function declaredChecks(subject?: Subject): Declaration[] {
-  const all = [...registry.values()];
+  const all = [...registry.values()].filter((d) => !d.probe);
   return subject ? all.filter((d) => d.subject === subject) : all;
 }

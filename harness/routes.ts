@@ -12,6 +12,8 @@ export interface RouteRef {
   scopes: string[];
   /** Builds the request path for this route on the caller's own data (needs profile roles). */
   path(api: CheckApi): string;
+  /** The profile settings `path` needs (harness/needs.ts): the resource role of the caller's own data. */
+  needs: readonly string[];
   /** The same route on an encounter id and, for document routes, a document id. */
   pathFor(encounterId: string, documentId?: string): string;
 }
@@ -21,7 +23,7 @@ const base = '/external/v1/encounters';
 
 function docRoute(name: 'document' | 'transcript' | 'audio', operationId: OperationId, role: DocumentRole, suffix: string, scopes: string[]): RouteRef {
   return {
-    operationId, name, routeGroup: 'documents', scopes,
+    operationId, name, routeGroup: 'documents', scopes, needs: [`resources.${role}`],
     path(api) {
       const d = api.document(role);
       return this.pathFor(d.encounter_id, d.document_id);
@@ -32,12 +34,12 @@ function docRoute(name: 'document' | 'transcript' | 'audio', operationId: Operat
 
 export const ROUTES: RouteRef[] = [
   {
-    operationId: 'listPublicEncounters', name: 'list', routeGroup: 'encounters', scopes: ['encounters:read', 'patients:read', 'documents:read'],
+    operationId: 'listPublicEncounters', name: 'list', routeGroup: 'encounters', scopes: ['encounters:read', 'patients:read', 'documents:read'], needs: [],
     path: () => base,
     pathFor: () => base,
   },
   {
-    operationId: 'getPublicEncounter', name: 'encounter', routeGroup: 'encounters', scopes: ['encounters:read', 'patients:read', 'documents:read'],
+    operationId: 'getPublicEncounter', name: 'encounter', routeGroup: 'encounters', scopes: ['encounters:read', 'patients:read', 'documents:read'], needs: ['resources.own_encounter'],
     path(api) {
       return this.pathFor(api.encounter('own_encounter'));
     },

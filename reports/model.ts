@@ -21,8 +21,8 @@ export type RequirementLevel = 'must' | 'should' | 'unspecified';
  * `receiver` (§6.3/§6.4 receiver side), or a `client` of the REST API. One subject per run: `run` judges the
  * service, `webhook receiver` the receiver, `client` the client; a run's scope is its subject's requirements.
  */
-export type Subject = 'service' | 'receiver' | 'client';
-export const SUBJECTS: readonly Subject[] = ['service', 'receiver', 'client'];
+import { SUBJECTS, type Subject } from '../harness/registry.ts';
+export { SUBJECTS, type Subject };
 /** The subjects a catalog row binds (a row that names none binds the service). */
 export const subjectsOf = (r: { subjects?: readonly Subject[] }): readonly Subject[] => (r.subjects && r.subjects.length ? r.subjects : ['service']);
 export type Verdict = 'conformant' | 'not_conformant' | 'incomplete' | 'partial';

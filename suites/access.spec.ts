@@ -7,6 +7,7 @@ import { expectError, expectSuccess, fail } from '../harness/assertions.ts';
 import { ROUTES, SCOPE_ROLE, type RouteRef } from '../harness/routes.ts';
 import { OWN_DOCUMENT } from '../harness/stage-faults.ts';
 import type { CheckApi } from '../harness/target.ts';
+import { asNeeds, needs, resourceNeeds } from '../harness/needs.ts';
 
 const check = suite(import.meta.filename);
 
@@ -41,6 +42,7 @@ for (const route of ROUTES) {
     check({
       id, requirements: ['AUTH-ORG-SCOPE-ONLY', 'COND-NOT-ORG-SCOPED', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
       title: `${route.name}: a key that is not organization scoped answers 403 org_scope_only_required with a null field`,
+      needs: needs(route.needs, asNeeds('not_org_scoped')),
       run: async (api) => {
         const ex = await api.get(route.path(api), { as: 'not_org_scoped', shared: true });
         expectError(ex, { reason: 'org_scope_only_required', field: null });
@@ -52,6 +54,7 @@ for (const route of ROUTES) {
     check({
       id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'CONTRACT-APPROVED-ORGS-ONLY', 'ERR-403-CATEGORY', req.errors],
       title: `${route.name}: a key of an organization that is not approved answers 403 organization_not_allowlisted with a null field`,
+      needs: needs(route.needs, asNeeds('org_not_allowlisted')),
       run: async (api) => {
         const ex = await api.get(route.path(api), { as: 'org_not_allowlisted', shared: true });
         expectError(ex, { reason: 'organization_not_allowlisted', field: null });
@@ -64,6 +67,7 @@ for (const route of ROUTES) {
     check({
       id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-ROUTE-OR-ORG-NOT-APPROVED', 'AUTH-ROUTE-VS-ORG-REASON', 'ERR-403-CATEGORY', req.errors],
       title: `${route.name}: a key of an organization not enabled for the ${route.routeGroup} routes answers 403 route_not_allowed with a null field`,
+      needs: needs(route.needs, asNeeds(role)),
       run: async (api) => {
         const ex = await api.get(route.path(api), { as: role, shared: true });
         expectError(ex, { reason: 'route_not_allowed', field: null });
@@ -80,7 +84,7 @@ for (const route of ROUTES) {
       const id = `access-missing-scope-${kebab(scope)}-${route.name}`;
       const requirements = ['AUTH-SCOPES-REQUIRED', 'AUTH-SCOPES-USED', 'COND-MISSING-SCOPE', 'ERR-403-CATEGORY', req.scopes, req.errors];
       if (route.name === 'audio') requirements.push('AUDIO-THREE-SCOPES');
-      check({ id, requirements, title: `${route.name}: a key without ${scope} answers 403 missing_scope with a null field`, run: async (api) => {
+      check({ id, requirements, title: `${route.name}: a key without ${scope} answers 403 missing_scope with a null field`, needs: needs(route.needs, asNeeds(role)), run: async (api) => {
         const ex = await api.get(route.path(api), { as: role, shared: true });
         expectError(ex, { reason: 'missing_scope', field: null });
       } });
@@ -89,7 +93,7 @@ for (const route of ROUTES) {
       const id = `access-scope-not-required-${kebab(scope)}-${route.name}`;
       const requirements = ['AUTH-SCOPES-REQUIRED', req.scopes];
       if (scope === 'recordings:read') requirements.push('AUTH-RECEIVER-RECORDINGS-SCOPE');
-      check({ id, requirements, title: `${route.name}: ${scope} is not required; a key lacking only it is answered 200`, run: async (api) => {
+      check({ id, requirements, title: `${route.name}: ${scope} is not required; a key lacking only it is answered 200`, needs: needs(route.needs, asNeeds(role)), run: async (api) => {
         const ex = await api.get(route.path(api), { as: role, shared: true });
         expectSuccess(ex, route.operationId);
       } });
@@ -104,7 +108,7 @@ for (const route of ROUTES) {
   check({
     id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-LIST', 'LIST-RESPONSE-SHAPE'],
     title: 'list: an organization whose document routes are disabled still lists its encounters (200)',
-    run: async (api) => {
+    needs: ['credentials.document_routes_disabled'], run: async (api) => {
       const ex = await api.get(ROUTES[0].pathFor(''), { as: 'document_routes_disabled' });
       expectSuccess(ex, 'listPublicEncounters');
     },
@@ -115,7 +119,7 @@ for (const route of ROUTES) {
   check({
     id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'SCOPES-ENCOUNTER', 'ENC-RESPONSE-SHAPE'],
     title: 'encounter: an organization whose document routes are disabled still reads one of its encounters (200); the encounter is taken from its own list',
-    run: async (api, scope) => {
+    needs: ['credentials.document_routes_disabled'], run: async (api, scope) => {
       // The profile names no encounter of that organization, so the check finds one through the list route.
       const list = expectSuccess<{ items: { encounter_id: string }[] }>(await api.get(`${ROUTES[0].pathFor('')}?limit=1`, { as: 'document_routes_disabled' }), 'listPublicEncounters');
       const first = scope.need(list.items[0], 'an encounter listed for the document_routes_disabled organization');
@@ -134,6 +138,7 @@ for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
   check({
     id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', 'COND-CROSS-ORGANIZATION', ROUTE_REQ[route.name].errors],
     title: `${route.name}: an organization whose encounter routes are disabled passes route approval on the document routes (answers cross_organization_denied for another organization's document, not route_not_allowed)`,
+    needs: needs(route.needs, asNeeds('encounter_routes_disabled')),
     run: async (api) => {
       const ex = await api.get(route.path(api), { as: 'encounter_routes_disabled' });
       expectError(ex, { reason: 'cross_organization_denied', field: null });
@@ -150,7 +155,7 @@ for (const route of ROUTES.filter((r) => r.routeGroup === 'documents')) {
   check({
     id, requirements: ['AUTH-ROUTE-GROUP-APPROVAL', ROUTE_REQ[name].scopes, SUCCESS_REQ[name]],
     title: `${name}: an organization whose encounter routes are disabled reads its own ambient transcript document on the ${name} route (200)`,
-    run: async (api) => {
+    needs: ['credentials.encounter_routes_disabled', 'resources.encounter_routes_disabled_document'], run: async (api) => {
       const d = api.document('encounter_routes_disabled_document');
       const ex = await api.get(route.pathFor(d.encounter_id, d.document_id), { as: 'encounter_routes_disabled' });
       const body = expectSuccess<{ document?: { document_id?: string } }>(ex, route.operationId);
@@ -169,6 +174,7 @@ for (const route of ITEM_ROUTES) {
     check({
       id, requirements: ['COND-CROSS-ORGANIZATION', 'CONTRACT-ORG-SCOPED-RESULTS', belongs, 'ERR-403-CATEGORY', req.errors],
       title: `${route.name}: ${route.name === 'encounter' ? 'an encounter' : 'a document of an encounter'} of another organization answers 403 cross_organization_denied with a null field`,
+      needs: resourceNeeds(route.name === 'encounter' ? 'other_org_encounter' : 'other_org_document'),
       run: async (api) => {
         const ex = await api.get(pathOn(api, route, 'other_org_encounter', 'other_org_document'));
         expectError(ex, { reason: 'cross_organization_denied', field: null });
@@ -182,6 +188,7 @@ for (const route of ITEM_ROUTES) {
     check({
       id, requirements,
       title: `${route.name}: ${route.name === 'encounter' ? 'a demo/training encounter' : 'a document of a demo/training encounter'} answers 403 demo_training_denied with a null field`,
+      needs: resourceNeeds(route.name === 'encounter' ? 'demo_encounter' : 'demo_document'),
       run: async (api) => {
         const ex = await api.get(pathOn(api, route, 'demo_encounter', 'demo_document'));
         expectError(ex, { reason: 'demo_training_denied', field: null });
@@ -198,7 +205,7 @@ for (const route of ITEM_ROUTES) {
   check({
     id, requirements: ['AUDIO-STORAGE-UNAVAILABLE', 'COND-AUDIO-STORAGE-UNAVAILABLE', 'ERR-503-CATEGORY', 'AUDIO-ERRORS'],
     title: 'audio: while audio storage is unavailable, the audio of a document with audio answers 503 audio_storage_unavailable with a null field',
-    run: async (api) => {
+    needs: ['faults.audio_storage_unavailable', 'resources.ambient_transcript_with_audio'], run: async (api) => {
       const d = api.document(OWN_DOCUMENT.audio);
       const ex = await api.get(route.pathFor(d.encounter_id, d.document_id), { faults: ['audio_storage_unavailable'] });
       expectError(ex, { reason: 'audio_storage_unavailable', field: null });

@@ -67,7 +67,7 @@ function reachable(api: CheckApi): void {
   api.scope.need(api.target.profile.resources?.audio_url_reachable || undefined, 'resources.audio_url_reachable (the audio URL is reachable from where the harness runs)', 'resources.audio_url_reachable');
 }
 
-check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AUDIO-URL-LIFETIME', 'LIMIT-AUDIO-LIFETIME', 'AUDIO-EXPIRES-AT'], title: `the audio URL is short-lived: expires_at lies ahead, at most ${MAX_LIFETIME_S / 86_400} days (the lifetime is noted)`, run: async (api, scope) => {
+check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AUDIO-URL-LIFETIME', 'LIMIT-AUDIO-LIFETIME', 'AUDIO-EXPIRES-AT'], title: `the audio URL is short-lived: expires_at lies ahead, at most ${MAX_LIFETIME_S / 86_400} days (the lifetime is noted)`, needs: ['resources.ambient_transcript_with_audio'], run: async (api, scope) => {
   const before = Date.now();
   const { expiresMs, expiresAt } = await audioUrl(api);
   const lifetimeS = Math.round((expiresMs - before) / 1000);
@@ -76,7 +76,7 @@ check({ id: 'audio-url-short-lived', requirements: ['AUDIO-URL-SHORT-LIVED', 'AU
   scope.note(`audio URL lifetime about ${lifetimeS} s (local clock)`);
 } });
 
-check({ id: 'audio-url-gives-audio-before-expiry', requirements: ['AUDIO-URL-GIVES-AUDIO', 'AUDIO-RESPONSE', 'FIELD-AUDIO-AUDIO-URL', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-URL-NOT-AFTER-EXPIRY'], title: 'fetched once before expires_at, the audio URL answers 2xx with the audio bytes (only when the profile declares it reachable)', run: async (api, scope) => {
+check({ id: 'audio-url-gives-audio-before-expiry', requirements: ['AUDIO-URL-GIVES-AUDIO', 'AUDIO-RESPONSE', 'FIELD-AUDIO-AUDIO-URL', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-URL-NOT-AFTER-EXPIRY'], title: 'fetched once before expires_at, the audio URL answers 2xx with the audio bytes (only when the profile declares it reachable)', needs: ['resources.ambient_transcript_with_audio', 'resources.audio_url_reachable'], run: async (api, scope) => {
   reachable(api);
   const { url, expiresMs } = await audioUrl(api);
   if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol)) fail('the audio URL is not an absolute http(s) URL', `length ${url.length}`);
@@ -101,7 +101,7 @@ const MAX_WAIT_MS = 15_000;
  */
 const EXPIRY_TRIES_MS = [250, 1_000] as const;
 
-check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDITY', 'AUDIO-EXPIRES-AT'], title: 'a URL handed out to expire within seconds (switch audio_url_expires_soon) gives the audio before expires_at and is refused by storage after it', run: async (api) => {
+check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDITY', 'AUDIO-EXPIRES-AT'], title: 'a URL handed out to expire within seconds (switch audio_url_expires_soon) gives the audio before expires_at and is refused by storage after it', needs: ['faults.audio_url_expires_soon', 'resources.ambient_transcript_with_audio', 'resources.audio_url_reachable'], run: async (api) => {
   reachable(api);
   api.fault('audio_url_expires_soon');
   const { url, expiresMs, expiresAt } = await audioUrl(api, ['audio_url_expires_soon']);

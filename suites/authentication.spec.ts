@@ -5,6 +5,7 @@ import { expectError, reasonOf } from '../harness/assertions.ts';
 import { ROUTES } from '../harness/routes.ts';
 import { KEY_401_ROLES, KEY_ROLE_ANSWER, type FaultName } from '../harness/profile.ts';
 import type { As } from '../harness/target.ts';
+import { asNeeds, faultNeeds, needs } from '../harness/needs.ts';
 
 const check = suite(import.meta.filename);
 
@@ -37,7 +38,7 @@ const CASES: AuthCase[] = [
 for (const route of ROUTES) {
   for (const c of CASES) {
     const id = ['auth', c.reason.replaceAll('_', '-'), c.variant, route.name].filter(Boolean).join('-');
-    check({ id, requirements: c.requirements, title: `${route.name}: ${c.reason} answers its documented status, category and null field`, run: async (api, scope) => {
+    check({ id, requirements: c.requirements, title: `${route.name}: ${c.reason} answers its documented status, category and null field`, needs: needs(route.needs, asNeeds(c.as), faultNeeds(c.faults)), run: async (api, scope) => {
       const ex = await api.get(route.path(api), { as: c.as, faults: c.faults });
       const seen = reasonOf(ex.response?.body);
       if (c.alsoOpen && seen === c.alsoOpen) {

@@ -34,6 +34,7 @@ for (const route of ROUTES) {
   check({
     id, requirements: ['CONTRACT-NO-MUTATION', 'CONTRACT-GET-ONLY', 'CONTRACT-NON-GET-METHODS'],
     title: `${route.name}: POST, PUT, PATCH and DELETE with the full key are not answered 2xx, and a GET after them answers as before`,
+    needs: route.needs,
     run: async (api) => {
       const path = route.path(api);
       const before = comparable(route, await api.get(path));

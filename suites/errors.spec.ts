@@ -10,6 +10,7 @@ import type { Exchange } from '../harness/checks.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import type { CheckApi } from '../harness/target.ts';
+import { asNeeds, faultNeeds, resourceNeeds } from '../harness/needs.ts';
 
 const check = suite(import.meta.filename);
 
@@ -78,6 +79,7 @@ for (const r of ROUTES) {
   check({
     id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
     title: `${r.name}: the key Limit (differs from limit only in case) answers 400 unsupported_filter with field "Limit"`,
+    needs: r.needs,
     run: async (api) => {
       expectError(await api.get(`${r.path(api)}?Limit=1`, { shared: true }), { reason: 'unsupported_filter', field: 'Limit' });
     },
@@ -96,6 +98,7 @@ for (const r of ITEM_ROUTES) {
     check({
       id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-BODY-FIELDS'],
       title: `${r.name}: the query key ${c.what} answers 400 unsupported_filter with field ${JSON.stringify(c.field)}`,
+      needs: r.needs,
       run: async (api) => {
         expectError(await api.get(`${r.path(api)}?${c.query}`, { shared: true }), { reason: 'unsupported_filter', field: c.field });
       },
@@ -106,6 +109,7 @@ for (const r of ITEM_ROUTES) {
   check({
     id, requirements: ['COND-UNSUPPORTED-FILTER', ROUTE_REQ[r.name].keys, ROUTE_REQ[r.name].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD', 'ERR-FIELD-SANITIZATION'],
     title: `${r.name}: the key %6Cimit (percent-encoded limit) answers 400 unsupported_filter naming the decoded key "limit"`,
+    needs: r.needs,
     run: async (api, scope) => {
       const ex = await api.get(`${r.path(api)}?%6Cimit=1`, { shared: true });
       // The decoded name is the field name; echoing the key as sent is a sanitization choice §7 leaves open.
@@ -198,6 +202,8 @@ interface NotFoundCase {
   what: string;
   /** Other documented reasons the catalog leaves open here: judged as fully, then recorded as informational. */
   open?: { reasons: string[]; requirement: string };
+  /** The profile settings `path` needs (harness/needs.ts). */
+  needs: string[];
   path(api: CheckApi): Promise<string>;
 }
 
@@ -205,17 +211,20 @@ const NOT_FOUND: NotFoundCase[] = [
   ...ITEM_ROUTES.map((r): NotFoundCase => ({
     name: `encounter-not-found-${r.name}`, route: r.name, reason: 'encounter_not_found', requirements: ['COND-NOT-FOUND'],
     what: 'an encounter id that names no encounter',
+    needs: resourceNeeds('unknown_encounter', ...(r.name === 'encounter' ? [] : ['clinical_document'])),
     path: async (api) => r.name === 'encounter' ? r.pathFor(api.encounter('unknown_encounter')) : r.pathFor(api.encounter('unknown_encounter'), api.document('clinical_document').document_id),
   })),
   ...ITEM_ROUTES.filter((r) => r.name !== 'encounter').map((r): NotFoundCase => ({
     name: `document-not-found-unknown-${r.name}`, route: r.name, reason: 'document_not_found', requirements: ['COND-NOT-FOUND'],
     what: 'a document id that names no document, in the caller\'s own encounter',
+    needs: resourceNeeds('own_encounter'),
     path: async (api) => r.pathFor(api.encounter('own_encounter'), UNKNOWN_DOCUMENT_ID),
   })),
   ...ITEM_ROUTES.filter((r) => r.name !== 'encounter').map((r): NotFoundCase => ({
     name: `document-not-found-other-encounter-${r.name}`, route: r.name, reason: 'document_not_found', requirements: ['COND-NOT-FOUND', 'DOC-BELONGS-TO-ENCOUNTER', 'DOC-WRONG-ENCOUNTER-REASON'],
     what: 'a document of another encounter of the same organization',
     open: { reasons: ['encounter_not_found'], requirement: 'DOC-WRONG-ENCOUNTER-REASON' },
+    needs: resourceNeeds(r.name === 'document' ? 'clinical_document' : 'ambient_transcript_with_audio'),
     path: async (api) => {
       const { encounterId, documentId } = await documentOfAnotherEncounter(api, r.name === 'document' ? 'clinical_document' : 'ambient_transcript_with_audio');
       return r.pathFor(encounterId, documentId);
@@ -224,12 +233,14 @@ const NOT_FOUND: NotFoundCase[] = [
   {
     name: 'transcript-not-found', route: 'transcript', reason: 'transcript_not_found', requirements: ['COND-NOT-FOUND'],
     what: 'an ambient transcript document without a finalized transcript',
+    needs: resourceNeeds('ambient_transcript_without_transcript'),
     path: async (api) => route('transcript').pathFor(api.document('ambient_transcript_without_transcript').encounter_id, api.document('ambient_transcript_without_transcript').document_id),
   },
   {
     name: 'audio-not-found', route: 'audio', reason: 'audio_not_found', requirements: ['COND-NOT-FOUND', 'AUDIO-NOT-FOUND-VS-NOT-AVAILABLE'],
     what: 'an ambient transcript whose recording\'s audio is missing from storage',
     open: { reasons: ['audio_not_available_for_document'], requirement: 'AUDIO-NOT-FOUND-VS-NOT-AVAILABLE' },
+    needs: resourceNeeds('ambient_transcript_audio_missing'),
     path: async (api) => route('audio').pathFor(api.document('ambient_transcript_audio_missing').encounter_id, api.document('ambient_transcript_audio_missing').document_id),
   },
 ];
@@ -237,14 +248,14 @@ const NOT_FOUND: NotFoundCase[] = [
 for (const c of NOT_FOUND) {
   const req = [...c.requirements, ROUTE_REQ[c.route].errors, 'ERR-BODY-FIELDS', 'ERR-FIELD-FIELD'];
   const id = `errors-${c.name}`;
-  check({ id, requirements: req, title: `${c.route}: ${c.what} answers 404 ${c.reason} with a null field${c.open ? ` (or, recorded, ${c.open.reasons.join(' / ')})` : ''}`, run: async (api, scope) => {
+  check({ id, requirements: req, title: `${c.route}: ${c.what} answers 404 ${c.reason} with a null field${c.open ? ` (or, recorded, ${c.open.reasons.join(' / ')})` : ''}`, needs: c.needs, run: async (api, scope) => {
     const ex = await api.get(await c.path(api), { shared: true });
     if (c.open) expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t));
     else expectError(ex, { reason: c.reason, field: null });
   } });
   // §7.1 shows no category for 404: status and reason are still required here, the category is recorded.
   const observed = `errors-404-category-observed-${c.name}`;
-  check({ id: observed, requirements: ['ERR-404-CATEGORY', ...c.requirements], title: `${c.route}: 404 ${c.reason} carries a category string (value recorded; §7.1 does not show it)`, run: async (api, scope) => {
+  check({ id: observed, requirements: ['ERR-404-CATEGORY', ...c.requirements], title: `${c.route}: 404 ${c.reason} carries a category string (value recorded; §7.1 does not show it)`, needs: c.needs, run: async (api, scope) => {
     const ex = await api.get(await c.path(api), { shared: true });
     const body = c.open ? expectErrorOrOpen(ex, { reason: c.reason, field: null }, c.open, (t) => scope.observe(t)) : expectError(ex, { reason: c.reason, field: null });
     if (ex.response!.status === 404) scope.observe(`404 ${body.reason_code} category ${JSON.stringify(body.error)}`);
@@ -267,6 +278,7 @@ for (const c of UNSUPPORTED_TYPE) {
   check({
     id, requirements: ['COND-UNSUPPORTED-DOCUMENT-TYPE', ...c.requirements, ROUTE_REQ[c.route].errors, 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
     title: `${c.route}: a ${c.role.replaceAll('_', ' ')} answers 400 unsupported_document_type with a null field`,
+    needs: resourceNeeds(c.role),
     run: async (api) => {
       const d = api.document(c.role);
       expectError(await api.get(route(c.route).pathFor(d.encounter_id, d.document_id)), { reason: 'unsupported_document_type', field: null });
@@ -278,7 +290,7 @@ check({
   id: 'errors-audio-not-available-for-document',
   requirements: ['COND-AUDIO-NOT-AVAILABLE', 'AUDIO-NOT-AVAILABLE', 'AUDIO-ERRORS', 'ERR-400-CATEGORY', 'ERR-FIELD-FIELD'],
   title: 'audio: an ambient transcript without audio answers 400 audio_not_available_for_document with a null field',
-  run: async (api) => {
+  needs: ['resources.ambient_transcript_without_audio'], run: async (api) => {
     const d = api.document('ambient_transcript_without_audio');
     expectError(await api.get(route('audio').pathFor(d.encounter_id, d.document_id)), { reason: 'audio_not_available_for_document', field: null });
   },
@@ -290,7 +302,7 @@ check({
   id: 'errors-audio-storage-unavailable',
   requirements: ['COND-AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-ERRORS', 'ERR-503-CATEGORY', 'ERR-FIELD-FIELD'],
   title: 'audio: with audio storage unavailable, the audio route answers 503 audio_storage_unavailable with a null field',
-  run: async (api) => {
+  needs: ['faults.audio_storage_unavailable', 'resources.ambient_transcript_with_audio'], run: async (api) => {
     const ex = await api.get(route('audio').path(api), { faults: ['audio_storage_unavailable'] });
     expectError(ex, { reason: 'audio_storage_unavailable', field: null });
   },
@@ -306,12 +318,12 @@ function expectCategory(ex: Exchange, status: number, category: string, reason: 
   expectError(ex, { reason, field });
 }
 
-const CATEGORY_CASES: { status: number; category: string; reason: string; field: string | null; what: string; send(api: CheckApi): Promise<Exchange> }[] = [
-  { status: 400, category: 'public_api_bad_request', reason: 'unsupported_filter', field: 'foo', what: 'an unsupported key on the list route', send: (api) => api.get(`${LIST}?foo=1`) },
-  { status: 401, category: 'api_key_unauthorized', reason: 'missing_bearer', field: null, what: 'a request without Authorization', send: (api) => api.get(LIST, { as: 'none' }) },
-  { status: 403, category: 'api_key_forbidden', reason: 'missing_scope', field: null, what: 'a key without encounters:read', send: (api) => api.get(LIST, { as: 'missing_scope_encounters_read' }) },
-  { status: 422, category: 'api_key_validation_failed', reason: 'invalid_limit', field: 'limit', what: 'limit=0', send: (api) => api.get(`${LIST}?limit=0`) },
-  { status: 503, category: 'public_api_unavailable', reason: 'digest_key_unavailable', field: null, what: 'key verification unavailable', send: (api) => api.get(LIST, { faults: ['digest_key_unavailable'] }) },
+const CATEGORY_CASES: { status: number; category: string; reason: string; field: string | null; what: string; needs: string[]; send(api: CheckApi): Promise<Exchange> }[] = [
+  { status: 400, category: 'public_api_bad_request', reason: 'unsupported_filter', field: 'foo', what: 'an unsupported key on the list route', needs: [], send: (api) => api.get(`${LIST}?foo=1`) },
+  { status: 401, category: 'api_key_unauthorized', reason: 'missing_bearer', field: null, what: 'a request without Authorization', needs: [], send: (api) => api.get(LIST, { as: 'none' }) },
+  { status: 403, category: 'api_key_forbidden', reason: 'missing_scope', field: null, what: 'a key without encounters:read', needs: asNeeds('missing_scope_encounters_read'), send: (api) => api.get(LIST, { as: 'missing_scope_encounters_read' }) },
+  { status: 422, category: 'api_key_validation_failed', reason: 'invalid_limit', field: 'limit', what: 'limit=0', needs: [], send: (api) => api.get(`${LIST}?limit=0`) },
+  { status: 503, category: 'public_api_unavailable', reason: 'digest_key_unavailable', field: null, what: 'key verification unavailable', needs: faultNeeds(['digest_key_unavailable']), send: (api) => api.get(LIST, { faults: ['digest_key_unavailable'] }) },
 ];
 
 for (const c of CATEGORY_CASES) {
@@ -319,6 +331,7 @@ for (const c of CATEGORY_CASES) {
   check({
     id, requirements: [`ERR-${c.status}-CATEGORY`, 'ERR-FIELD-ERROR', 'ERR-BODY-FIELDS'],
     title: `every ${c.status} error carries the §7.1 category "${c.category}" (here: ${c.what})`,
+    needs: c.needs,
     run: async (api) => {
       expectCategory(await c.send(api), c.status, c.category, c.reason, c.field);
     },

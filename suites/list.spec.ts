@@ -264,7 +264,7 @@ check({ id: 'list-walk-yields-each-encounter-once', requirements: ['LIST-PAGINAT
   }
 } });
 
-check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TOTAL'], title: 'total counts every matching encounter, not just the page (at least the profile\'s list_min_total)', run: async (api, scope) => {
+check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TOTAL'], title: 'total counts every matching encounter, not just the page (at least the profile\'s list_min_total)', needs: ['resources.list_min_total'], run: async (api, scope) => {
   const min = scope.need(api.target.profile.resources?.list_min_total, 'resources.list_min_total', 'resources.list_min_total');
   const body = expectSuccess<{ total: number; items: unknown[] }>(await api.get(listTarget(), { shared: true }), 'listPublicEncounters');
   if (body.total < min) fail('total is below the number of listable encounters', `total ${body.total} with ${body.items.length} item(s) on the page; the profile says at least ${min}`);
@@ -272,14 +272,14 @@ check({ id: 'list-total-at-least-profile-minimum', requirements: ['FIELD-LIST-TO
 
 // ---------------------------------------------------------------- organization scoping
 
-check({ id: 'list-items-own-organization', requirements: ['LIST-ORG-SCOPED', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'every listed encounter belongs to the caller\'s organization', run: async (api) => {
+check({ id: 'list-items-own-organization', requirements: ['LIST-ORG-SCOPED', 'CONTRACT-ORG-SCOPED-RESULTS'], title: 'every listed encounter belongs to the caller\'s organization', needs: ['resources.own_encounter'], run: async (api) => {
   const org = await callerOrganization(api);
   const walk = await walkWindow(api);
   const foreign = walk.items.filter((i) => i.organization_id !== org).map((i) => `${i.encounter_id} (${i.organization_id})`);
   if (foreign.length > 0) fail('the list contains encounters of another organization', `caller organization ${org}: ${sample(foreign)}`);
 } });
 
-check({ id: 'list-excludes-other-org-encounter', requirements: ['LIST-ORG-SCOPED', 'ENC-OTHER-ORG-NOT-RETURNED'], title: 'the encounter of another organization is never listed', run: async (api) => {
+check({ id: 'list-excludes-other-org-encounter', requirements: ['LIST-ORG-SCOPED', 'ENC-OTHER-ORG-NOT-RETURNED'], title: 'the encounter of another organization is never listed', needs: ['resources.other_org_encounter'], run: async (api) => {
   const foreign = api.encounter('other_org_encounter');
   const walk = await walkWindow(api);
   if (walk.items.some((i) => i.encounter_id === foreign)) fail('the list contains the other organization\'s encounter', foreign);
@@ -288,7 +288,7 @@ check({ id: 'list-excludes-other-org-encounter', requirements: ['LIST-ORG-SCOPED
 // §4.2 states "Demo/training encounters ... are not returned" for the detail route only; whether the
 // list includes them is open (LIST-DEMO-TRAINING is unspecified), so what the target does is recorded
 // as informational. The walk itself still validates every page against the contract.
-check({ id: 'list-excludes-demo-encounter', requirements: ['LIST-DEMO-TRAINING'], title: 'whether the demo/training encounter is listed is recorded', run: async (api, scope) => {
+check({ id: 'list-excludes-demo-encounter', requirements: ['LIST-DEMO-TRAINING'], title: 'whether the demo/training encounter is listed is recorded', needs: ['resources.demo_encounter'], run: async (api, scope) => {
   const demo = api.encounter('demo_encounter');
   const walk = await walkWindow(api);
   const listed = walk.items.some((i) => i.encounter_id === demo);

@@ -13,6 +13,7 @@ import {
   authFaultNamed, distinctiveScopeFault, expressible, queryFaultNamed, requestFor, routeFaults, stageApplies, unsupportedKeyFault,
   type Stage, type StageFault,
 } from '../harness/stage-faults.ts';
+import { askedBy } from '../harness/needs.ts';
 
 const check = suite(import.meta.filename);
 
@@ -67,6 +68,7 @@ for (const route of ROUTES) {
     check({
       id, requirements: requirementsFor(a, b),
       title: `${route.name}: a request failing at stage ${a.stage} (${a.name}) and stage ${b.stage} (${b.name}) answers stage ${a.stage}'s ${a.reason}`,
+      needs: askedBy((api) => requestFor(api, route, { [a.stage]: a, [b.stage]: b } as Partial<Record<Stage, StageFault>>)),
       run: async (api) => {
         const r = requestFor(api, route, { [a.stage]: a, [b.stage]: b } as Partial<Record<Stage, StageFault>>);
         const ex = await api.get(r.target, { as: r.as, faults: r.faults });
@@ -124,6 +126,7 @@ for (const c of OPEN_QUERY) {
   check({
     id: c.id, requirements: c.requirements,
     title: `${c.route.name}: ?${c.query} answers one of ${c.candidates.map((x) => `${x.reason}(${x.field})`).join(' / ')} (which one is open; recorded)`,
+    needs: c.route.needs,
     run: async (api, scope) => {
       const ex = await api.get(`${c.route.path(api)}?${c.query}`);
       const got = expectOneOf(ex, c.candidates);

@@ -24,6 +24,7 @@ import {
   integerStrayId, NOT_DATE_TIMES, notDateTimeId, plainSegment, SORT_ENCODED, sortEncodedId, SORT_STRAYS, sortStrayId, WINDOW_CASES, windowId,
   type BoundCase, type DateParam, type SpelledBound, type ValueEncoding,
 } from './query-grammar.cases.ts';
+import { resourceNeeds } from '../harness/needs.ts';
 
 const check = suite(import.meta.filename);
 
@@ -270,7 +271,7 @@ for (const c of EMPTY_QUERIES) {
   const title = c.kind === 'must'
     ? `${c.what} holds no query key: answered as the plain request (200, the same resource or the default page) [${CLAUSES.emptyQuery}]`
     : `${c.what}: whether an empty pair is a key is not settled; a documented answer is required (200 honouring the other parameters, or 400 unsupported_filter), and recorded [${CLAUSES.emptyQuery}]`;
-  check({ id, requirements, title, run: async (api, scope) => {
+  check({ id, requirements, title, needs: resourceNeeds(...(c.route === 'encounter' ? ['own_encounter'] : c.route === 'document' ? ['clinical_document'] : [])), run: async (api, scope) => {
     if (c.route === 'encounter') {
       const enc = api.encounter('own_encounter');
       const body = expectSuccess<{ encounter: { encounter_id: string } }>(await api.get(`${LIST}/${plainSegment(enc)}${c.query}`), 'getPublicEncounter');
@@ -333,7 +334,7 @@ for (const route of ID_ROUTES) {
     const id = idEncodingId(route, enc.name);
     const op = route === 'encounter' ? 'getPublicEncounter' : 'getPublicEncounterDocument';
     const requirements = route === 'encounter' ? ['ENC-PATH-PARAM', 'ENC-PATH', 'CONTRACT-OPAQUE-IDS'] : ['DOC-PATH-PARAMS', 'DOC-PATH', 'CONTRACT-OPAQUE-IDS'];
-    check({ id, requirements, title: `the profile's ${IDENTITY[route].label} path with ${enc.what} names the same resource: 200 with the same ${route} [${CLAUSES.pathId}]`, run: async (api, scope) => {
+    check({ id, requirements, title: `the profile's ${IDENTITY[route].label} path with ${enc.what} names the same resource: 200 with the same ${route} [${CLAUSES.pathId}]`, needs: resourceNeeds(IDENTITY[route].label), run: async (api, scope) => {
       const r = IDENTITY[route];
       const ids = r.ids(api);
       const plainEx = await r.get(api, plainSegment);

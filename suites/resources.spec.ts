@@ -12,6 +12,7 @@ import { registerSecret } from '../harness/redact.ts';
 import type { CheckApi } from '../harness/target.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 import { instantNs, listTarget, sample, type EncounterSummary, type ListBody } from '../harness/list-walk.ts';
+import { resourceNeeds } from '../harness/needs.ts';
 
 const check = suite(import.meta.filename);
 
@@ -77,7 +78,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 // ---------------------------------------------------------------- encounter detail against the list
 
-check({ id: 'resources-encounter-detail-equals-list-item', requirements: ['FIELD-DETAIL-ENCOUNTER', 'ENC-RESPONSE-SHAPE', 'LIST-RESPONSE-SHAPE', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'the encounter detail equals the list item with the same id, documents included', run: async (api, scope) => {
+check({ id: 'resources-encounter-detail-equals-list-item', requirements: ['FIELD-DETAIL-ENCOUNTER', 'ENC-RESPONSE-SHAPE', 'LIST-RESPONSE-SHAPE', 'ENC-DETAIL-DOCUMENTS-PRESENT'], title: 'the encounter detail equals the list item with the same id, documents included', needs: ['resources.own_encounter'], run: async (api, scope) => {
   const own = api.encounter('own_encounter');
   // The own encounter wherever it is in the list, plus the first items of the first page.
   const pages: ListBody[] = [];
@@ -128,7 +129,7 @@ check({ id: 'resources-encounter-detail-equals-list-item', requirements: ['FIELD
 
 // ---------------------------------------------------------------- document detail per schema_type
 
-check({ id: 'resources-clinical-document-markdown-content', requirements: ['DOC-MARKDOWN-CONTENT', 'FIELD-CLINICAL-CONTENT', 'FIELD-DETAIL-CLINICAL-VARIANT', 'FIELD-CLINICAL-CONTENT-SUBFIELDS', 'FIELD-DETAIL-DISCRIMINATOR'], title: 'a clinical document returns schema_type document with markdown content (format markdown when present, text a string or null)', run: async (api, scope) => {
+check({ id: 'resources-clinical-document-markdown-content', requirements: ['DOC-MARKDOWN-CONTENT', 'FIELD-CLINICAL-CONTENT', 'FIELD-DETAIL-CLINICAL-VARIANT', 'FIELD-CLINICAL-CONTENT-SUBFIELDS', 'FIELD-DETAIL-DISCRIMINATOR'], title: 'a clinical document returns schema_type document with markdown content (format markdown when present, text a string or null)', needs: ['resources.clinical_document'], run: async (api, scope) => {
   const { doc } = await documentDetail(api, 'clinical_document');
   if (doc.schema_type !== 'document') fail('the clinical document is not returned as schema_type document', `schema_type ${JSON.stringify(doc.schema_type)}`);
   const content = doc.content as Json | undefined;
@@ -140,14 +141,14 @@ check({ id: 'resources-clinical-document-markdown-content', requirements: ['DOC-
   if (absent.length > 0) scope.note(`content leaves out ${absent.join(' and ')} (FIELD-CLINICAL-CONTENT-SUBFIELDS: whether they are required is not stated)`);
 } });
 
-check({ id: 'resources-clinical-document-status-and-variant-null', requirements: ['FIELD-CLINICAL-STATUS', 'FIELD-CLINICAL-WORKFLOW-VARIANT'], title: 'a clinical document detail carries null (or nothing) for status and workflow_variant', run: async (api) => {
+check({ id: 'resources-clinical-document-status-and-variant-null', requirements: ['FIELD-CLINICAL-STATUS', 'FIELD-CLINICAL-WORKFLOW-VARIANT'], title: 'a clinical document detail carries null (or nothing) for status and workflow_variant', needs: ['resources.clinical_document'], run: async (api) => {
   const { doc } = await documentDetail(api, 'clinical_document');
   for (const k of ['status', 'workflow_variant']) {
     if (k in doc && doc[k] !== null) fail(`the clinical document carries a non-null ${k}`, JSON.stringify(doc[k]));
   }
 } });
 
-check({ id: 'resources-ambient-document-metadata-only', requirements: ['DOC-AMBIENT-METADATA-ONLY', 'FIELD-AMBIENT-NO-TURNS', 'FIELD-DETAIL-DISCRIMINATOR'], title: 'an ambient transcript document returns metadata only: schema_type ambient_transcript, no content, no turns', run: async (api) => {
+check({ id: 'resources-ambient-document-metadata-only', requirements: ['DOC-AMBIENT-METADATA-ONLY', 'FIELD-AMBIENT-NO-TURNS', 'FIELD-DETAIL-DISCRIMINATOR'], title: 'an ambient transcript document returns metadata only: schema_type ambient_transcript, no content, no turns', needs: ['resources.ambient_transcript_with_audio'], run: async (api) => {
   const { doc } = await documentDetail(api, 'ambient_transcript_with_audio');
   if (doc.schema_type !== 'ambient_transcript') fail('the ambient transcript document is not returned as schema_type ambient_transcript', `schema_type ${JSON.stringify(doc.schema_type)}`);
   const carried = ['content', 'turns', 'transcript', 'audio_url'].filter((k) => k in doc);
@@ -156,7 +157,7 @@ check({ id: 'resources-ambient-document-metadata-only', requirements: ['DOC-AMBI
 
 for (const role of ['billing_summary', 'checklist_summary'] as const) {
   const id = `resources-${role.replace('_summary', '')}-document-detail-unsupported`;
-  check({ id, requirements: ['DOC-UNSUPPORTED-TYPE', 'DOC-SUMMARY-ONLY-TYPES', 'COND-UNSUPPORTED-DOCUMENT-TYPE'], title: `document detail of a ${role.replace('_summary', '')} summary answers 400 unsupported_document_type`, run: async (api) => {
+  check({ id, requirements: ['DOC-UNSUPPORTED-TYPE', 'DOC-SUMMARY-ONLY-TYPES', 'COND-UNSUPPORTED-DOCUMENT-TYPE'], title: `document detail of a ${role.replace('_summary', '')} summary answers 400 unsupported_document_type`, needs: resourceNeeds(role), run: async (api) => {
     const d = api.document(role);
     expectError(await api.get(documentPath(d.encounter_id, d.document_id)), { reason: 'unsupported_document_type', field: null });
   } });
@@ -165,7 +166,7 @@ for (const role of ['billing_summary', 'checklist_summary'] as const) {
 // §4.3 leaves the reason open (DOC-WRONG-ENCOUNTER-REASON); document_not_found passes, another documented
 // error is recorded, a 200 fails. The pair: a listed encounter of the caller that is not the clinical
 // document's own encounter, with the clinical document's id: both of the caller's organization.
-check({ id: 'resources-document-of-other-encounter-rejected', requirements: ['DOC-BELONGS-TO-ENCOUNTER', 'DOC-WRONG-ENCOUNTER-REASON', 'COND-NOT-FOUND'], title: 'a document addressed under another encounter of the same organization is not returned (404 document_not_found)', run: async (api, scope) => {
+check({ id: 'resources-document-of-other-encounter-rejected', requirements: ['DOC-BELONGS-TO-ENCOUNTER', 'DOC-WRONG-ENCOUNTER-REASON', 'COND-NOT-FOUND'], title: 'a document addressed under another encounter of the same organization is not returned (404 document_not_found)', needs: ['resources.clinical_document'], run: async (api, scope) => {
   const doc = api.document('clinical_document');
   const page = expectSuccess<ListBody>(await api.get(listTarget({ limit: 100 }), { shared: true }), 'listPublicEncounters');
   // Another listed encounter that the detail route serves (the list may include demo/training encounters, LIST-DEMO-TRAINING).
@@ -192,7 +193,7 @@ check({ id: 'resources-document-of-other-encounter-rejected', requirements: ['DO
 
 // ---------------------------------------------------------------- transcript
 
-check({ id: 'resources-transcript-turns-chronological', requirements: ['TRANSCRIPT-CHRONOLOGICAL', 'FIELD-TRANSCRIPT-TRANSCRIPT-TURNS', 'TRANSCRIPT-FINALIZED-TURNS', 'TRANSCRIPT-TURN-BOUNDS'], title: 'transcript turns are in chronological order: each turn starts no earlier than the one before', run: async (api, scope) => {
+check({ id: 'resources-transcript-turns-chronological', requirements: ['TRANSCRIPT-CHRONOLOGICAL', 'FIELD-TRANSCRIPT-TRANSCRIPT-TURNS', 'TRANSCRIPT-FINALIZED-TURNS', 'TRANSCRIPT-TURN-BOUNDS'], title: 'transcript turns are in chronological order: each turn starts no earlier than the one before', needs: ['resources.ambient_transcript_with_audio'], run: async (api, scope) => {
   const d = api.document('ambient_transcript_with_audio');
   const body = expectSuccess<{ transcript: { turns: { start: number; end: number }[] } }>(await api.get(`${documentPath(d.encounter_id, d.document_id)}/transcript`, { shared: true }), 'getPublicEncounterDocumentTranscript');
   const turns = body.transcript.turns;
@@ -206,7 +207,7 @@ check({ id: 'resources-transcript-turns-chronological', requirements: ['TRANSCRI
 
 // ---------------------------------------------------------------- identifiers echoed from the path
 
-check({ id: 'resources-identifiers-echo-path', requirements: ['CONTRACT-OPAQUE-IDS', 'ENC-PATH-PARAM', 'DOC-PATH-PARAMS', 'TRANSCRIPT-PATH-PARAMS', 'FIELD-CLINICAL-DOCUMENT-ID', 'FIELD-CLINICAL-ENCOUNTER-ID', 'FIELD-AMBIENT-DOCUMENT-ID', 'FIELD-AMBIENT-ENCOUNTER-ID', 'FIELD-TRANSCRIPT-DOCUMENT-ID', 'FIELD-TRANSCRIPT-ENCOUNTER-ID', 'DOC-BELONGS-TO-ENCOUNTER'], title: 'encounter, document and transcript responses echo the path identifiers as the same opaque strings', run: async (api) => {
+check({ id: 'resources-identifiers-echo-path', requirements: ['CONTRACT-OPAQUE-IDS', 'ENC-PATH-PARAM', 'DOC-PATH-PARAMS', 'TRANSCRIPT-PATH-PARAMS', 'FIELD-CLINICAL-DOCUMENT-ID', 'FIELD-CLINICAL-ENCOUNTER-ID', 'FIELD-AMBIENT-DOCUMENT-ID', 'FIELD-AMBIENT-ENCOUNTER-ID', 'FIELD-TRANSCRIPT-DOCUMENT-ID', 'FIELD-TRANSCRIPT-ENCOUNTER-ID', 'DOC-BELONGS-TO-ENCOUNTER'], title: 'encounter, document and transcript responses echo the path identifiers as the same opaque strings', needs: ['resources.ambient_transcript_with_audio', 'resources.clinical_document', 'resources.own_encounter'], run: async (api) => {
   const problems: string[] = [];
   const same = (what: string, got: unknown, want: string) => {
     if (got !== want) problems.push(`${what}: ${JSON.stringify(got)} for path ${JSON.stringify(want)}`);
@@ -242,7 +243,7 @@ async function audio(api: CheckApi): Promise<{ audio_url: unknown; expires_at: s
   return expectSuccess(ex, 'getPublicEncounterDocumentAudio');
 }
 
-check({ id: 'resources-audio-expires-at-in-future', requirements: ['AUDIO-EXPIRES-AT', 'FIELD-AUDIO-EXPIRES-AT', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-RESPONSE'], title: `the audio URL response has expires_at in the future (local clock, ${CLOCK_SKEW_MS / 1000} s skew allowed)`, run: async (api) => {
+check({ id: 'resources-audio-expires-at-in-future', requirements: ['AUDIO-EXPIRES-AT', 'FIELD-AUDIO-EXPIRES-AT', 'LIMIT-AUDIO-VALIDITY', 'AUDIO-RESPONSE'], title: `the audio URL response has expires_at in the future (local clock, ${CLOCK_SKEW_MS / 1000} s skew allowed)`, needs: ['resources.ambient_transcript_with_audio'], run: async (api) => {
   const before = Date.now();
   const body = await audio(api);
   const expires = instantNs(body.expires_at);
@@ -251,7 +252,7 @@ check({ id: 'resources-audio-expires-at-in-future', requirements: ['AUDIO-EXPIRE
   if (expiresMs <= before - CLOCK_SKEW_MS) fail('the audio URL has already expired when it is handed out', `expires_at ${body.expires_at}, local clock ${new Date(before).toISOString()}`);
 } });
 
-check({ id: 'resources-audio-url-present', requirements: ['FIELD-AUDIO-AUDIO-URL', 'AUDIO-RESPONSE'], title: 'the audio URL response carries a non-empty audio_url (an absolute URL)', run: async (api, scope) => {
+check({ id: 'resources-audio-url-present', requirements: ['FIELD-AUDIO-AUDIO-URL', 'AUDIO-RESPONSE'], title: 'the audio URL response carries a non-empty audio_url (an absolute URL)', needs: ['resources.ambient_transcript_with_audio'], run: async (api, scope) => {
   const body = await audio(api);
   const url = body.audio_url;
   if (typeof url !== 'string' || url.trim() === '') fail('audio_url is empty', `length ${typeof url === 'string' ? url.length : typeof url}`);

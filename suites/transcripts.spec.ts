@@ -19,7 +19,7 @@ const LISTED = 10;
 
 interface Turn { speaker: string; text: string; start: number; end: number }
 
-check({ id: 'transcript-unfinalized-turns-not-returned', requirements: ['TRANSCRIPT-FINALIZED-TURNS', 'TRANSCRIPT-NOT-FINALIZED', 'FIELD-TRANSCRIPT-TRANSCRIPT'], title: 'a transcript none of whose turns is finalized is never returned with turns (200 with turns fails; the error answered instead is recorded)', run: async (api, scope) => {
+check({ id: 'transcript-unfinalized-turns-not-returned', requirements: ['TRANSCRIPT-FINALIZED-TURNS', 'TRANSCRIPT-NOT-FINALIZED', 'FIELD-TRANSCRIPT-TRANSCRIPT'], title: 'a transcript none of whose turns is finalized is never returned with turns (200 with turns fails; the error answered instead is recorded)', needs: ['resources.ambient_transcript_unfinalized'], run: async (api, scope) => {
   const d = api.document('ambient_transcript_unfinalized');
   const ex = await api.get(transcriptPath(d.encounter_id, d.document_id), { shared: true });
   const body = expectDocumented(ex, 'getPublicEncounterDocumentTranscript');

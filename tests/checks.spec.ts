@@ -3,7 +3,7 @@
 import type { TestInfo } from '@playwright/test';
 import { test, expect } from '@playwright/test';
 import { runCheck, defineCheck, CheckFailure, NotVerified, OUTCOMES, evidenceOf, type CheckDef, type Declaration, type Exchange } from '../harness/checks.ts';
-import { declaration } from '../harness/registry.ts';
+import { declaration, declaredChecks } from '../harness/registry.ts';
 import { declared } from './helpers/declared.ts';
 import { registerSecret, REDACTED } from '../harness/redact.ts';
 
@@ -44,7 +44,7 @@ function fakeTestInfo(): Fake {
 
 /** A check's identity, not declared. */
 function literal(id: string, title = `Rule of ${id}`): Declaration {
-  return { id, subject: 'service', requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title };
+  return { id, subject: 'service', requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title, probe: true };
 }
 
 /** A declared check (once per id and worker: the registry is per process and refuses a second declaration). */
@@ -264,6 +264,8 @@ test.describe('defineCheck', () => {
     expect(() => defineCheck(literal('checks-duplicate', 'First title'))).toThrow(/duplicate check id checks-duplicate/);
     expect(() => defineCheck(literal('checks-duplicate', 'Second title'))).toThrow(/duplicate check id checks-duplicate/);
     expect(declaration('checks-duplicate')?.title).toBe('First title');
+    // A probe of the project's own tests runs like any check, but nothing is derived from it.
+    expect(declaredChecks().some((d) => d.id === 'checks-duplicate')).toBe(false);
   });
 
   test('runCheck runs only a declared check: an undeclared id, or a declared id with another identity, is a harness error', async () => {

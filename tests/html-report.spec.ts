@@ -20,7 +20,7 @@ import { buildReport, type CollectedCheck, type ConformanceReport } from '../rep
 import { redact } from '../harness/redact.ts';
 import { CATALOG, check, context, defaultChecks, outcomes, waiver } from './helpers/report-data.ts';
 import { loadCatalog } from '../reports/context.ts';
-import { COVERAGE_PATH } from '../fixtures/paths.ts';
+import { allDeclaredChecks } from '../cli/declared-checks.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -60,14 +60,12 @@ function richReport(over: Record<string, unknown> = {}): ConformanceReport {
 }
 
 /**
- * The checks of a full run of the real catalog (every check of fixtures/requirements/coverage.json, one exchange of
+ * The checks of a full run of the real catalog (every declared check of the service, one exchange of
  * evidence each) with three failures: a long list page (cut by the evidence limit), a list and a detail that
  * disagree, and an error body; a few informational and not-verified checks with their reasons.
  */
-function threeFailureChecks(): { checks: CollectedCheck[]; listBody: string } {
-  const coverage = JSON.parse(fs.readFileSync(COVERAGE_PATH, 'utf8')).requirements as Record<string, string[]>;
-  const reqsOf = new Map<string, string[]>();
-  for (const [req, ids] of Object.entries(coverage)) for (const id of ids) reqsOf.set(id, [...(reqsOf.get(id) ?? []), req]);
+async function threeFailureChecks(): Promise<{ checks: CollectedCheck[]; listBody: string }> {
+  const reqsOf = new Map((await allDeclaredChecks('service')).map((d) => [d.id, [...d.requirements]]));
   const headers = { authorization: 'Bearer [REDACTED]', accept: 'application/json' };
   const json = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
   const item = (i: number) => ({
@@ -79,7 +77,7 @@ function threeFailureChecks(): { checks: CollectedCheck[]; listBody: string } {
   const listBody = JSON.stringify({ items: Array.from({ length: 50 }, (_, i) => item(i)), limit: 50, offset: 0, total: 130 });
   const ex = (target: string, status: number, body: string) => ({ request: { method: 'GET', target, headers }, response: { status, headers: json, body, bodyBytes: body.length, durationMs: 12 } });
   const one = [ex('/external/v1/encounters?limit=1', 200, '{"items":[],"limit":1,"offset":0,"total":0}')];
-  const ids = [...reqsOf.keys()];
+  const ids = [...reqsOf.keys()].sort();
   const failing = new Map<string, Partial<CollectedCheck>>([
     [ids[3], { detail: 'items[0] carries an undeclared field "internal_ref"', evidence: [ex('/external/v1/encounters', 200, listBody)] }],
     [ids[40], { detail: 'documents: list [{"document_id":"doc_1","title":"******* *********"}], detail []', evidence: [ex('/external/v1/encounters?limit=100', 200, listBody.slice(0, 3000)), ex('/external/v1/encounters/enc_1', 200, JSON.stringify({ encounter: item(1) }))] }],
@@ -335,8 +333,8 @@ test.describe('in Chromium', () => {
   });
 
   /** The report of a full run of the real catalog with three failures, written as `conformance run` writes it. */
-  function threeFailureRun(): { file: string; report: ConformanceReport; listBody: string } {
-    const { checks, listBody } = threeFailureChecks();
+  async function threeFailureRun(): Promise<{ file: string; report: ConformanceReport; listBody: string }> {
+    const { checks, listBody } = await threeFailureChecks();
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-html-print-'));
     const report = writeReports(out, outcomes(checks), context({ catalog: loadCatalog(), mutation: { total: 153, caught: 153, survivors: [], unproven: [] } }));
     return { file: path.join(out, 'conformance.html'), report, listBody };
@@ -410,7 +408,7 @@ test.describe('in Chromium', () => {
 
   test('a run with three failures prints on at most 15 A4 pages: verdict, scope, failures with evidence, then the matrix', async () => {
     test.setTimeout(120_000);
-    const { file } = threeFailureRun();
+    const { file } = await threeFailureRun();
     // The page box of A4 with the 12 mm margins of @page: 186 mm of content, 703 CSS px.
     const page = await browser.newPage({ viewport: { width: 703, height: 1032 } });
     await page.goto(pathToFileURL(file).href);
@@ -437,7 +435,7 @@ test.describe('in Chromium', () => {
 
   test('printed, the matrix cells never overprint: every word of a cell in its own box, no clipped column, no broken words', async () => {
     test.setTimeout(120_000);
-    const { file } = threeFailureRun();
+    const { file } = await threeFailureRun();
     const page = await browser.newPage({ viewport: { width: 703, height: 1032 } });
     await page.goto(pathToFileURL(file).href);
     await page.emulateMedia({ media: 'print' });
@@ -451,7 +449,7 @@ test.describe('in Chromium', () => {
 
   test('printed failure evidence: bodies pretty-printed and cut to a readable length; the JSON report keeps the recorded body', async () => {
     test.setTimeout(60_000);
-    const { file, report, listBody } = threeFailureRun();
+    const { file, report, listBody } = await threeFailureRun();
     const page = await browser.newPage({ viewport: { width: 703, height: 1032 } });
     await page.goto(pathToFileURL(file).href);
     await page.emulateMedia({ media: 'print' });

@@ -11,17 +11,16 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { CLIENT_CHECKS } from '../harness/client/checks.ts';
-import { RECEIVER_CASES } from '../harness/webhook/receiver-suite.ts';
-import { DELIVERY_JUDGES, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
 import { verify, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
 import type { WebhookEvent } from '../harness/webhook/signature.ts';
 import { freePort } from '../harness/embedded-cluster.ts';
 import { webhookCommand } from '../cli/webhook.ts';
 import { loadCatalog } from '../reports/context.ts';
-import { readCoverageMap, readNotTested } from '../reports/coverage.ts';
+import { readNotTested } from '../reports/coverage.ts';
+import { allDeclaredChecks } from '../cli/declared-checks.ts';
+import { SUBJECTS } from '../harness/registry.ts';
 import { buildReport, subjectsOf, type Catalog, type ConformanceReport } from '../reports/model.ts';
-import { COVERAGE_PATH, NOT_TESTED_PATH } from '../fixtures/paths.ts';
+import { NOT_TESTED_PATH } from '../fixtures/paths.ts';
 import { check, context, outcomes } from './helpers/report-data.ts';
 
 type Def = { id: string; requirements: readonly string[] };
@@ -35,16 +34,10 @@ export function checksNamingUnobservable(notObservable: Record<string, string>, 
   return out.sort();
 }
 
-/** Every check the project declares, by table: the service run's (coverage.json, from a run) and the other subjects' tables. */
-function allCheckTables(): Record<string, readonly Def[]> {
-  const fromRun = Object.entries(readCoverageMap(COVERAGE_PATH)).flatMap(([r, ids]) => ids.map((id) => ({ id, requirements: [r] })));
-  return {
-    'coverage.json': fromRun,
-    receiver: RECEIVER_CASES.map((c) => c.def),
-    client: CLIENT_CHECKS,
-    'webhook sender deliveries': DELIVERY_JUDGES.map((j) => j.def),
-    'webhook sender scenarios': SENDER_CASES.map((c) => c.def),
-  };
+/** Every check the project declares (harness/registry.ts), by subject. */
+async function allCheckTables(): Promise<Record<string, readonly Def[]>> {
+  const all = await allDeclaredChecks();
+  return Object.fromEntries(SUBJECTS.map((s) => [s, all.filter((d) => d.subject === s)]));
 }
 
 const FAB: Catalog = {
@@ -87,7 +80,7 @@ test.describe('the report rule (fabricated catalog)', () => {
   });
 });
 
-test('the catalog: every requirement no run can observe is a catalog row with a reason, and no check of any subject names it', () => {
+test('the catalog: every requirement no run can observe is a catalog row with a reason, and no check of any subject names it', async () => {
   const catalog = loadCatalog()!;
   const notObservable = readNotTested(NOT_TESTED_PATH);
   const ids = new Set(catalog.requirements.map((r) => r.id));
@@ -95,9 +88,9 @@ test('the catalog: every requirement no run can observe is a catalog row with a 
   for (const [id, reason] of Object.entries(notObservable)) expect(reason.trim().length, id).toBeGreaterThan(20);
   // The receiver's constant-time comparison (§6.3 step 7) is one of them.
   expect(notObservable['WEBHOOK-SIG-CONSTANT-TIME']).toMatch(/not observable over the network/);
-  expect(checksNamingUnobservable(notObservable, allCheckTables())).toEqual([]);
-  // The tables are really there (an empty walk proves nothing).
-  const tables = allCheckTables();
+  const tables = await allCheckTables();
+  expect(checksNamingUnobservable(notObservable, tables)).toEqual([]);
+  // Every subject's checks are really there (an empty walk proves nothing).
   for (const [name, defs] of Object.entries(tables)) expect(defs.length, name).toBeGreaterThan(0);
 });
 

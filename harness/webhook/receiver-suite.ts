@@ -711,6 +711,9 @@ function extraCases(): ReceiverCase[] {
   return EXTRA.map((x) => rejectionCase(`webhook-receiver-rejects-${x.name}`, x.title, 'reject', [...REASON_REQUIREMENTS[x.reason], NO_FOLLOWUP, NON_2XX], x.build, x.name, x.reason));
 }
 
+/** The invalid deliveries, each its own check: declared once, here (the registry refuses a second declaration). */
+const REJECTION_CASES: readonly ReceiverCase[] = [...adversarialCases(), ...extraCases()];
+
 /** All invalid deliveries once more, in one go: the total follow-up count must not move. */
 const NO_FOLLOWUP_SWEEP: ReceiverCase = {
   def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' }),
@@ -724,7 +727,7 @@ const NO_FOLLOWUP_SWEEP: ReceiverCase = {
     }
     const before = (await ctx.followUps())!;
     const sent: string[] = [];
-    for (const c of [...adversarialCases(), ...extraCases()]) {
+    for (const c of REJECTION_CASES) {
       if (c.expectation !== 'reject' && c.expectation !== 'unsupported-type') continue;
       const name = c.def.id.replace('webhook-receiver-rejects-', '');
       const wire = ADVERSARIAL[name] ? adversarialWire(ctx, name).wire : EXTRA.find((x) => x.name === name)!.build(ctx);
@@ -738,7 +741,7 @@ const NO_FOLLOWUP_SWEEP: ReceiverCase = {
 };
 
 /** Every receiver check, in the order they run. */
-export const RECEIVER_CASES: readonly ReceiverCase[] = [...SCENARIOS, ...adversarialCases(), ...extraCases(), NO_FOLLOWUP_SWEEP];
+export const RECEIVER_CASES: readonly ReceiverCase[] = [...SCENARIOS, ...REJECTION_CASES, NO_FOLLOWUP_SWEEP];
 
 /** Check ids whose informational outcome is legitimate (the spec leaves the outcome open). */
 export const RECEIVER_OPEN_CASE_IDS: readonly string[] = RECEIVER_CASES.filter((c) => c.expectation === 'decision' || c.expectation === 'boundary' || c.expectation === 'payload-policy').map((c) => c.def.id);

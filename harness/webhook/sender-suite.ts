@@ -368,16 +368,24 @@ export interface JudgeContext { apiKeys?: readonly string[]; headerWord?: string
  * The per-delivery judges, by check id (the CLI's passive mode runs them on every delivery). A judge throws
  * CheckFailure, or returns an observation of a choice the spec leaves open (the check is then informational).
  */
+/**
+ * What every sender check asks the profile for: how the deployment delivers (webhook.delivery, or the sandbox's
+ * control, webhook.sandboxControlUrl, which makes the reference produce events) and the finalized transcript document
+ * the events name. The two webhook settings are alternatives (either judges the sender); both are listed so each
+ * counts the checks it unlocks.
+ */
+const SENDER_NEEDS: readonly string[] = ['resources.ambient_transcript_with_audio', 'webhook.delivery', 'webhook.sandboxControlUrl'];
+
 export const DELIVERY_JUDGES: { def: Declaration; judge: (d: CapturedDelivery, secret: string, known?: JudgeContext) => string | void }[] = [
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body' }), judge: (d) => judgePostJson(d) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five §6.2 headers (Service-* or the deployment\'s header word) exactly once, non-empty' }), judge: (d, _s, k) => judgeHeadersPresent(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'the timestamp header is canonical decimal Unix seconds within 300 s of the receiver clock' }), judge: (d, _s, k) => judgeTimestamp(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'the signature header is v1= + the hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret (uppercase hex: informational)' }), judge: (d, s, k) => judgeSignature(d, s, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-payload-schema', requirements: ['FIELD-EVENT-ID', 'FIELD-EVENT-TYPE', 'FIELD-EVENT-API-VERSION', 'FIELD-EVENT-OCCURRED-AT', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-NO-OTHER-EVENT-TYPES', 'VERSION-WEBHOOK-DATE', 'WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-SINGLE-EVENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'the body is a valid closed RecordingTranscriptReadyWebhookEvent' }), judge: (d) => judgeSchema(d) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret' }), judge: (d, s) => judgeThin(d, s) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'the event-id header equals body id' }), judge: (d, _s, k) => judgeEventIdHeader(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'the webhook-version header equals body api_version' }), judge: (d, _s, k) => judgeVersionHeader(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)' }), judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body' }), judge: (d) => judgePostJson(d) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five §6.2 headers (Service-* or the deployment\'s header word) exactly once, non-empty' }), judge: (d, _s, k) => judgeHeadersPresent(d, namesFor(k?.headerWord)) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'the timestamp header is canonical decimal Unix seconds within 300 s of the receiver clock' }), judge: (d, _s, k) => judgeTimestamp(d, namesFor(k?.headerWord)) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'the signature header is v1= + the hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret (uppercase hex: informational)' }), judge: (d, s, k) => judgeSignature(d, s, namesFor(k?.headerWord)) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-payload-schema', requirements: ['FIELD-EVENT-ID', 'FIELD-EVENT-TYPE', 'FIELD-EVENT-API-VERSION', 'FIELD-EVENT-OCCURRED-AT', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-NO-OTHER-EVENT-TYPES', 'VERSION-WEBHOOK-DATE', 'WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-SINGLE-EVENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'the body is a valid closed RecordingTranscriptReadyWebhookEvent' }), judge: (d) => judgeSchema(d) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret' }), judge: (d, s) => judgeThin(d, s) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'the event-id header equals body id' }), judge: (d, _s, k) => judgeEventIdHeader(d, namesFor(k?.headerWord)) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'the webhook-version header equals body api_version' }), judge: (d, _s, k) => judgeVersionHeader(d, namesFor(k?.headerWord)) },
+  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)' }), judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) },
 ];
 
 /** Evidence for one captured delivery and the harness's answer. */
@@ -598,7 +606,7 @@ function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout' | '
   const label = String(step);
   const how = step === 'timeout' ? 'with a timeout' : step === 'reset' ? 'with a reset connection (no answer)' : String(step);
   return {
-    def: defineCheck({ subject: 'service', id: `webhook-sender-retries-${label}-with-same-ids`,
+    def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: `webhook-sender-retries-${label}-with-same-ids`,
       requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-EVENT-ID'],
       title: `a delivery answered ${how} is retried with the same event id and delivery id`,
     }),
@@ -614,7 +622,7 @@ function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout' | '
 function terminalCase(status: 400 | 401 | 404 | 410 | 422 | 302): SenderCase {
   const redirect = status === 302;
   return {
-    def: defineCheck({ subject: 'service', id: `webhook-sender-no-retry-after-${status}`,
+    def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: `webhook-sender-no-retry-after-${status}`,
       requirements: ['WEBHOOK-TERMINAL-FAILURES'],
       title: redirect ? 'a delivery answered 302 is neither retried nor redirected (the Location is never followed)' : `a delivery answered ${status} is not retried`,
     }),
@@ -631,7 +639,7 @@ function terminalCase(status: 400 | 401 | 404 | 410 | 422 | 302): SenderCase {
 
 /** §6.4: any 2xx is success; the event is not delivered again (200, 202 and 204, watched at once). */
 const noRedeliveryAfter2xx: SenderCase = {
-  def: defineCheck({ subject: 'service', id: 'webhook-sender-no-redelivery-after-2xx', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery answered 200, 202 or 204 (without a body) is not delivered again' }),
+  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-redelivery-after-2xx', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery answered 200, 202 or 204 (without a body) is not delivered again' }),
   async run(ctx, scope) {
     const observeMs = ctx.opts.observeMs ?? 1500;
     const runs = await Promise.all(([200, 202, 204] as const).map(async (status) => ({ status, ds: await ctx.scenario(scope, `success-${status}`, [status], (x) => x.length >= 1, observeMs) })));
@@ -646,7 +654,7 @@ const noRedeliveryAfter2xx: SenderCase = {
  * digest's case is not judged here (webhook-sender-signature-valid observes it): this check verifies the HMAC itself.
  */
 const everyAttemptJudged: SenderCase = {
-  def: defineCheck({ subject: 'service', id: 'webhook-sender-every-attempt-signed-and-fresh',
+  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-every-attempt-signed-and-fresh',
     requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY', 'WEBHOOK-HEADER-TIMESTAMP', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-RETRYABLE-FAILURES'],
     title: 'every attempt of a delivery, retries included, carries the header contract, a current timestamp and a valid signature',
   }),
@@ -675,7 +683,7 @@ const everyAttemptJudged: SenderCase = {
  * organization that owns them), and the receiver can fetch it through the REST route with its key.
  */
 const eventNamesFinalizedDocument: SenderCase = {
-  def: defineCheck({ subject: 'service', id: 'webhook-sender-event-names-finalized-document',
+  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-event-names-finalized-document',
     requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-THIN-POINTER'],
     title: 'the event names the finalized document, its encounter and their organization, and the transcript is then fetchable through the REST route with the receiver key',
   }),
@@ -714,7 +722,7 @@ const eventNamesFinalizedDocument: SenderCase = {
  * one); a transcript finalized for it must bring no delivery within the observation window.
  */
 const noDeliveryWithoutActivation: SenderCase = {
-  def: defineCheck({ subject: 'service', id: 'webhook-sender-no-delivery-without-activation',
+  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-delivery-without-activation',
     requirements: ['WEBHOOK-SUBSCRIPTIONS-DISABLED-DEFAULT'],
     title: 'a transcript finalized for a subscription that is not active brings no delivery',
   }),
@@ -748,7 +756,7 @@ const noDeliveryWithoutActivation: SenderCase = {
  */
 const retriesRefusedConnection: SenderCase = {
   needsSchedule: true,
-  def: defineCheck({ subject: 'service', id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again' }),
+  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again' }),
   async run(ctx, scope) {
     const { control } = ctx.opts;
     // A deployment's first attempt at a closed port leaves no trace the harness could see: a retry that arrives after

@@ -4,6 +4,6 @@ import { declaration, defineCheck, identity } from '../../harness/registry.ts';
 import type { CheckDef } from '../../harness/record.ts';
 
 export function declared(id: string, title = `Rule of ${id}`, requirements: string[] = ['PUB-ERR-001']): CheckDef {
-  const d = declaration(id) ?? defineCheck({ id, subject: 'service', requirements, title });
+  const d = declaration(id) ?? defineCheck({ id, subject: 'service', requirements, title, probe: true });
   return identity(d);
 }

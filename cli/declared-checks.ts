@@ -2,11 +2,12 @@
 // importing every module that declares some: the service's suites and properties, the webhook sender's cases, the
 // receiver's and the client's checks. What `--requirement`, `profile init`, coverage and "what would unlock" know
 // of the checks comes from here, never from a file a run once wrote. Importing a suite declares its checks without
-// running anything (a suite's cases run only under suites/run.spec.ts).
+// running anything (a suite's cases run only under suites/run.spec.ts). The one place outside a run that loads the
+// suites: the CLI derives from their declarations, it never runs or judges them here.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { declaredChecks, type Declaration, type Subject } from './registry.ts';
+import { declaredChecks, type Declaration, type Subject } from '../harness/registry.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** `.ts` in a clone, `.js` in the npm package. */
