@@ -26,7 +26,7 @@ test.describe('the comparison of two reports', () => {
   ]), context({ waivers: [waiver('f-waived')] }));
   const now = () => buildReport(outcomes([
     check('a-fixed', 'pass', ['LIST-LIMIT-DEFAULT']), check('b-still', 'fail', ['LIST-LIMIT-CANONICAL'], { detail: 'still 200' }),
-    check('c-breaks', 'fail', ['VERSION-HEADER'], { detail: 'no version header' }), check('d-loses-role', 'not_verified', ['AUTH-401-INVALID-KEY'], { detail: "profile lacks credential role 'invalid_key'" }),
+    check('c-breaks', 'fail', ['VERSION-HEADER'], { detail: 'no version header' }), check('d-loses-role', 'not_verified', ['AUTH-401-INVALID-KEY'], { detail: "profile lacks credential role 'invalid_key'", lacks: 'credentials.invalid_key' }),
     check('f-waived', 'fail', ['AUTH-401-MISSING-BEARER']), check('g-new', 'pass', ['AUDIO-URL-SHORT-LIVED']),
   ], { filter: { grep: 'x' } }), context({ outOfScope: [{ part: 'area:audio', reason: 'no audio on staging' }] }));
 

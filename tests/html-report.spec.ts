@@ -38,7 +38,7 @@ function richReport(over: Record<string, unknown> = {}): ConformanceReport {
   };
   const checks: CollectedCheck[] = [
     ...defaultChecks(),
-    check('auth-invalid-key-detail', 'not_verified', ['AUTH-401-INVALID-KEY'], { detail: 'profile lacks credential invalid_key' }),
+    check('auth-invalid-key-detail', 'not_verified', ['AUTH-401-INVALID-KEY'], { detail: 'profile lacks credential invalid_key', lacks: 'credentials.invalid_key' }),
     check('list-items-field', 'pass', ['LIST-FIELD-ITEMS'], {
       evidence: [{ request: { method: 'GET', target: '/external/v1/encounters', headers: { authorization: 'Bearer [REDACTED]' } }, response: { status: 200, headers: {}, body: '{"items":[]}', bodyBytes: 12, durationMs: 2 } }],
     }),

@@ -39,13 +39,13 @@ test.describe('the verdict of the report model', () => {
   });
 
   test('a must requirement not verified: INCOMPLETE, exit 1, exit 0 only with allowIncomplete; the missing role is named', () => {
-    const checks = allPass().map((c) => (c.id === 'b' ? { ...c, outcome: 'not_verified' as const, detail: "profile lacks credential role 'revoked_key'" } : c));
+    const checks = allPass().map((c) => (c.id === 'b' ? { ...c, outcome: 'not_verified' as const, detail: "profile lacks credential role 'revoked_key'", lacks: 'credentials.revoked_key' } : c));
     const r = buildReport(outcomes(checks), ctx());
     expect(r.verdict).toBe('incomplete');
     expect(r.coverage.mustNotVerified).toEqual(['B-MUST']);
     expect(r.verdictReason).toBe('verified 2 of 3 must requirements in scope; nothing failed');
     expect(r.missingRoles).toEqual([{ role: 'revoked_key', kind: 'credential', checks: 1, requirements: 1 }]);
-    const receiver = buildReport(outcomes([...checks, check('e2', 'not_verified', ['E-MUST-WEBHOOK'], { detail: 'profile lacks webhook.receiverUrl (the receiver under test)' })]), ctx());
+    const receiver = buildReport(outcomes([...checks, check('e2', 'not_verified', ['E-MUST-WEBHOOK'], { detail: 'profile lacks webhook.receiverUrl (the receiver under test)', lacks: 'webhook.receiverUrl' })]), ctx());
     expect(receiver.missingRoles).toContainEqual({ role: 'webhook.receiverUrl', kind: 'webhook', checks: 1, requirements: 1 });
     expect(exitCodeFor(r)).toBe(1);
     expect(exitCodeFor(r, { allowIncomplete: true })).toBe(0);
@@ -136,7 +136,7 @@ test.describe('the verdict of the report model', () => {
   });
 
   test('each requirement row carries its outcome counts', () => {
-    const r = buildReport(outcomes([...allPass(), check('a2', 'not_verified', ['A-MUST'], { detail: "profile lacks resource role 'own_encounter'" })]), ctx());
+    const r = buildReport(outcomes([...allPass(), check('a2', 'not_verified', ['A-MUST'], { detail: "profile lacks resource role 'own_encounter'", lacks: 'resources.own_encounter' })]), ctx());
     expect(r.requirements.find((q) => q.id === 'A-MUST')!.counts).toEqual({ pass: 1, not_verified: 1 });
   });
 });

@@ -37,7 +37,7 @@ export function outcomes(checks: CollectedCheck[] = defaultChecks(), extra: Part
 export function defaultChecks(): CollectedCheck[] {
   return [
     check('auth-missing-bearer-list', 'pass', ['AUTH-401-MISSING-BEARER']),
-    check('auth-invalid-key-list', 'not_verified', ['AUTH-401-INVALID-KEY'], { detail: 'profile lacks credential invalid_key' }),
+    check('auth-invalid-key-list', 'not_verified', ['AUTH-401-INVALID-KEY'], { detail: 'profile lacks credential invalid_key', lacks: 'credentials.invalid_key' }),
     check('list-limit-default', 'pass', ['LIST-LIMIT-DEFAULT']),
     check('list-limit-rejects-plus-sign', 'fail', ['LIST-LIMIT-CANONICAL'], {
       title: 'limit=+1 answers 400 invalid_query_parameter', detail: 'Undocumented success: expected 400, got 200', evidence: FAILING_EVIDENCE,
