@@ -15,14 +15,14 @@ import path from 'node:path';
 import { loadProfile } from '../harness/profile.ts';
 import { redact, registerSecret, setEvidenceMode } from '../harness/redact.ts';
 import { settingName } from '../harness/config.ts';
-import { judgeClientChecks } from '../harness/client/checks.ts';
+import { judgeClientTraffic, type ClientVerdicts } from '../harness/client/judge.ts';
 import { RecordingProxy } from '../harness/client/proxy.ts';
 import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes, routesText, type ReasonPlan } from '../harness/client/runs.ts';
-import { loadScenario as readScenario, outOfScopeRequirements, PART_LABEL, scopeNote, scopeOf, ScenarioError, type Scenario } from '../harness/client/scenario.ts';
-import type { ClientExchange, ClientTraffic } from '../harness/client/traffic.ts';
+import { loadScenario as readScenario, PART_LABEL, scopeOf, ScenarioError, type Scenario } from '../harness/client/scenario.ts';
+import type { ClientTraffic } from '../harness/client/traffic.ts';
 import type { Exchange } from '../harness/record.ts';
-import { loadRunContext } from '../reports/context.ts';
-import { exitCodeFor, summaryLine, verdictLine, type CollectedCheck, type OutcomesFile } from '../reports/model.ts';
+import { subjectRunContext } from '../reports/context.ts';
+import { collectedOf, exitCodeFor, summaryLine, verdictLine, type OutcomesFile } from '../reports/model.ts';
 import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
 import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, evidenceOption, HELP, parse, prepareOutDir, publishToCi, SetupError } from './common.ts';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
@@ -56,37 +56,15 @@ function clientProfile(sandboxProfile: string, baseUrl: string, dir: string): { 
   return { file, keys, ids };
 }
 
-/** An exchange of the record as report evidence (headers and bodies are redacted by the writers). */
-function evidenceOf(e: ClientExchange): Exchange {
-  return {
-    request: { method: e.method, target: e.target, headers: e.headers, ...(e.role ? { credentialRole: e.role } : {}) },
-    response: { status: e.status, headers: e.injected ? { 'x-conformance-injected': e.injected } : {}, body: e.kind === 'api' ? e.body.slice(0, 4000) : '', bodyBytes: Buffer.byteLength(e.body), durationMs: e.durationMs },
-  };
-}
-
-export interface JudgedRun {
+export interface JudgedRun extends Omit<ClientVerdicts, 'records'> {
   outcomes: OutcomesFile;
-  /** check id → what would let it judge (the report's "what would unlock"). */
-  unlock: Record<string, string>;
-  /** The client's scope as the report states it. */
-  outOfScope: { part: string; reason: string }[];
-  scopeNote: { label: string; notes: string[] };
 }
 
+/** The client's verdicts (harness/client/judge.ts) as a run's outcomes, for the report writers. */
 export function judgeClient(traffic: ClientTraffic, command: string, baseUrl: string, startedAt: string): JudgedRun {
-  const unlock: Record<string, string> = {};
-  const checks: CollectedCheck[] = judgeClientChecks(traffic).map(({ check: c, judgement: j }) => {
-    if (j.outcome === 'not_verified' && j.unlock) unlock[c.id] = j.unlock;
-    return {
-      id: c.id, title: c.title, requirements: [...c.requirements], outcome: j.outcome, detail: j.detail,
-      project: 'client', file: 'harness/client/checks.ts', test: c.id, evidence: j.evidence.map(evidenceOf),
-    };
-  });
-  const scope = scopeOf(traffic.scenario, traffic.exchanges);
-  return {
-    outcomes: { startedAt, finishedAt: new Date().toISOString(), runStatus: 'passed', seed: null, target: { name: `client: ${command}`, baseUrl }, checks },
-    unlock, outOfScope: outOfScopeRequirements(scope), scopeNote: scopeNote(scope),
-  };
+  const { records, ...rest } = judgeClientTraffic(traffic);
+  const checks = records.map((r) => collectedOf(r, { project: 'client', file: 'harness/client/checks.ts' }));
+  return { outcomes: { startedAt, finishedAt: new Date().toISOString(), runStatus: 'passed', seed: null, target: { name: `client: ${command}`, baseUrl }, checks }, ...rest };
 }
 
 interface Finished { code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }
@@ -275,11 +253,7 @@ export async function client(argv: string[]): Promise<number> {
       notInjected: reasonNotes(plan, missed, scope),
     };
     const judged = judgeClient(traffic, o.watch ? 'watched by hand' : command.join(' '), baseUrl, startedAt);
-    const ctx = loadRunContext({ outDir, strict: o.strict === true });
-    ctx.subject = 'client';
-    ctx.mutation = null;
-    ctx.variants = null;
-    ctx.target = judged.outcomes.target ?? null;
+    const ctx = subjectRunContext('client', judged.outcomes.target ?? null, { outDir, strict: o.strict === true });
     ctx.outOfScope = judged.outOfScope;
     ctx.scopeNote = judged.scopeNote;
     ctx.unlock = judged.unlock;

@@ -17,7 +17,7 @@ import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadRunContext } from '../reports/context.ts';
+import { subjectRunContext } from '../reports/context.ts';
 import { buildReport, collectedOf, exitCodeFor, summaryLine, verdictLine } from '../reports/model.ts';
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../reports/write.ts';
@@ -29,9 +29,9 @@ import { redact, redactHeader, registerSecret, setEvidenceMode } from '../harnes
 import { evidenceOption } from './common.ts';
 import { ReceiverContext, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import { buildReceiverVectors, deliveryByName, expectedOf, singleDeliveryCases, vectorName, VECTORS_FILE } from '../harness/webhook/vectors.ts';
-import { Capture, DELIVERY_JUDGES, deliveryExchange, header, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
-import type { CapturedDelivery, ScriptStep } from '../harness/webhook/sender-suite.ts';
-import { CheckFailure } from '../harness/checks.ts';
+import { Capture, deliveryExchange, header } from '../harness/webhook/sender-suite.ts';
+import { PassiveSenderJudge } from '../harness/webhook/passive-sender.ts';
+import type { ScriptStep } from '../harness/webhook/sender-suite.ts';
 import { SPEC_HEADER_WORD, webhookHeaders } from '../harness/webhook/signature.ts';
 import { credentialKey, headerWordOf, loadProfile, ProfileError, signingSecret, unresolvedVariables, type CredentialRole } from '../harness/profile.ts';
 import { DEPLOYMENT_CASES, SENDER_CASES, SenderContext } from '../harness/webhook/sender-suite.ts';
@@ -102,8 +102,6 @@ Exit codes: 0 CONFORMANT (receiver) or all checks passed (sender); 1 a check fai
             2 usage or setup error (e.g. an unreachable receiver, or one that never answers).`;
 
 
-const RETRYABLE = (s: ScriptStep) => isRetryableStatus(typeof s === 'number' ? s : undefined);
-const SUCCESS = (s: ScriptStep) => typeof s === 'number' && s >= 200 && s < 300;
 
 function defaultIo(): WebhookIo {
   return {
@@ -374,12 +372,7 @@ export function receiverOutcomes(results: ReceiverCheckResult[], url: string, st
  * service run is carried over.
  */
 export function receiverContext(outcomes: OutcomesFile, opts: { outDir?: string; strict?: boolean }): RunContext {
-  const ctx = loadRunContext({ outDir: opts.outDir ?? path.join(os.tmpdir(), 'conformance-webhook-receiver-no-out'), strict: opts.strict === true });
-  ctx.subject = 'receiver';
-  ctx.mutation = null;
-  ctx.variants = null;
-  ctx.target = outcomes.target ?? null;
-  return ctx;
+  return subjectRunContext('receiver', outcomes.target ?? null, { outDir: opts.outDir ?? path.join(os.tmpdir(), 'conformance-webhook-receiver-no-out'), strict: opts.strict === true });
 }
 
 async function receiverCommand(argv: string[], io: WebhookIo): Promise<number> {
@@ -517,10 +510,6 @@ async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
   return ok ? 0 : 1;
 }
 
-interface EventTrack {
-  deliveries: CapturedDelivery[];
-}
-
 /** The sender's records as a run's outcomes, for the report writers (and `conformance merge`). */
 export function senderOutcomes(results: StandaloneRecord[], target: { name: string; baseUrl: string }, startedAt: string, finishedAt: string): OutcomesFile {
   const checks = results.map((r) => collectedOf(r, { project: 'webhook-sender', file: 'harness/webhook/sender-suite.ts' }));
@@ -533,10 +522,7 @@ export function senderOutcomes(results: StandaloneRecord[], target: { name: stri
  * `conformance merge`, the whole service is judged.
  */
 export function senderContext(profilePath: string, opts: { outDir: string; strict?: boolean }): RunContext {
-  const ctx = loadRunContext({ outDir: opts.outDir, profilePath, strict: opts.strict === true });
-  ctx.subject = 'service';
-  ctx.mutation = null;
-  ctx.variants = null;
+  const ctx = subjectRunContext('service', undefined, { outDir: opts.outDir, profilePath, strict: opts.strict === true });
   if (ctx.catalog) {
     const mine = new Set(senderRequirementIds(ctx.catalog));
     ctx.catalog = { ...ctx.catalog, requirements: ctx.catalog.requirements.filter((r) => mine.has(r.id)) };
@@ -646,8 +632,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
   const holdMs = intOption(values['hold-ms'], 'hold-ms', 10, 600_000) ?? 30_000;
   const observeMs = intOption(values['observe-ms'], 'observe-ms', 0, 600_000) ?? 5_000;
 
-  const events = new Map<string, EventTrack>();
-  const perCheck = new Map<string, { pass: number; fail: number }>(DELIVERY_JUDGES.map((j) => [j.def.id, { pass: 0, fail: 0 }]));
+  const judge = new PassiveSenderJudge({ secret, headerWord });
   let wake: () => void = () => {};
   const capture = new Capture({
     host: values.host ?? '127.0.0.1',
@@ -656,21 +641,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
     defaultScript: script,
     headerWord,
     onDelivery: (d) => {
-      const eventId = header(d, H.eventId).join(',') || '(no event id)';
-      const track = events.get(eventId) ?? { deliveries: [] };
-      track.deliveries.push(d);
-      events.set(eventId, track);
-      const failures: string[] = [];
-      for (const j of DELIVERY_JUDGES) {
-        const tally = perCheck.get(j.def.id)!;
-        try {
-          j.judge(d, secret, { headerWord });
-          tally.pass += 1;
-        } catch (e) {
-          tally.fail += 1;
-          failures.push(`${j.def.id}: ${e instanceof CheckFailure ? e.message : String(e)}`);
-        }
-      }
+      const { eventId, failures } = judge.onDelivery(d);
       const ex = deliveryExchange(d);
       io.stdout(redact(`delivery #${d.seq} ${ex.request.method} ${ex.request.target} event ${eventId} delivery ${header(d, H.deliveryId).join(',') || '-'}: answered ${d.answered}; ${failures.length === 0 ? 'all delivery checks pass' : `${failures.length} failing`}`));
       for (const f of failures) io.stdout(redact(`  FAIL ${f}`));
@@ -684,10 +655,6 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
   }
   io.stdout(`conformance webhook sender: listening on ${capture.url}/ (any path); script ${script.join(',')}; stops after ${durationS} s${eventsWanted ? ` or ${eventsWanted} settled events` : ''} or Ctrl-C`);
 
-  const settled = (t: EventTrack) => {
-    const last = t.deliveries[t.deliveries.length - 1];
-    return !RETRYABLE(last.answered) && Date.now() - last.receivedAtMs >= observeMs;
-  };
   const deadline = Date.now() + durationS * 1000;
   const interrupted = io.interrupted ?? interruptPromise();
   let stop = false;
@@ -696,7 +663,7 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
     wake();
   });
   while (!stop && Date.now() < deadline) {
-    if (eventsWanted !== undefined && events.size >= eventsWanted && [...events.values()].every(settled)) break;
+    if (eventsWanted !== undefined && judge.eventCount() >= eventsWanted && judge.allSettled(observeMs)) break;
     await new Promise<void>((resolve) => {
       const t = setTimeout(resolve, 200);
       wake = () => {
@@ -707,39 +674,13 @@ async function senderCommand(argv: string[], io: WebhookIo): Promise<number> {
   }
   await capture.close();
 
-  // Retries, per event: a retryable answer must be followed by a retry with the same ids; a terminal
-  // or successful answer must not be followed by another delivery.
-  const retry = { pass: 0, fail: 0, unobserved: 0 };
-  for (const [eventId, t] of events) {
-    t.deliveries.forEach((d, i) => {
-      const next = t.deliveries[i + 1];
-      if (RETRYABLE(d.answered)) {
-        if (!next) {
-          retry.unobserved += 1;
-          io.stdout(redact(`  FAIL webhook-sender-retries-${d.answered}-with-same-ids: event ${eventId}: delivery #${d.seq} answered ${d.answered} was not retried before the end`));
-          return;
-        }
-        try {
-          judgeRetryIds(d, next, H);
-          retry.pass += 1;
-        } catch (e) {
-          retry.fail += 1;
-          io.stdout(redact(`  FAIL webhook-sender-retries-${d.answered}-with-same-ids: event ${eventId}: ${(e as Error).message}`));
-        }
-      } else if (next) {
-        retry.fail += 1;
-        io.stdout(redact(`  FAIL ${SUCCESS(d.answered) ? 'webhook-sender-no-redelivery-after-2xx' : `webhook-sender-no-retry-after-${d.answered}`}: event ${eventId}: delivery #${d.seq} answered ${d.answered} was delivered again (#${next.seq})`));
-      } else {
-        retry.pass += 1;
-      }
-    });
-  }
-  const failed = [...perCheck.values()].reduce((n, c) => n + c.fail, 0) + retry.fail + retry.unobserved;
-  io.stdout(`summary: ${capture.deliveries.length} deliveries of ${events.size} events`);
-  for (const [id, c] of perCheck) io.stdout(`  ${c.fail > 0 ? 'FAIL' : capture.deliveries.length === 0 ? 'NOT VERIFIED' : 'PASS'} ${id} (${c.pass} passed, ${c.fail} failed)`);
-  io.stdout(`  retries: ${retry.pass} as expected, ${retry.fail} wrong, ${retry.unobserved} retryable answers never retried`);
-  if (capture.deliveries.length === 0) io.stdout('no delivery arrived: nothing was verified');
-  return failed > 0 ? 1 : 0;
+  const r = judge.finish();
+  for (const line of r.retryFailures) io.stdout(redact(`  ${line}`));
+  io.stdout(`summary: ${r.deliveries} deliveries of ${r.events} events`);
+  for (const [id, c] of r.perCheck) io.stdout(`  ${c.fail > 0 ? 'FAIL' : r.deliveries === 0 ? 'NOT VERIFIED' : 'PASS'} ${id} (${c.pass} passed, ${c.fail} failed)`);
+  io.stdout(`  retries: ${r.retry.pass} as expected, ${r.retry.fail} wrong, ${r.retry.unobserved} retryable answers never retried`);
+  if (r.deliveries === 0) io.stdout('no delivery arrived: nothing was verified');
+  return r.failed > 0 ? 1 : 0;
 }
 
 /** Entry point wired by cli/main.ts: argv after `webhook`. */

@@ -11,7 +11,7 @@ import { setting } from '../harness/config.ts';
 import { redact } from '../harness/redact.ts';
 import { deliveryNotActivated, DELIVERY_NOT_ACTIVATED, DELIVERY_NOT_ACTIVATED_REASON, loadProfile, registerProfileSecrets, SECRET_HEADER, type Profile } from '../harness/profile.ts';
 import { senderRequirementIds } from '../harness/webhook/sender-scope.ts';
-import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type VariantInput, type Waiver } from './model.ts';
+import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type Subject, type VariantInput, type Waiver } from './model.ts';
 import { SPEC_PATH } from '../fixtures/paths.ts';
 import { readNotTested } from './coverage.ts';
 
@@ -200,6 +200,16 @@ export interface ContextOptions {
   command?: string[] | null;
 }
 
+
+/**
+ * The context of a run judged outside Playwright (a partner's receiver or client, a sender on its own): the subject
+ * it judges and its target, with no mutation or variant score (those measure the service suites, not this run).
+ * One place says so, instead of each command overwriting the fields of `loadRunContext`'s answer.
+ */
+export function subjectRunContext(subject: Subject, target: RunContext['target'] | undefined, opts: ContextOptions): RunContext {
+  const ctx = loadRunContext(opts);
+  return { ...ctx, subject, mutation: null, variants: null, target: target ?? ctx.target };
+}
 
 export function loadRunContext(opts: ContextOptions): RunContext {
   const warnings: string[] = [];
