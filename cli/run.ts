@@ -26,6 +26,12 @@ import { clearReports, dbKind, DEFAULT_OUT, evidenceOption, referenceKind, put, 
 const PROBE_TARGET = '/external/v1/encounters';
 const PROBE_TIMEOUT_MS = 5_000;
 
+/** Checks in flight per worker for a target whose answer took `ms`: the default 8 near, more far away (at most 64). */
+export function lanesFor(ms: number): number | undefined {
+  const lanes = Math.min(64, Math.ceil(ms / 3));
+  return lanes > 8 ? lanes : undefined;
+}
+
 /** Opens (and closes) one TCP connection: the reachability half of the probe. */
 async function connectProbe(baseUrl: string): Promise<void> {
   const { host, port } = parseBaseUrl(baseUrl);
@@ -80,10 +86,11 @@ function answersAsApi(r: RawResponse): boolean {
  *   body labelled text/plain (the content-type checks fail), a body labelled JSON that does not parse,
  *   a reset or an oversized answer after the connection was accepted.
  */
-async function probe(baseUrl: string, headers: Record<string, string> | undefined, fullKey?: string): Promise<void> {
+async function probe(baseUrl: string, headers: Record<string, string> | undefined, fullKey?: string): Promise<number | undefined> {
   await connectProbe(baseUrl);
   const sent = Object.fromEntries(Object.entries(headers ?? {}).filter(([k]) => k.toLowerCase() !== 'authorization'));
   let res: RawResponse;
+  const t0 = performance.now();
   try {
     res = await sendRaw({ baseUrl, timeoutMs: PROBE_TIMEOUT_MS, maxBodyBytes: 64 * 1024 }, { target: PROBE_TARGET, headers: sent });
   } catch (e) {
@@ -91,16 +98,20 @@ async function probe(baseUrl: string, headers: Record<string, string> | undefine
       const how = e.partial && e.partial.length > 0 ? `completely (${e.partial.length} bytes arrived)` : 'at all';
       throw new SetupError(`target ${baseUrl} did not answer GET ${PROBE_TARGET} ${how} within ${PROBE_TIMEOUT_MS} ms`);
     }
-    if (e instanceof TransportError && e.kind !== 'connection_refused' && e.kind !== 'dns' && e.kind !== 'other') return; // answered badly: the checks judge it
+    if (e instanceof TransportError && e.kind !== 'connection_refused' && e.kind !== 'dns' && e.kind !== 'other') return undefined; // answered badly: the checks judge it
     const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
     throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
   }
+  const answeredInMs = performance.now() - t0;
   const json = looksJson(res);
   const noRouteHere = json && res.status === 404 && !hasReasonCode(res.body);
-  if (json && !noRouteHere) return doubledPrefix(baseUrl, sent, fullKey);
+  if (json && !noRouteHere) {
+    await doubledPrefix(baseUrl, sent, fullKey);
+    return answeredInMs;
+  }
   // A gateway in front of the API may answer a keyless request itself (a plain-text 401): the API is then
   // identified with the `full` key, or by its served contract; the keyless answers are the checks' to judge.
-  if (await identifiedOtherwise(baseUrl, sent, fullKey)) return;
+  if (await identifiedOtherwise(baseUrl, sent, fullKey)) return answeredInMs;
   const type = res.headers['content-type'];
   const said = type ? type.split(';')[0].trim() : res.body.length > 0 ? 'without a content type' : 'with an empty body and no content type';
   const where = res.status >= 300 && res.status < 400 && res.headers.location ? `, redirecting to ${res.headers.location}` : '';
@@ -291,7 +302,8 @@ export async function run(argv: string[]): Promise<number> {
     // A target run: the runner starts at once and loads its suites while the profile is validated and the target
     // probed (the profile's schema alone is a quarter of a second); its workers wait for the ready file, its
     // output is held until then, and on a refusal it is stopped and writes nothing (reports/conformance-reporter.ts).
-    let targetGate: (() => Promise<void>) | undefined;
+    /** Resolves once the target may be used, with what the ready file says (harness/ready.ts). */
+    let targetGate: (() => Promise<string>) | undefined;
     if (o.profile !== undefined) {
       const file = path.resolve(o.profile);
       const raw = rawProfile(file);
@@ -322,7 +334,12 @@ export async function run(argv: string[]): Promise<number> {
         } catch (e) {
           throw new SetupError((e as Error).message);
         }
-        await probe(profile.baseUrl, profile.requestHeaders, credentialKey(profile, 'full'));
+        const answeredInMs = await probe(profile.baseUrl, profile.requestHeaders, credentialKey(profile, 'full'));
+        // A distant target: a check spends its time waiting, so more of them in flight (bounded by --max-rps).
+        const lanes = o['in-flight'] === undefined && setting('inFlight') === undefined && answeredInMs !== undefined ? lanesFor(answeredInMs) : undefined;
+        if (lanes === undefined) return 'ready';
+        process.stderr.write(`conformance: the target answered in ${Math.round(answeredInMs!)} ms: ${lanes} checks in flight per worker (--in-flight N sets it)\n`);
+        return `ready in-flight=${lanes}`;
       };
     } else {
       // A report folder that cannot be written is a setup error before the reference is started.
@@ -426,11 +443,12 @@ export async function run(argv: string[]): Promise<number> {
     if (targetGate) {
       const checked = targetGate;
       // Started only once the runner is: `runPlaywright` spawns it before this promise's first await.
-      gate = new Promise<void>((resolve) => {
+      const said = new Promise<void>((resolve) => {
         release = resolve;
       }).then(checked);
-      gate.then(
-        () => writeReady(readyFile!, 'ready'),
+      gate = said.then(() => undefined);
+      said.then(
+        (text) => writeReady(readyFile!, text),
         (e: Error) => writeReady(readyFile!, e.message || 'the target was refused'),
       );
     }

@@ -63,6 +63,9 @@ export interface SuiteOptions {
   waits?: boolean;
 }
 
+/** Lanes of a group: a number, or `default` (CONFORMANCE_IN_FLIGHT when the group runs). */
+export type Lanes = number | 'default';
+
 /** Cases per Playwright test: each test costs ~25 ms of fixture steps, and most files then fit in one. */
 export const BATCH = 100;
 
@@ -87,10 +90,14 @@ export function selection(env: NodeJS.ProcessEnv = process.env): (file: string, 
   };
 }
 
-/** Cases a test runs at once, `lanes` of them in flight. `waits`: a suite that mostly waits (an expiry). */
+/**
+ * Cases a test runs at once, `lanes` of them in flight: a number a suite asked for, or `default`, read when the
+ * group runs (harness/pool.ts inFlight: a target measured far away raises it, harness/ready.ts). `waits`: a suite
+ * that mostly waits (an expiry).
+ */
 export interface CaseGroup {
   cases: Case[];
-  lanes: number;
+  lanes: Lanes;
   waits?: boolean;
 }
 
@@ -98,7 +105,7 @@ export interface CaseGroup {
 export interface SpareBatch {
   key: string;
   cases: Case[];
-  lanes: number;
+  lanes: Lanes;
 }
 
 /**
@@ -130,7 +137,7 @@ export async function runGroups(
 ): Promise<void> {
   const problems: string[] = [];
   const recorded: Recorded[] = [];
-  const runGroup = (g: CaseGroup) => inPool(g.cases, g.lanes, async (c) => {
+  const runGroup = (g: CaseGroup) => inPool(g.cases, g.lanes === 'default' ? inFlight() : g.lanes, async (c) => {
     const check = checker(testInfo, c.title, (r) => {
       recorded.push(r);
       if (r.problem) problems.push(`${r.rec.id}: ${r.problem.stack ?? r.problem.message}`);
@@ -197,7 +204,7 @@ export interface PlannedTest {
  *   4. the plain suites' remaining cases, BATCH per test, each run by its own test unless `checks [1]` claimed it.
  * Every process that loads the same files with the same selection plans the same tests.
  */
-export function planRun(cases: readonly Registered[], lanes = inFlight()): PlannedTest[] {
+export function planRun(cases: readonly Registered[], lanes: Lanes = 'default'): PlannedTest[] {
   /** The cases of each suite file, in the order the files were loaded. */
   const bySuite = (list: readonly Registered[]): Registered[][] => {
     const files = new Map<string, Registered[]>();

@@ -7,11 +7,15 @@
 // CLI's children trust CONFORMANCE_PROFILE_SHA256 (harness/profile.ts loadProfile), instead of compiling the
 // profile's schema once more in every worker.
 import fs from 'node:fs';
-import { settingName } from './config.ts';
+import { setting, settingName } from './config.ts';
 
 export const WAIT_READY_MS = 200_000;
 
-/** `ready` (with the validated profile's digest, if given), the reason the target may not be used, or not yet written. */
+/**
+ * `ready` (with the validated profile's digest, if given, and the checks to keep in flight for this target, if the
+ * CLI measured it far away: `in-flight=N`), the reason the target may not be used, or not yet written. The advice
+ * is taken only where the user set no --in-flight: it raises the lanes of the batches planned with the default.
+ */
 export function readyState(file: string): { ready: true } | { ready: false; reason: string } | undefined {
   let text: string;
   try {
@@ -19,9 +23,10 @@ export function readyState(file: string): { ready: true } | { ready: false; reas
   } catch {
     return undefined;
   }
-  const m = /^ready(?: ([0-9a-f]{64}))?$/.exec(text);
+  const m = /^ready(?: ([0-9a-f]{64}))?(?: in-flight=([1-9][0-9]{0,2}))?$/.exec(text);
   if (!m) return { ready: false, reason: text };
   if (m[1]) process.env[settingName('profileChecked')] = m[1];
+  if (m[2] && setting('inFlight') === undefined) process.env[settingName('inFlight')] = m[2];
   return { ready: true };
 }
 

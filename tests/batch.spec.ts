@@ -121,6 +121,8 @@ test('the run plan: the listening suite alone first, the other waits beside the 
     ...mk('suites/sender.spec.ts', 29, { waits: true, capture: true, inFlight: 64 }),
   ];
   const plan = planRun(cases, 8);
+  // Without a number, the lanes are read when a group runs (a distant target raises them: harness/ready.ts).
+  expect(planRun(cases)[1].groups.map((g) => g.lanes)).toEqual(['default', 'default']);
   expect(plan.map((t) => t.title)).toEqual(['sender [1]', 'checks [1]', 'p-batch [1]', 'p-solo-0', 'p-solo-1', 'checks [2]', 'checks [3]']);
   // The suite that listens for deliveries alone, all its cases at once, with the listener: nothing CPU-bound
   // may hold its answers back.

@@ -12,6 +12,9 @@ import ConformanceReporter from '../reports/conformance-reporter.ts';
 import { encodeCheckAnnotation } from '../harness/record.ts';
 import { readyState, waitForReady, writeReady } from '../harness/ready.ts';
 import { profileDigest } from '../harness/profile.ts';
+import { lanesFor } from '../cli/run.ts';
+import { inFlight } from '../harness/pool.ts';
+import { settingName } from '../harness/config.ts';
 
 const DIGEST_ENV = 'CONFORMANCE_PROFILE_SHA256';
 const READY_ENV = 'CONFORMANCE_WAIT_READY';
@@ -54,6 +57,33 @@ test('ready, ready with a digest, a reason, nothing yet: each read as what it sa
     else process.env[DIGEST_ENV] = saved;
   }
   fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('a distant target: the CLI advises more checks in flight, which a worker takes only where no --in-flight was set', () => {
+  // The default near, more far away (the answer's time ÷ 3 ms), at most 64.
+  expect([1, 20, 24, 25, 60, 150, 400].map(lanesFor)).toEqual([undefined, undefined, undefined, 9, 20, 50, 64]);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-ready-lanes-'));
+  const file = path.join(dir, 'ready');
+  const env = settingName('inFlight');
+  const saved = process.env[env];
+  try {
+    delete process.env[env];
+    writeReady(file, 'ready in-flight=50');
+    expect(readyState(file)).toEqual({ ready: true });
+    expect(process.env[env]).toBe('50');
+    expect(inFlight()).toBe(50);
+    // The user's own --in-flight wins.
+    process.env[env] = '4';
+    expect(readyState(file)).toEqual({ ready: true });
+    expect(process.env[env]).toBe('4');
+    // Anything else after `ready` is not a ready file.
+    writeReady(file, 'ready in-flight=lots');
+    expect(readyState(file)).toEqual({ ready: false, reason: 'ready in-flight=lots' });
+  } finally {
+    if (saved === undefined) delete process.env[env];
+    else process.env[env] = saved;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 function fakeTest(title: string): TestCase {
