@@ -27,10 +27,10 @@ export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--bas
 init    writes a complete profile template (every role of fixtures/profiles/profile.schema.json; each
         credential reads the variable CONFORMANCE_KEY_<ROLE>; resource ids to fill are marked FILL-ME) and
         a guide beside it (FILE with .roles.md): what each role is, the variable it reads, the checks
-        named for it. Remove the roles your target cannot offer: their checks end not verified.
+        that need it. Remove the roles your target cannot offer: their checks end not verified.
 check   resolves every variable the profile names, calls the target once per credential, resource and
         fault role, says for each whether it answers as that role should, and lists the missing roles
-        with the checks and requirements named for them (exact counts with --report: the conformance.json
+        with the checks and requirements that need them (exact counts with --report: the conformance.json
         of a run with this profile). Never prints a key or a response body.
 
 Options:
@@ -52,7 +52,7 @@ export const PLACEHOLDER = 'FILL-ME';
 export const keyVariable = (role: string): string => `CONFORMANCE_KEY_${role.toUpperCase()}`;
 export const SIGNING_SECRET_VARIABLE = 'CONFORMANCE_WEBHOOK_SIGNING_SECRET';
 
-// ------------------------------------------------------------------------------------------ checks named for a role
+// ------------------------------------------------------------------------------------------ the checks that need a role
 
 /** A role of the profile as the checks' declarations name what they need (harness/needs.ts). */
 export function settingOf(r: Pick<RoleSpec, 'kind' | 'role'>): string {
