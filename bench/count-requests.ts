@@ -12,9 +12,14 @@ const u = new URL(ref.baseUrl);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 const seen = new Map<string, number>();
 const shapes = new Map<string, number>();
+// A key is printed as the order it was first met in (`key#3`), never any part of it; a signed URL without its query.
+const keys = new Map<string, string>();
+const keyLabel = (auth: string | undefined) => (auth ? (keys.get(auth) ?? (keys.set(auth, `key#${keys.size + 1}`), keys.get(auth)!)) : 'no key');
+const shown = (url: string) => (url.startsWith('/external/') || url.startsWith('/openapi/') ? url : url.replace(/\?.*$/, '?[query not shown]'));
 const server = http.createServer((req, res) => {
   const url = req.url ?? '';
-  seen.set(url + ' ' + (req.headers.authorization ?? '').slice(-6), (seen.get(url + ' ' + (req.headers.authorization ?? '').slice(-6)) ?? 0) + 1);
+  const id = `${shown(url)} ${keyLabel(req.headers.authorization)}`;
+  seen.set(id, (seen.get(id) ?? 0) + 1);
   const shape = url.replace(/\?.*/, '').replace(/\/external\/v1\/encounters\/[^/]+/, '/enc/:id').replace(/documents\/[^/]+/, 'documents/:doc');
   shapes.set(shape, (shapes.get(shape) ?? 0) + 1);
   const up = http.request({ host: u.hostname, port: u.port, method: req.method, path: url, headers: req.headers, agent }, (r) => {

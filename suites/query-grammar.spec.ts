@@ -51,11 +51,15 @@ function createdAt(item: Item): Instant {
   return t;
 }
 
-const list = async (api: CheckApi, query: string): Promise<ListBody> => expectSuccess<ListBody>(await api.get(`${LIST}?${query}`), 'listPublicEncounters');
+const list = async (api: CheckApi, query: string, opts: { shared?: boolean } = {}): Promise<ListBody> => expectSuccess<ListBody>(await api.get(`${LIST}?${query}`, opts), 'listPublicEncounters');
 
-/** The newest listed encounter (the default order is created_at descending): the bounds on data are placed at its created_at. */
+/**
+ * The newest listed encounter (the default order is created_at descending): the bounds on data are placed at its
+ * created_at. One read per worker (shared): an encounter that was newest is still an instant of the data; the window
+ * check asks again, fresh, before it judges a newest encounter missing.
+ */
 async function newest(api: CheckApi): Promise<{ body: ListBody; item: Item; x: Instant }> {
-  const body = await list(api, 'sort_order=desc&limit=1');
+  const body = await list(api, 'sort_order=desc&limit=1', { shared: true });
   const item = body.items[0];
   if (!item) throw new NotVerified('the caller\'s organization lists no encounter: a bound cannot be placed on its data');
   return { body, item, x: createdAt(item) };
@@ -88,7 +92,9 @@ type Split = { refused: true } | { refused: false; problems: string[] };
  */
 async function splitAt(api: CheckApi, scope: CheckScope, b: SpelledBound, kind: BoundCase['kind'], encoding: ValueEncoding | undefined): Promise<Split> {
   const value = encodeValue(b.text, encoding);
-  const before = await list(api, 'limit=1');
+  // The unbounded total before: the worker's shared read, taken at or before this check began; `after` is fresh, so
+  // equal totals still mean nothing moved while the halves were read.
+  const before = await list(api, 'limit=1', { shared: true });
   const [a, c] = await Promise.all([
     api.get(`${LIST}?start_at=${value}&sort_order=asc&limit=${PAGE}`),
     api.get(`${LIST}?end_at=${value}&sort_order=desc&limit=${PAGE}`),
