@@ -4,28 +4,19 @@
 // of the checks comes from here, never from a file a run once wrote. Importing a suite declares its checks without
 // running anything (a suite's cases run only under suites/run.spec.ts). The one place outside a run that loads the
 // suites: the CLI derives from their declarations, it never runs or judges them here.
-import fs from 'node:fs';
-import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { declaredChecks, type Declaration, type Subject } from '../harness/registry.ts';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
-/** `.ts` in a clone, `.js` in the npm package. */
-const EXT = path.extname(import.meta.filename);
-
-/** The modules that declare checks besides the suite and property files. */
-const OTHER_MODULES = ['harness/webhook/sender-suite', 'harness/webhook/receiver-suite', 'harness/client/checks'];
+import { loadCheckFiles } from '../suites/load.ts';
 
 let loaded: Promise<void> | undefined;
 
 /** Imports every module that declares checks (once per process). */
 function loadAll(): Promise<void> {
   loaded ??= (async () => {
-    for (const dir of ['suites', 'properties']) {
-      const files = fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith(`.spec${EXT}`) && f !== `run.spec${EXT}`).sort();
-      for (const f of files) await import(pathToFileURL(path.join(ROOT, dir, f)).href);
-    }
-    for (const m of OTHER_MODULES) await import(pathToFileURL(path.join(ROOT, `${m}${EXT}`)).href);
+    await loadCheckFiles();
+    // The other subjects' checks and the sender's cases: loaded only when asked for (not on every `run`).
+    await import('../harness/webhook/sender-suite.ts');
+    await import('../harness/webhook/receiver-suite.ts');
+    await import('../harness/client/checks.ts');
   })();
   return loaded;
 }

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import type { Declaration } from '../harness/registry.ts';
 import { allDeclaredChecks } from './declared-checks.ts';
-import { DEFAULT_HEADER_WORD, loadProfile, unresolvedVariables } from '../harness/profile.ts';
+import { DEFAULT_HEADER_WORD, loadProfile, settingPath, unresolvedVariables } from '../harness/profile.ts';
 import { checkProfile, profileRoles, readProfileSchema, type RoleKind, type RoleSpec } from '../harness/profile-check.ts';
 import { SetupError } from './errors.ts';
 import { SENDER_CASES } from '../harness/webhook/sender-suite.ts';
@@ -54,11 +54,6 @@ export const SIGNING_SECRET_VARIABLE = 'CONFORMANCE_WEBHOOK_SIGNING_SECRET';
 
 // ------------------------------------------------------------------------------------------ the checks that need a role
 
-/** A role of the profile as the checks' declarations name what they need (harness/needs.ts). */
-export function settingOf(r: Pick<RoleSpec, 'kind' | 'role'>): string {
-  return `${r.kind === 'credential' ? 'credentials' : r.kind === 'resource' ? 'resources' : r.kind === 'fault' ? 'faults' : 'webhook'}.${r.role}`;
-}
-
 /**
  * The service checks that declare they need a role (harness/registry.ts `needs`), and the requirements they verify:
  * without the role they end not_verified. The full key is every check's own ('most'). Read from the declarations,
@@ -66,7 +61,7 @@ export function settingOf(r: Pick<RoleSpec, 'kind' | 'role'>): string {
  */
 export function unlocks(r: Pick<RoleSpec, 'kind' | 'role'>, declared: readonly Declaration[]): { checks: number; requirements: number } | 'most' {
   if (r.kind === 'credential' && r.role === 'full') return 'most';
-  const setting = settingOf(r);
+  const setting = settingPath(r.kind, r.role);
   const mine = declared.filter((d) => d.subject === 'service' && d.needs?.includes(setting));
   return { checks: mine.length, requirements: new Set(mine.flatMap((d) => d.requirements)).size };
 }
@@ -78,7 +73,7 @@ const unlockText = (u: ReturnType<typeof unlocks>): string => (u === 'most' ? 'm
 /** The table of every profile role in docs/profile.md (tests/profile-cli.spec.ts keeps docs/profile.md equal to it). */
 export function rolesMarkdown(roles = profileRoles()): string {
   const cell = (t: string) => t.replace(/\|/g, '\\|').replace(/\n/g, ' ');
-  const where = (r: RoleSpec) => (r.kind === 'credential' ? `\`credentials.${r.role}\` (\`${keyVariable(r.role)}\`)` : `\`${r.kind === 'resource' ? 'resources' : r.kind === 'fault' ? 'faults' : 'webhook'}.${r.role}\``);
+  const where = (r: RoleSpec) => `\`${settingPath(r.kind, r.role)}\`${r.kind === 'credential' ? ` (\`${keyVariable(r.role)}\`)` : ''}`;
   return ['| kind | role (variable `profile init` names) | what it is |', '|---|---|---|', ...roles.map((r) => `| ${r.kind} | ${where(r)} | ${cell(r.description)} |`)].join('\n');
 }
 

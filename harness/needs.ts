@@ -3,21 +3,22 @@
 // `faults.digest_key_unavailable`). Small builders for the declarations, so a suite states a need the way it asks
 // for the value (`{ as: 'no_scopes' }` → `credentials.no_scopes`). tests/check-needs.spec.ts holds every declaration
 // to what its check asks for on the reference and lacks on a profile with the full key alone.
+import { settingPath } from './profile.ts';
 import type { As, CheckApi } from './target.ts';
 
 /** The credential a request is sent with, as a need (the full key and no key need nothing named). */
 export function asNeeds(as: As | undefined): string[] {
-  return typeof as === 'string' && as !== 'none' && as !== 'full' ? [`credentials.${as}`] : [];
+  return typeof as === 'string' && as !== 'none' && as !== 'full' ? [settingPath('credential', as)] : [];
 }
 
 /** Fault switches, as needs. */
 export function faultNeeds(faults: readonly string[] | undefined): string[] {
-  return (faults ?? []).map((f) => `faults.${f}`);
+  return (faults ?? []).map((f) => settingPath('fault', f));
 }
 
 /** Resource roles, as needs. */
 export function resourceNeeds(...roles: string[]): string[] {
-  return roles.map((r) => `resources.${r}`);
+  return roles.map((r) => settingPath('resource', r));
 }
 
 /** One list of needs from parts, each once, sorted. */
@@ -37,11 +38,11 @@ export type RoleAsker = Pick<CheckApi, 'key' | 'encounter' | 'document' | 'fault
 export function askedBy(build: (api: CheckApi) => unknown): string[] {
   const asked: string[] = [];
   const asker: RoleAsker = {
-    key: (role) => (asked.push(`credentials.${role}`), 'placeholder-key'),
-    encounter: (role) => (asked.push(`resources.${role}`), 'placeholder-encounter'),
-    document: (role) => (asked.push(`resources.${role}`), { encounter_id: 'placeholder-encounter', document_id: 'placeholder-document' }),
-    fault: (name) => (asked.push(`faults.${name}`), {}),
+    key: (role) => (asked.push(...asNeeds(role)), 'placeholder-key'),
+    encounter: (role) => (asked.push(...resourceNeeds(role)), 'placeholder-encounter'),
+    document: (role) => (asked.push(...resourceNeeds(role)), { encounter_id: 'placeholder-encounter', document_id: 'placeholder-document' }),
+    fault: (name) => (asked.push(...faultNeeds([name])), {}),
   };
   build(asker as CheckApi);
-  return needs(asked.filter((n) => n !== 'credentials.full'));
+  return needs(asked);
 }

@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { reasonOf } from './assertions.ts';
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
-import { credentialKey, KEY_ROLE_ANSWER, missingSenderSetting, ProfileError, type CredentialRole, type Profile } from './profile.ts';
+import { credentialKey, KEY_ROLE_ANSWER, missingSenderSetting, ProfileError, ROLE_SECTION, type CredentialRole, type Profile, type RoleKind } from './profile.ts';
 import { ROUTES, type RouteRef } from './routes.ts';
 
-export type RoleKind = 'credential' | 'resource' | 'fault' | 'webhook';
+export type { RoleKind } from './profile.ts';
 
 export interface RoleSpec {
   kind: RoleKind;
@@ -176,12 +176,7 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
     lines.push({ kind, role, ok, text: `${role} answers ${answer(res.status, reason)} on ${route}, expected ${expected(e)}: ${question(kind, role, description)}${like ? ` (that is how ${like} answers)` : ''}` });
   };
 
-  const has = (kind: RoleKind, role: string) => {
-    if (kind === 'credential') return (profile.credentials as Record<string, unknown>)[role] !== undefined;
-    if (kind === 'resource') return (profile.resources as Record<string, unknown> | undefined)?.[role] !== undefined;
-    if (kind === 'fault') return (profile.faults as Record<string, unknown> | undefined)?.[role] !== undefined;
-    return (profile.webhook as Record<string, unknown> | undefined)?.[role] !== undefined;
-  };
+  const has = (kind: RoleKind, role: string) => (profile[ROLE_SECTION[kind]] as Record<string, unknown> | undefined)?.[role] !== undefined;
   // Webhook settings of a service profile: whether delivery is activated (and then how the sender is judged), and the
   // secret it signs with when the harness judges it. The header word has a default; sandboxControlUrl is the
   // sandbox's; receiverUrl is a partner's setting (`conformance webhook receiver`), never missing here.

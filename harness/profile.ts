@@ -114,6 +114,24 @@ export function missingSenderSetting(profile: Pick<Profile, 'webhook'>): { setti
   return { setting: 'webhook.delivery', text: 'webhook.delivery (declare "not_activated" when the deployment sends no webhooks yet, §6 planned_not_generally_available; or "activated" with webhook.sender so the harness judges its deliveries)' };
 }
 
+/** The kinds of profile role, each living in its own section of the profile. */
+export type RoleKind = 'credential' | 'resource' | 'fault' | 'webhook';
+
+/** The section of the profile a kind of role lives in: a role is named `<section>.<role>` (`credentials.no_scopes`). */
+export const ROLE_SECTION: Record<RoleKind, 'credentials' | 'resources' | 'faults' | 'webhook'> = { credential: 'credentials', resource: 'resources', fault: 'faults', webhook: 'webhook' };
+
+/** The setting a role is named by wherever a check says what it needs or lacks: `credentials.no_scopes`. */
+export function settingPath(kind: RoleKind, role: string): string {
+  return `${ROLE_SECTION[kind]}.${role}`;
+}
+
+/** The kind and role a setting path names (`credentials.no_scopes` → credential `no_scopes`), if its section is a role's. */
+export function roleOfSetting(path: string): { kind: RoleKind; role: string } | undefined {
+  const dot = path.indexOf('.');
+  const kind = (Object.keys(ROLE_SECTION) as RoleKind[]).find((k) => ROLE_SECTION[k] === path.slice(0, dot));
+  return kind && dot > 0 ? { kind, role: path.slice(dot + 1) } : undefined;
+}
+
 export class ProfileError extends Error {
   constructor(message: string) {
     super(message);

@@ -6,7 +6,7 @@
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
 import { describeAttempts, isNoAnswer, runBreaker, type Attempt, type Breaker } from './breaker.ts';
 import { CheckFailure } from './checks.ts';
-import { credentialKey, type CredentialRole, type DocumentRole, type EncounterRole, type FaultName, type Profile } from './profile.ts';
+import { credentialKey, settingPath, type CredentialRole, type DocumentRole, type EncounterRole, type FaultName, type Profile } from './profile.ts';
 import { NotVerified, type CheckScope, type Exchange } from './checks.ts';
 import { MAX_ATTEMPTS, throttleWaitMs, workerPace } from './throttle.ts';
 
@@ -201,19 +201,19 @@ export class CheckApi {
   }
 
   key(role: CredentialRole): string {
-    return this.scope.need(this.target.key(role), `credential role '${role}'`, `credentials.${role}`);
+    return this.scope.need(this.target.key(role), `credential role '${role}'`, settingPath('credential', role));
   }
 
   encounter(role: EncounterRole): string {
-    return this.scope.need(this.target.encounter(role), `resource role '${role}'`, `resources.${role}`);
+    return this.scope.need(this.target.encounter(role), `resource role '${role}'`, settingPath('resource', role));
   }
 
   document(role: DocumentRole): { encounter_id: string; document_id: string } {
-    return this.scope.need(this.target.document(role), `resource role '${role}'`, `resources.${role}`);
+    return this.scope.need(this.target.document(role), `resource role '${role}'`, settingPath('resource', role));
   }
 
   fault(name: FaultName): Record<string, string> {
-    return this.scope.need(this.target.fault(name), `fault switch '${name}'`, `faults.${name}`);
+    return this.scope.need(this.target.fault(name), `fault switch '${name}'`, settingPath('fault', name));
   }
 
   /** Asserts every role the request needs exists (→ not_verified otherwise), then sends and records it. */

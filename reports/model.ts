@@ -22,6 +22,7 @@ export type RequirementLevel = 'must' | 'should' | 'unspecified';
  * service, `webhook receiver` the receiver, `client` the client; a run's scope is its subject's requirements.
  */
 import { SUBJECTS, type Subject } from '../harness/registry.ts';
+import { roleOfSetting } from '../harness/profile.ts';
 export { SUBJECTS, type Subject };
 /** The subjects a catalog row binds (a row that names none binds the service). */
 export const subjectsOf = (r: { subjects?: readonly Subject[] }): readonly Subject[] => (r.subjects && r.subjects.length ? r.subjects : ['service']);
@@ -352,9 +353,6 @@ export function isPartial(filter: RunFilter | null | undefined, shards: string[]
   return false;
 }
 
-/** The section of a profile setting (`credentials.no_scopes` → credential) as the missing roles name its kind. */
-const KIND_OF_SECTION: Record<string, MissingRole['kind']> = { webhook: 'webhook', resources: 'resource', credentials: 'credential', faults: 'fault' };
-
 /**
  * The profile role (or setting path) a not_verified check lacks, as missingRoles names it: a credential, resource
  * or fault by its role name (`no_scopes`), any other setting by its path (`webhook.sandboxControlUrl`). Read from the
@@ -362,9 +360,9 @@ const KIND_OF_SECTION: Record<string, MissingRole['kind']> = { webhook: 'webhook
  */
 export function lackedRole(lacks: string | null | undefined): { role: string; kind: MissingRole['kind'] } | undefined {
   if (!lacks) return undefined;
-  const [section, ...rest] = lacks.split('.');
-  const kind = KIND_OF_SECTION[section] ?? 'other';
-  return { role: kind === 'credential' || kind === 'resource' || kind === 'fault' ? rest.join('.') : lacks, kind };
+  const named = roleOfSetting(lacks);
+  if (!named) return { role: lacks, kind: 'other' };
+  return named.kind === 'webhook' ? { role: lacks, kind: 'webhook' } : named;
 }
 
 /** Groups not-verified checks by the profile role or setting whose absence the check named. */
