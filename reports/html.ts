@@ -121,6 +121,7 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
   #matrix .stmt{max-height:calc(2 * 1.15em);overflow:hidden}
   #matrix ul.reasons li{max-height:calc(2 * 1.15em);overflow:hidden}
   #matrix .stmt table.spec-table,#matrix .stmt small{display:inline}
+  #matrix .stmt table.spec-table td,#matrix .stmt{overflow-wrap:break-word}
   #matrix .counts{font-size:6.5pt}
   #matrix .counts span{white-space:normal}
   #matrix ul.reasons{font-size:6.5pt;padding-left:.7rem}
