@@ -111,13 +111,25 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
     // Meta-suites: every check once per variant bundle, or once per mutant that names it, each with the
     // switchboard headers that switch it on; otherwise once, against the profile's target.
     const token = setting('switchboardToken');
+    // One target per switch setting for the worker, as a run has one: the checks of a mutant share their reads as
+    // they would against a real target, so a defect that sharing could hide shows here.
+    let switchedTargets = SWITCHED.get(target);
+    if (!switchedTargets) SWITCHED.set(target, (switchedTargets = new Map()));
     const runs = (def: CheckDef): { tag: { mutant?: string; variant?: string }; target: Target }[] => {
-      const switched = (headers: Record<string, string>, declared: { webhook?: Record<string, unknown> } = {}) => new Target({
-        ...target.profile,
-        requestHeaders: { ...target.profile.requestHeaders, 'x-switchboard-token': token!, ...headers },
-        // What a service making the bundle's choices declares in its profile (the sender's header word).
-        ...(declared.webhook ? { webhook: { ...target.profile.webhook, ...declared.webhook } } : {}),
-      });
+      const switched = (headers: Record<string, string>, declared: { webhook?: Record<string, unknown> } = {}) => {
+        const key = JSON.stringify([headers, declared]);
+        let t = switchedTargets.get(key);
+        if (!t) {
+          t = new Target({
+            ...target.profile,
+            requestHeaders: { ...target.profile.requestHeaders, 'x-switchboard-token': token!, ...headers },
+            // What a service making the bundle's choices declares in its profile (the sender's header word).
+            ...(declared.webhook ? { webhook: { ...target.profile.webhook, ...declared.webhook } } : {}),
+          });
+          switchedTargets.set(key, t);
+        }
+        return t;
+      };
       if (variantBundles) return Object.entries(variantBundles).map(([variant, names]) => ({ tag: { variant }, target: switched({ 'x-switchboard-variant': names.join(',') }, variantProfiles[variant]) }));
       if (mutantMatrix) return mutantsFor(def.id, mutantMatrix).map((mutant) => ({ tag: { mutant }, target: switched({ 'x-switchboard-mutant': mutant }) }));
       return [{ tag: {}, target }];
@@ -137,6 +149,9 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
     });
   },
 });
+
+/** The switched targets of a meta-suite's worker, by base target and switch setting. */
+const SWITCHED = new WeakMap<Target, Map<string, Target>>();
 
 /** Every case the loaded suite files declared (and the selection kept), in the order they were declared. */
 const registered: Registered[] = [];
@@ -171,13 +186,13 @@ export function suite(file: string, opts: SuiteOptions = {}): DeclareCheck {
     const def = identity(decl);
     const body: CaseBody = async (fx, testInfo) => {
       // The listener only when the check asks for it (fx.capture throws in a suite not declared with it).
-      await fx.check(def, (api, scope) => run(api, scope, { get capture() { return fx.capture; }, testInfo }));
+      await fx.check(def, (api, scope) => run(decl.fresh ? api.freshReads() : api, scope, { get capture() { return fx.capture; }, testInfo }));
     };
     registered.push({ title: decl.id, body, file: rel, opts, property });
   };
   const declare = ((decl: ServiceCheck): Declaration => {
     const { run, ...rest } = decl;
-    const d = defineCheck({ ...rest, subject: 'service' });
+    const d = defineCheck({ ...rest, ...(opts.fresh && rest.fresh === undefined ? { fresh: true } : {}), subject: 'service' });
     enlist(d, run);
     return d;
   }) as DeclareCheck;

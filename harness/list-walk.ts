@@ -66,7 +66,7 @@ export interface WalkOptions {
   fresh?: boolean;
 }
 
-/** Walks made in this worker, per target (a meta-suite's switched targets are new objects: nothing is shared across them). */
+/** Walks made in this worker, per target (a meta-suite's switched target is one per switch setting: its checks share as a run's do). */
 const walks = new WeakMap<Target, Map<string, Promise<Walk>>>();
 
 /**
@@ -77,7 +77,7 @@ const walks = new WeakMap<Target, Map<string, Promise<Walk>>>();
  * evidence shows what happened.
  */
 export async function walkList(api: CheckApi, params: Record<string, string | undefined> = {}, limit = WALK_LIMIT, opts: WalkOptions = {}): Promise<Walk> {
-  if (opts.fresh) return walkFresh(api, params, limit);
+  if (opts.fresh) return walkFresh(api, params, limit, true);
   let byKey = walks.get(api.target);
   if (!byKey) walks.set(api.target, (byKey = new Map()));
   const key = `${limit} ${JSON.stringify(Object.entries(params).filter(([, v]) => v !== undefined))}`;
@@ -97,13 +97,13 @@ export async function walkList(api: CheckApi, params: Record<string, string | un
   return mine;
 }
 
-async function walkFresh(api: CheckApi, params: Record<string, string | undefined>, limit: number): Promise<Walk> {
+async function walkFresh(api: CheckApi, params: Record<string, string | undefined>, limit: number, fresh = false): Promise<Walk> {
   const walk: Walk = { params, limit, pages: [], items: [] };
   for (let offset = 0; ; offset += limit) {
     if (offset > OFFSET_MAX) {
       throw new NotVerified(`the query matches more than ${OFFSET_MAX + limit} encounters, more than offset pagination can reach`);
     }
-    const exchange = await api.get(listTarget({ ...params, limit, offset }));
+    const exchange = await api.get(listTarget({ ...params, limit, offset }), { fresh });
     const body = expectSuccess<ListBody>(exchange, 'listPublicEncounters');
     walk.pages.push({ offset, body, exchange });
     walk.items.push(...body.items);

@@ -61,6 +61,8 @@ export interface SuiteOptions {
    * beside other suites' checks, so the waiting overlaps the work instead of holding a worker idle.
    */
   waits?: boolean;
+  /** Every check of the suite is declared `fresh` (harness/registry.ts): its reads are never shared. */
+  fresh?: boolean;
 }
 
 /** Lanes of a group: a number, or `default` (CONFORMANCE_IN_FLIGHT when the group runs). */

@@ -23,6 +23,12 @@ export interface Declaration extends CheckDef {
    */
   needs?: readonly string[];
   /**
+   * Every read of the check is sent when it asks, never answered from a read another check of its worker made
+   * (principle 9's exception): for a check that compares reads in time (before and after other requests, a repeat
+   * walk) or follows what expires. Without it a plain read of the API is shared (harness/target.ts CheckApi.get).
+   */
+  fresh?: boolean;
+  /**
    * Declared by the project's own tests to exercise the harness (a fabricated check): held by the registry like any
    * other, so it can run, but never part of what is derived from the declarations (coverage, needs, selection).
    */

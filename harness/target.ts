@@ -29,6 +29,19 @@ export interface GetOptions {
    * Throttled, failed (no answer) and 5xx answers are never shared.
    */
   shared?: boolean;
+  /** This read is sent now, never answered from another check's: a re-read that asks whether something moved. */
+  fresh?: boolean;
+}
+
+/**
+ * Whether a check's read may be answered from another check's (principle 9: each distinct read once per run): a
+ * GET of the API or its document without fault switches. The audio route is never shared: each answer hands out a
+ * link that expires, and a check following it needs its own; nor is anything outside the API (a storage URL).
+ */
+export function sharable(target: string, opts: GetOptions): boolean {
+  if ((opts.method ?? 'GET') !== 'GET' || opts.faults?.length || opts.fresh) return false;
+  const path = target.replace(/[?#].*$/, '');
+  return (path.startsWith('/external/') || path.startsWith('/openapi/')) && !/\/audio$/.test(path);
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -195,9 +208,17 @@ export class Target {
 export class CheckApi {
   readonly target: Target;
   readonly scope: CheckScope;
-  constructor(target: Target, scope: CheckScope) {
+  /** The check was declared `fresh`: none of its reads is shared. */
+  readonly fresh: boolean;
+  constructor(target: Target, scope: CheckScope, opts: { fresh?: boolean } = {}) {
     this.target = target;
     this.scope = scope;
+    this.fresh = opts.fresh === true;
+  }
+
+  /** The same target and scope, every read sent fresh (a check declared `fresh`). */
+  freshReads(): CheckApi {
+    return new CheckApi(this.target, this.scope, { fresh: true });
   }
 
   key(role: CredentialRole): string {
@@ -223,7 +244,9 @@ export class CheckApi {
     for (const f of opts.faults ?? []) this.fault(f);
     let ex: SentExchange;
     try {
-      ex = await this.target.send(target, opts);
+      // A plain read is shared with the worker's other checks unless the check or the read says it must be fresh.
+      const shared = opts.shared ?? (!this.fresh && sharable(target, opts));
+      ex = await this.target.send(target, { ...opts, shared: shared && !opts.fresh && !this.fresh });
     } catch (e) {
       // The evidence of a check the breaker ended: the attempts that showed the target stopped answering.
       if (e instanceof TargetStoppedAnswering) for (const x of e.exchanges()) this.scope.record(x);

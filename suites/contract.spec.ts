@@ -8,7 +8,7 @@ import { expectSuccess, fail } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 
-const check = suite(import.meta.filename);
+const check = suite(import.meta.filename, { fresh: true });
 
 const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
