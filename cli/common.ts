@@ -65,6 +65,8 @@ Options:
   --workers N         parallel Playwright workers
   --list-window N     the most encounters a whole-list check walks (default 200): a larger organization's
                       list is judged on date windows of at most N found by asking \`total\`
+  --property-runs N   cases each property draws beside its fixed examples (default 100; fewer trade search
+                      for requests against a rate-limited target: 20 sends about 900 in a complete run)
   --in-flight N       checks running at once in each worker (default 8; a distant target costs latency ×
                       requests ÷ (workers × N))
   --max-rps N         at most N requests per second to the target, shared over the workers (a 429, or a

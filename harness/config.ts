@@ -13,6 +13,7 @@ export const SETTINGS = {
   out: { name: 'CONFORMANCE_OUT', about: 'report folder (default reports/out)' },
   command: { name: 'CONFORMANCE_COMMAND', about: 'set by the CLI (cli/main.ts): JSON array of the command line that started the run, recorded (secrets out) in the report\'s provenance' },
   seed: { name: 'CONFORMANCE_SEED', about: 'seed of the property-based runs (--seed)' },
+  propertyRuns: { name: 'CONFORMANCE_PROPERTY_RUNS', about: 'set by `conformance run --property-runs N`: the cases each property draws beside its fixed examples (default 100)' },
   runsScale: { name: 'CONFORMANCE_RUNS_SCALE', about: 'multiplies the number of property cases (benchmarks)' },
   waivers: { name: 'CONFORMANCE_WAIVERS', about: 'path of the reviewed waiver file (--waivers)' },
   filter: { name: 'CONFORMANCE_FILTER', about: 'JSON of the --grep/--requirement filter, recorded in the report (PARTIAL)' },

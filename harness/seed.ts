@@ -13,10 +13,16 @@ export function runSeed(): number {
   return drawn;
 }
 
-/** Number of runs per property: CONFORMANCE_RUNS_SCALE scales every property at once (benchmarks use it). */
+/**
+ * Number of runs per property: its own base (100), or `--property-runs N` (CONFORMANCE_PROPERTY_RUNS) for every
+ * property, a target behind a rate limiter trading drawn cases for requests (the fixed examples are always sent);
+ * CONFORMANCE_RUNS_SCALE then scales every property at once (benchmarks use it).
+ */
 export function numRuns(base: number): number {
+  const given = setting('propertyRuns');
+  const runs = given !== undefined && /^[1-9][0-9]{0,4}$/.test(given) ? Number(given) : base;
   const scale = Number(setting('runsScale') ?? '1');
-  return Math.max(1, Math.round(base * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
+  return Math.max(1, Math.round(runs * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }
 
 /**

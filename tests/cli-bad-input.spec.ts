@@ -106,6 +106,7 @@ test.describe('bad options', () => {
     [['run', '--seed', '99999999999'], /--seed must be an integer \(got 99999999999\)$/],
     [['run', '--workers', '0'], /--workers must be a positive integer \(got 0\)$/],
     [['run', '--in-flight', '0'], /--in-flight must be a positive integer \(got 0\)$/],
+    [['run', '--property-runs', 'many'], /--property-runs must be a positive integer \(got many\)$/],
     [['serve', '--db', 'mongo'], /--db must be one of embedded, container, url \(got mongo\)$/],
     [['serve', '--port', '99999'], /--port must be 0\.\.65535 \(got 99999\)$/],
     [['run', '--grep', 'x', '--requirement', 'AUTH-401-INVALID-KEY'], /use either --grep or --requirement, not both$/],
