@@ -4,16 +4,7 @@
 import { test, expect } from '@playwright/test';
 import { numRuns } from '../harness/seed.ts';
 import { settingName } from '../harness/config.ts';
-
-function withEnv<T>(vars: Record<string, string | undefined>, fn: () => T): T {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  for (const [k, v] of Object.entries(vars)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  try {
-    return fn();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  }
-}
+import { withEnv } from './helpers/env.ts';
 
 const RUNS = settingName('propertyRuns');
 const SCALE = settingName('runsScale');

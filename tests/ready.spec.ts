@@ -15,19 +15,10 @@ import { profileDigest } from '../harness/profile.ts';
 import { lanesFor } from '../cli/run.ts';
 import { inFlight } from '../harness/pool.ts';
 import { settingName } from '../harness/config.ts';
+import { withEnv } from './helpers/env.ts';
 
 const DIGEST_ENV = 'CONFORMANCE_PROFILE_SHA256';
 const READY_ENV = 'CONFORMANCE_WAIT_READY';
-
-function withEnv<T>(vars: Record<string, string | undefined>, fn: () => T): T {
-  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
-  for (const [k, v] of Object.entries(vars)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  try {
-    return fn();
-  } finally {
-    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
-  }
-}
 
 test('ready, ready with a digest, a reason, nothing yet: each read as what it says; only a well-formed digest is adopted', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-ready-'));
