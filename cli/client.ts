@@ -24,7 +24,7 @@ import type { Exchange } from '../harness/record.ts';
 import { subjectRunContext } from '../reports/context.ts';
 import { collectedOf, exitCodeFor, summaryLine, verdictLine, type OutcomesFile } from '../reports/model.ts';
 import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
-import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, evidenceOption, HELP, parse, prepareOutDir, publishToCi, SetupError } from './common.ts';
+import { CLIENT_AUDIO_TTL_SECONDS, dbKind, DEFAULT_OUT, displayPath, evidenceOption, HELP, parse, prepareOutDir, publishToCi, SetupError } from './common.ts';
 import { startReference, type ReferenceHandle } from './reference-process.ts';
 
 /** Reads and checks a scenario file (fixtures/client/scenario.schema.json): a bad one is a setup error. */
@@ -276,7 +276,7 @@ export async function client(argv: string[]): Promise<number> {
     if (finished) process.stderr.write(`conformance: the client command ${finished.timedOut ? `was stopped after ${timeoutS} s` : finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`} (run 1, normal answers)\n`);
     process.stderr.write(`${summaryLine(report.summary)}\n`);
     publishToCi(report);
-    process.stdout.write(`${redact(verdictLine(report))}; reports in ${path.relative(process.cwd(), outDir) || '.'}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
+    process.stdout.write(`${redact(verdictLine(report))}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
     return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] === true });
   } finally {
     await ref?.stop().catch(() => undefined);
