@@ -132,6 +132,7 @@ export const MUTANTS = {
   'page-size-off-by-one': { area: 'list-semantics', description: 'a page holds one item more than limit' },
   'fuzz-crash-on-dotdot': { area: 'robustness', description: 'a path id containing ".." ends in a 500 internal error' },
   'raw-space-target-lenient': { area: 'robustness', description: 'a request line with a raw space in the target is repaired (spaces dropped) and served instead of refused' },
+  'non-get-touches-resource': { area: 'contract', description: 'POST, PUT, PATCH and DELETE are refused as they should be, but each still touches the resource: a later GET of the same path reads a later updated_at' },
   'non-get-answers-204': { area: 'contract', description: 'DELETE on a /external/v1 route is answered 204 No Content (without changing anything) instead of being refused' },
   // Semantics of issue 12 (suites/date-windows.spec.ts, ownership.spec.ts, transcripts.spec.ts, audio-links.spec.ts, credentials.spec.ts, properties/query-fuzz.spec.ts)
   'date-window-total-unfiltered': { area: 'list-semantics', description: 'with start_at/end_at, total counts every listable encounter of the organization instead of the matching ones' },

@@ -189,6 +189,16 @@ const UTC_TEXT = `to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:S
 
 // ---------------------------------------------------------------- the mutants (one deliberate defect each)
 
+/** Mutant non-get-touches-resource: refused non-GET requests by path, for the life of the process. */
+const TOUCHED = new Map<string, number>();
+
+/** `value` with every updated_at moved `seconds` later, wherever it sits. */
+function laterUpdatedAt(value: unknown, seconds: number): unknown {
+  if (Array.isArray(value)) return value.map((v) => laterUpdatedAt(v, seconds));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === 'updated_at' && typeof v === 'string' ? iso(new Date(Date.parse(v) + seconds * 1000)) : laterUpdatedAt(v, seconds)]));
+}
+
 const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   // precedence: the stages of §4 in another order
   'precedence-query-before-auth': { pipeline: order('reject_unsupported_keys', 'authenticate', 'authorize_route', 'require_scopes', 'validate_query', 'lookup') },
@@ -234,6 +244,19 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   'non-get-answers-204': {
     methodAllowed: (correct) => (method) => correct(method) || method === 'DELETE',
     reply: (correct) => async (ctx, s) => (ctx.method === 'DELETE' ? { status: 204, headers: { 'cache-control': 'no-store' } } : correct(ctx, s)),
+  },
+  // Refused as it should be, yet remembered: each later GET of the same path reads updated_at one second later per
+  // refused request (a handler that writes before it checks the method).
+  'non-get-touches-resource': {
+    frontEnd: (correct) => (method, path, res, write) => {
+      if (method !== 'GET') TOUCHED.set(path, (TOUCHED.get(path) ?? 0) + 1);
+      return correct(method, path, res, write);
+    },
+    reply: (correct) => async (ctx, s) => {
+      const r = await correct(ctx, s);
+      const touched = TOUCHED.get((ctx.req.url ?? '').replace(/\?.*$/, '')) ?? 0;
+      return touched > 0 && r.body !== undefined ? { ...r, body: laterUpdatedAt(r.body, touched) } : r;
+    },
   },
   // step 3: scopes
   'every-route-requires-all-scopes': { requiredScopes: () => () => ALL_SCOPES },
