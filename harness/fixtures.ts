@@ -192,7 +192,7 @@ export function suite(file: string, opts: SuiteOptions = {}): DeclareCheck {
   };
   const declare = ((decl: ServiceCheck): Declaration => {
     const { run, ...rest } = decl;
-    const d = defineCheck({ ...rest, ...(opts.fresh && rest.fresh === undefined ? { fresh: true } : {}), subject: 'service' });
+    const d = defineCheck({ ...rest, fresh: rest.fresh ?? opts.fresh, subject: 'service' });
     enlist(d, run);
     return d;
   }) as DeclareCheck;

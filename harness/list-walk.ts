@@ -77,7 +77,7 @@ const walks = new WeakMap<Target, Map<string, Promise<Walk>>>();
  * evidence shows what happened.
  */
 export async function walkList(api: CheckApi, params: Record<string, string | undefined> = {}, limit = WALK_LIMIT, opts: WalkOptions = {}): Promise<Walk> {
-  if (opts.fresh) return walkFresh(api, params, limit, true);
+  if (opts.fresh) return walkPages(api, params, limit, true);
   let byKey = walks.get(api.target);
   if (!byKey) walks.set(api.target, (byKey = new Map()));
   const key = `${limit} ${JSON.stringify(Object.entries(params).filter(([, v]) => v !== undefined))}`;
@@ -88,16 +88,17 @@ export async function walkList(api: CheckApi, params: Record<string, string | un
       for (const p of walk.pages) api.scope.record(p.exchange);
       return walk;
     } catch {
-      return walkFresh(api, params, limit);
+      return walkPages(api, params, limit);
     }
   }
-  const mine = walkFresh(api, params, limit);
+  const mine = walkPages(api, params, limit);
   byKey.set(key, mine);
   mine.catch(() => byKey.delete(key));
   return mine;
 }
 
-async function walkFresh(api: CheckApi, params: Record<string, string | undefined>, limit: number, fresh = false): Promise<Walk> {
+/** Sends the walk's pages one after another; `fresh`: none of them answered from another check's read. */
+async function walkPages(api: CheckApi, params: Record<string, string | undefined>, limit: number, fresh = false): Promise<Walk> {
   const walk: Walk = { params, limit, pages: [], items: [] };
   for (let offset = 0; ; offset += limit) {
     if (offset > OFFSET_MAX) {

@@ -19,8 +19,8 @@ export function runSeed(): number {
  * CONFORMANCE_RUNS_SCALE then scales every property at once (benchmarks use it).
  */
 export function numRuns(base: number): number {
-  const given = setting('propertyRuns');
-  const runs = given !== undefined && /^[1-9][0-9]{0,4}$/.test(given) ? Number(given) : base;
+  const given = Number(setting('propertyRuns'));
+  const runs = Number.isInteger(given) && given > 0 ? given : base;
   const scale = Number(setting('runsScale') ?? '1');
   return Math.max(1, Math.round(runs * (Number.isFinite(scale) && scale > 0 ? scale : 1)));
 }

@@ -22,10 +22,10 @@ export interface GetOptions {
   faults?: FaultName[];
   method?: string;
   /**
-   * A read any check of this worker may share (each distinct read once per run, principle 9): the same GET with
-   * the same credential and headers already answered is not sent again. Only for reads whose answer does not
-   * depend on when they are made; never for audio links a check follows (they expire), faults, or a check comparing
-   * reads in time (none of the audio-links or contract suites shares).
+   * Whether this read is shared with the worker's other checks (each distinct read once per run, principle 9): the
+   * same GET with the same credential and headers already answered is not sent again. CheckApi.get decides it by
+   * `sharable` unless given; `true` also shares an audio-route read whose link the check does not follow (an error
+   * answer, a body only inspected). Never with fault switches, or in a check declared `fresh` or a read marked so.
    * Throttled, failed (no answer) and 5xx answers are never shared.
    */
   shared?: boolean;
@@ -245,8 +245,7 @@ export class CheckApi {
     let ex: SentExchange;
     try {
       // A plain read is shared with the worker's other checks unless the check or the read says it must be fresh.
-      const shared = opts.shared ?? (!this.fresh && sharable(target, opts));
-      ex = await this.target.send(target, { ...opts, shared: shared && !opts.fresh && !this.fresh });
+      ex = await this.target.send(target, { ...opts, shared: !this.fresh && !opts.fresh && (opts.shared ?? sharable(target, opts)) });
     } catch (e) {
       // The evidence of a check the breaker ended: the attempts that showed the target stopped answering.
       if (e instanceof TargetStoppedAnswering) for (const x of e.exchanges()) this.scope.record(x);

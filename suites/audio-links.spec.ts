@@ -14,7 +14,7 @@ import { registerSecret } from '../harness/redact.ts';
 import type { CheckApi } from '../harness/target.ts';
 import type { FaultName } from '../harness/profile.ts';
 
-const check = suite(import.meta.filename, { waits: true, fresh: true });
+const check = suite(import.meta.filename, { waits: true });
 
 const seg = encodeURIComponent;
 /** The longest lifetime the major object stores allow a presigned URL (AWS SigV4: 7 days). */
