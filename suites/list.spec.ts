@@ -9,7 +9,7 @@ import { describe, expectDocumented, expectError, expectSuccess, fail, type Erro
 import { NotVerified, type CheckScope } from '../harness/checks.ts';
 import type { CheckApi } from '../harness/target.ts';
 import {
-  createdAt, createdAtViolations, ID_ORDERS, listTarget, sameWalk, sample, strictlyOrdered, tieGroups, walkList,
+  createdAt, createdAtViolations, formatInstant, ID_ORDERS, listTarget, NS_PER_MS, sameWalk, sample, strictlyOrdered, tieGroups, walkList,
   type EncounterSummary, type ListBody, type Walk, type WalkOptions, WALK_LIMIT,
 } from '../harness/list-walk.ts';
 import { listWindow, windowEnds, type End } from '../harness/list-window.ts';
@@ -145,20 +145,49 @@ check({ id: 'list-tie-breaker-desc-consistent', requirements: ['LIST-TIE-BREAKER
   fail('ties on created_at are not in one consistent encounter_id order', groups.map((g) => `at ${g.start} (${g.items[0].created_at}): ${ids(g.items).join(', ')}`).join('; '));
 } });
 
+/** How likely two reads of these tie groups agree if ties were ordered at random: the product of 1/k! over the groups. */
+function chanceOfAgreeing(groups: { items: EncounterSummary[] }[]): number {
+  let p = 1;
+  for (const g of groups) for (let k = 2; k <= g.items.length; k++) p /= k;
+  return p;
+}
+
+/** A nondeterministic order shows only in ties; re-reads of a tie group stop once a random order would have shown this surely. */
+const UNNOTICED = 1e-4;
+const MAX_TIE_REREADS = 6;
+
 check({ id: 'list-order-deterministic', requirements: ['CONTRACT-DISCLOSURE-NO-EFFECT', 'LIST-TIE-BREAKER-ENCOUNTER-ID', 'LIST-ORDERING-CREATED-AT', 'LIST-OFFSET-NO-SNAPSHOT'], title: 'the same list query walked twice gives the same order, in both directions', run: async (api, scope) => {
   // Both directions at once; within one, the second walk follows the first (a read must not change what the next sees).
   // On a windowed list, both ends of the timeline: ties are sparse, and an order that varies shows in ties only.
   const runs = (await windowEnds(api)).flatMap((end) => (['asc', 'desc'] as const).map((dir) => ({ end, dir })));
+  let unnoticed = 1;
+  const groups: { items: EncounterSummary[] }[] = [];
   await inPool(runs, 2, async ({ end, dir }) => {
     const first = await walkWindow(api, { sort_order: dir }, undefined, undefined, end);
     const second = await walkWindow(api, { sort_order: dir }, undefined, { fresh: true }, end);
     const diff = firstDifference(ids(first.items), ids(second.items));
-    if (!diff) return;
     // A changed total means the data moved (no snapshot guarantee); the same total and another order does not.
     const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
-    if (totals(first) !== totals(second)) scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
-    else fail(`two identical sort_order=${dir} walks disagree`, diff);
+    if (diff && totals(first) !== totals(second)) return scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
+    if (diff) fail(`two identical sort_order=${dir} walks disagree`, diff);
+    groups.push(...tieGroups(first.items));
+    unnoticed *= chanceOfAgreeing(tieGroups(first.items));
   });
+  if (unnoticed <= UNNOTICED || groups.length === 0) return;
+  // The walks held few ties (a window of a large list, say): the largest tie group is read alone, again and
+  // again, until an order that varies would have shown.
+  const largest = groups.reduce((a, b) => (b.items.length > a.items.length ? b : a));
+  const at = createdAt(largest.items[0]);
+  const q = { sort_order: 'asc', start_at: largest.items[0].created_at, end_at: formatInstant(at + NS_PER_MS) };
+  const read = async () => expectSuccess<ListBody>(await api.get(listTarget(q), { fresh: true }), 'listPublicEncounters');
+  const base = await read();
+  for (let n = 0; n < MAX_TIE_REREADS && unnoticed > UNNOTICED; n++) {
+    const again = await read();
+    const diff = firstDifference(ids(base.items), ids(again.items));
+    if (diff && again.total !== base.total) return scope.observe(`the total of ${listTarget(q)} changed between two reads, so their order was not compared (${diff})`);
+    if (diff) fail(`two identical reads of the encounters created at ${largest.items[0].created_at} disagree`, `${listTarget(q)}: ${diff}`);
+    unnoticed *= chanceOfAgreeing(tieGroups(again.items));
+  }
 } });
 
 // ---------------------------------------------------------------- start_at / end_at on the target's own data
