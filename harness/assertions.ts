@@ -67,7 +67,9 @@ export function expectError(ex: Exchange, want: { reason: string; field?: string
   const r = ex.response!;
   const got = body && typeof body === 'object' ? body.reason_code : undefined;
   if (r.status !== status || got !== want.reason) {
-    throw new CheckFailure(`Expected ${status} ${want.reason}`, `got ${r.status} ${JSON.stringify(got)} for ${ex.request.target}`);
+    // A success body has no reason_code: say what the answer was instead of "undefined".
+    const what = got !== undefined ? JSON.stringify(got) : r.status >= 200 && r.status < 300 ? '(a success: the request was accepted)' : '(no reason_code in the body)';
+    throw new CheckFailure(`Expected ${status} ${want.reason}`, `got ${r.status} ${what} for ${ex.request.target}`);
   }
   const invalid = validateAgainst('PublicApiErrorResponse', body);
   if (invalid) throw new CheckFailure('Error body does not match PublicApiErrorResponse', invalid);

@@ -34,6 +34,7 @@ const MAX_DIFFS = 200;
 // ---------------------------------------------------------------- media types
 
 import { isJsonMediaType } from './media-type.ts';
+import { CATEGORY_BY_STATUS } from './assertions.ts';
 
 export { isJsonMediaType };
 
@@ -720,6 +721,58 @@ function boundsOf(narrow: unknown, want: unknown, wide: unknown): SchemaBounds {
   return new SchemaBounds(same(narrow), want, same(wide));
 }
 
+// §7.1 and §7.2 decide more of an error body than the contract's one error schema says: each status has its category
+// (404's is not shown), each route and status its reasons (§4, the contract's x-reason-codes), each reason its
+// field. A served document may say so in its schemas, as many do (an `allOf` pinning `error` and `reason_code`
+// per response): the narrow reading of an error response is that body as the specification decides it, so a
+// served schema is never failed for refusing a body no conformant service sends. The wide reading stays the
+// contract's, so a served document with one shared error schema agrees as before.
+
+/** §7.2's field of each reason: unsupported_filter names the key (a string), the 422 reasons their parameter, the rest null. */
+const FIELD_OF_REASON: Record<string, Json> = {
+  unsupported_filter: { type: 'string' },
+  invalid_limit: { const: 'limit' },
+  invalid_offset: { const: 'offset' },
+  invalid_sort: { const: 'sort_order' },
+  invalid_query: { enum: ['start_at', 'end_at'] },
+};
+
+/** The one category a served schema gives a 404 body, when it pins one (§7.1 shows none, so any is the service's choice). */
+function pinned404Category(judge: SchemaJudge, narrowed: Json, served: unknown): string | undefined {
+  const candidates = new Set<string>();
+  literals(served, candidates);
+  let got: ValidateFunction;
+  try {
+    got = judge.compile(served);
+  } catch {
+    return undefined;
+  }
+  const base = build(narrowed, STRATEGIES[0]) as Json;
+  const accepted = [...candidates].filter((c) => got({ ...base, error: c }));
+  return accepted.length === 1 && !got({ ...base, error: 'x_any_other_category' }) ? accepted[0] : undefined;
+}
+
+const narrowedErrors = new WeakMap<object, Map<string, Json>>();
+
+/** The narrow reading of an error response: the contract's error schema with the status's category, the route's reasons and each reason's field. */
+function narrowError(error: Json, status: string, reasons: string[], category: string | undefined): Json {
+  const key = `${status} ${reasons.join(',')} ${category ?? ''}`;
+  let byKey = narrowedErrors.get(error);
+  if (!byKey) narrowedErrors.set(error, (byKey = new Map()));
+  const hit = byKey.get(key);
+  if (hit) return hit;
+  const props = (error.properties ?? {}) as Json;
+  const out: Json = {
+    ...error,
+    properties: { ...props, ...(category !== undefined ? { error: { type: 'string', const: category } } : {}), reason_code: { type: 'string', enum: reasons } },
+    oneOf: reasons.map((r) => ({ properties: { reason_code: { const: r }, field: FIELD_OF_REASON[r] ?? { type: 'null' } } })),
+  };
+  byKey.set(key, out);
+  return out;
+}
+
+let errorJudge: SchemaJudge | undefined;
+
 /** Each contract response schema (route and status, in its three readings) beside the served one(s) for the same route and status. */
 export function responsePairs(judging: JudgingContract | Json, servedDeref: Json, statuses?: (status: string) => boolean): SchemaPair[] {
   const j = readings(judging);
@@ -734,8 +787,18 @@ export function responsePairs(judging: JudgingContract | Json, servedDeref: Json
       if (statuses && !statuses(status)) continue;
       const want = contractJsonSchema(r);
       if (want === undefined) continue;
-      const bounds = boundsOf(contractJsonSchema(narrowRoutes.get(key)?.op.responses?.[status]), want, contractJsonSchema(wideRoutes.get(key)?.op.responses?.[status]));
-      for (const { media, schema } of jsonSchemas(servedResponse(s.op.responses, status))) pairs.push({ where: `${key} ${status} ${media}`, contract: bounds, served: schema });
+      const narrow = contractJsonSchema(narrowRoutes.get(key)?.op.responses?.[status]);
+      const wide = contractJsonSchema(wideRoutes.get(key)?.op.responses?.[status]);
+      const reasons = (r as Json)['x-reason-codes'] as string[] | undefined;
+      for (const { media, schema } of jsonSchemas(servedResponse(s.op.responses, status))) {
+        let bounds = boundsOf(narrow, want, wide);
+        if (Array.isArray(reasons) && reasons.length > 0 && bounds.narrow && typeof bounds.narrow === 'object') {
+          const error = bounds.narrow as Json;
+          const category = CATEGORY_BY_STATUS[Number(status)] ?? (status === '404' ? pinned404Category((errorJudge ??= new SchemaJudge()), narrowError(error, status, reasons, undefined), schema) : undefined);
+          bounds = new SchemaBounds(narrowError(error, status, reasons, category), bounds.contract, bounds.wide);
+        }
+        pairs.push({ where: `${key} ${status} ${media}`, contract: bounds, served: schema });
+      }
     }
   }
   return pairs;

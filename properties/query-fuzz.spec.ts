@@ -257,6 +257,8 @@ function examples(api: CheckApi): FuzzCase[] {
     { ...base('encounter'), encounter: { text: 'a'.repeat(1500), mode: 'component' } },
     // Unknown keys that are not the spec's examples, alone and beside invalid list values.
     { ...base('list'), query: [pair('foo', '1')] },
+    // A key no ASCII-only sanitizer keeps a character of: field may be null (ERR-FIELD-SANITIZATION).
+    { ...base('list'), query: [pair('лимит', '1')] },
     { ...base('list'), query: [pair('Limit', '5')] },
     { ...base('list'), query: [pair('limit', 'abc'), pair('include', 'all')] },
     { ...base('transcript'), query: [pair('format', 'txt')] },
@@ -265,10 +267,17 @@ function examples(api: CheckApi): FuzzCase[] {
 
 // ---------------------------------------------------------------- the oracle
 
-/** The §7.2 field of each reason; for unsupported_filter, any string (the offending key, sanitized). */
-function fieldOk(reason: string, field: unknown): boolean {
+/** A key no sanitization changes (ERR-FIELD-SANITIZATION): ASCII letters, digits and _, at most 64. */
+const PLAIN_KEY = /^[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * The §7.2 field of each reason. For unsupported_filter, the offending key sanitized: any string, or null when
+ * a key of the query is not plain (how a key is sanitized is open, and a key with nothing left after it, лимит to
+ * an ASCII-only sanitizer, or the empty key of `=v`, has no name to give: "when applicable … otherwise null", §7).
+ */
+function fieldOk(reason: string, field: unknown, c: FuzzCase): boolean {
   switch (reason) {
-    case 'unsupported_filter': return typeof field === 'string';
+    case 'unsupported_filter': return typeof field === 'string' || (field === null && sentKeys(c).some((k) => !PLAIN_KEY.test(k)));
     case 'invalid_limit': return field === 'limit';
     case 'invalid_offset': return field === 'offset';
     case 'invalid_sort': return field === 'sort_order';
@@ -289,7 +298,7 @@ function judge(ex: Exchange, c: FuzzCase): void {
   const e = body as ErrorBody;
   const listed = operation(c.route.operationId).reasons[String(status)] ?? [];
   if (!listed.includes(e.reason_code)) fail(`Reason ${e.reason_code} is not listed for ${status} on ${c.route.operationId}`, describe(ex));
-  if (!fieldOk(e.reason_code, e.field)) fail(`Field ${JSON.stringify(e.field)} does not fit ${e.reason_code} (§7.2)`, describe(ex));
+  if (!fieldOk(e.reason_code, e.field, c)) fail(`Field ${JSON.stringify(e.field)} does not fit ${e.reason_code} (§7.2)`, describe(ex));
 }
 
 /**

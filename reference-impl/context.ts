@@ -103,7 +103,7 @@ export interface Points {
   unsupportedKey: (key: string, allowed: readonly string[]) => boolean;
   offendingPair: (pairs: QueryPair[], bad: (p: QueryPair) => boolean) => QueryPair | undefined;
   unsupportedFilterField: (offending: QueryPair, pairs: QueryPair[]) => string;
-  sanitizeField: (raw: string) => string;
+  sanitizeField: (raw: string) => string | null;
   validateListQuery: (pairs: QueryPair[], rule: Rule) => ListQuery;
   duplicateQueryKey: (key: string, all: QueryPair[]) => QueryPair;
   listDefaults: ListQuery;

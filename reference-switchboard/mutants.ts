@@ -35,6 +35,7 @@ export const MUTANTS = {
   'extra-field-error': { area: 'error-shape', description: 'error bodies carry an undeclared "details" field' },
   'field-limit-null': { area: 'error-shape', description: 'invalid_limit errors carry field null' },
   'multiple-query-errors-combined': { area: 'error-shape', description: 'several query problems at once are answered with one 422 invalid_query (field null) instead of one of the documented errors' },
+  'field-unsupported-filter-null': { area: 'error-shape', description: 'unsupported_filter answers field null for every key, plain ones (foo, Limit) included' },
   'field-unsupported-filter-wrong': { area: 'error-shape', description: 'unsupported_filter names the last query key instead of the offending one' },
   'lenient-limit-leading-zero': { area: 'query-validation', description: 'limit accepts leading zeros (01)' },
   'lenient-limit-plus': { area: 'query-validation', description: 'limit accepts a leading plus sign (+1, %2B1)' },

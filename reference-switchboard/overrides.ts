@@ -278,6 +278,7 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   },
   // Only the example keys of §4.1 are refused, other unknown keys are ignored.
   'unsupported-keys-denylist': { unsupportedKey: (correct) => (key, allowed) => correct(key, allowed) && ['owners', 'record_kind', 'date_of_service', 'patient_id'].includes(key) },
+  'field-unsupported-filter-null': { sanitizeField: () => () => null },
   'field-unsupported-filter-wrong': { unsupportedFilterField: () => (offending, pairs) => (pairs[pairs.length - 1] !== offending ? pairs[pairs.length - 1].key : 'query') },
   'multiple-query-errors-combined': {
     rejectUnsupportedKeys: (correct) => (pairs, allowed, rule) => {
@@ -708,6 +709,8 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   'error-messages-other-text': { errorMessage: () => (e) => `Anfrage abgelehnt – Grund „${e.reason}“ (Größe, Ümläute, 日本語)` },
   // Another sanitization (ERR-FIELD-SANITIZATION is open): plain keys stay verbatim.
   'field-sanitize-replace': { sanitizeField: () => (raw) => raw.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 40) },
+  // Another (a common one in the field): characters outside [A-Za-z0-9_.-[\]] are dropped; a key with none left is null.
+  'field-sanitize-strip-null': { sanitizeField: () => (raw) => raw.replace(/[^A-Za-z0-9_.\-[\]]/g, '').slice(0, 64) || null },
   // The areas http and json: another writer of the same value (writers.ts), one for all of them switched on.
   ...Object.fromEntries(WRITER_VARIANTS.map((name): [VariantName, Override] => [name, { writeJson: (_c, sw) => writerFor(sw.variants) }])),
   // The area openapi: the served document rewritten without changing its meaning (served-contract.ts), in its order.

@@ -11,7 +11,7 @@ type Json = Record<string, any>;
 export const OPENAPI_VARIANTS = [
   // The catalog's open choices and the §2 tables as written (harness/open-choices.ts judges between them).
   'openapi-content-subfields-required', 'openapi-summary-nulls-unencoded', 'openapi-other-summaries-null',
-  'openapi-rate-limit-documented', 'openapi-datetime-whole-seconds',
+  'openapi-rate-limit-documented', 'openapi-datetime-whole-seconds', 'openapi-errors-pinned-per-response',
   'openapi-no-webhook', 'openapi-nullable-anyof', 'openapi-closed-by-unevaluated', 'openapi-allof-wrappers',
   'openapi-renamed-components', 'openapi-inlined-schemas', 'openapi-shared-responses', 'openapi-other-operation-ids',
   'openapi-json-media-parameters', 'openapi-harmless-additions', 'openapi-base-path-in-servers', 'openapi-keys-reordered',
@@ -117,6 +117,26 @@ export function applyOpenapiVariants(doc: Json, on: ReadonlySet<string>): Json {
     for (const op of operations(doc)) {
       for (const p of (op.parameters ?? []) as Json[]) {
         if (p.in === 'query' && (p.name === 'start_at' || p.name === 'end_at')) p.schema = { ...p.schema, pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(Z|[+-]\\d{2}:\\d{2})$' };
+      }
+    }
+  }
+  if (on.has('openapi-errors-pinned-per-response')) {
+    // §7.1/§7.2 written into each error response, as a team documenting its own service often does: the category of
+    // the status (404's our own, §7.1 shows none), the route's reasons (x-reason-codes, §4) and each reason's field.
+    const category: Record<string, string> = { 400: 'public_api_bad_request', 401: 'api_key_unauthorized', 403: 'api_key_forbidden', 404: 'public_api_not_found', 422: 'api_key_validation_failed', 503: 'public_api_unavailable' };
+    const field: Record<string, Json> = { unsupported_filter: { type: 'string' }, invalid_limit: { const: 'limit' }, invalid_offset: { const: 'offset' }, invalid_sort: { const: 'sort_order' }, invalid_query: { enum: ['start_at', 'end_at'] } };
+    for (const op of operations(doc)) {
+      for (const [status, r] of Object.entries(op.responses as Json)) {
+        const reasons = (r as Json)['x-reason-codes'] as string[] | undefined;
+        const media = (r as Json).content?.['application/json'];
+        if (!reasons || !media?.schema?.$ref) continue;
+        media.schema = {
+          allOf: [
+            { $ref: media.schema.$ref },
+            { properties: { error: { const: category[status] }, reason_code: { enum: reasons } } },
+            { oneOf: reasons.map((reason) => ({ properties: { reason_code: { const: reason }, field: field[reason] ?? { type: 'null' } } })) },
+          ],
+        };
       }
     }
   }
