@@ -21,6 +21,18 @@ export const REASONS_BY_STATUS: Record<number, string[]> = {
   503: ['digest_key_unavailable', 'audio_storage_unavailable'],
 };
 
+/**
+ * §7.2's `field` of each reason: the parameter names the 422 reasons may carry, `key` for unsupported_filter (the
+ * offending key, sanitized); every other reason carries null.
+ */
+export const FIELD_BY_REASON: Record<string, readonly string[] | 'key'> = {
+  unsupported_filter: 'key',
+  invalid_limit: ['limit'],
+  invalid_offset: ['offset'],
+  invalid_sort: ['sort_order'],
+  invalid_query: ['start_at', 'end_at'],
+};
+
 export const STATUS_BY_REASON: Record<string, number> = Object.fromEntries(
   Object.entries(REASONS_BY_STATUS).flatMap(([s, rs]) => rs.map((r) => [r, Number(s)])),
 );

@@ -34,7 +34,7 @@ const MAX_DIFFS = 200;
 // ---------------------------------------------------------------- media types
 
 import { isJsonMediaType } from './media-type.ts';
-import { CATEGORY_BY_STATUS } from './assertions.ts';
+import { CATEGORY_BY_STATUS, FIELD_BY_REASON } from './assertions.ts';
 
 export { isJsonMediaType };
 
@@ -728,14 +728,11 @@ function boundsOf(narrow: unknown, want: unknown, wide: unknown): SchemaBounds {
 // served schema is never failed for refusing a body no conformant service sends. The wide reading stays the
 // contract's, so a served document with one shared error schema agrees as before.
 
-/** §7.2's field of each reason: unsupported_filter names the key (a string), the 422 reasons their parameter, the rest null. */
-const FIELD_OF_REASON: Record<string, Json> = {
-  unsupported_filter: { type: 'string' },
-  invalid_limit: { const: 'limit' },
-  invalid_offset: { const: 'offset' },
-  invalid_sort: { const: 'sort_order' },
-  invalid_query: { enum: ['start_at', 'end_at'] },
-};
+/** §7.2's field of a reason as a schema (FIELD_BY_REASON): a string for unsupported_filter, the parameter's name, or null. */
+function fieldSchema(reason: string): Json {
+  const f = FIELD_BY_REASON[reason];
+  return f === undefined ? { type: 'null' } : f === 'key' ? { type: 'string' } : { enum: [...f] };
+}
 
 /** The one category a served schema gives a 404 body, when it pins one (§7.1 shows none, so any is the service's choice). */
 function pinned404Category(judge: SchemaJudge, narrowed: Json, served: unknown): string | undefined {
@@ -765,7 +762,7 @@ function narrowError(error: Json, status: string, reasons: string[], category: s
   const out: Json = {
     ...error,
     properties: { ...props, ...(category !== undefined ? { error: { type: 'string', const: category } } : {}), reason_code: { type: 'string', enum: reasons } },
-    oneOf: reasons.map((r) => ({ properties: { reason_code: { const: r }, field: FIELD_OF_REASON[r] ?? { type: 'null' } } })),
+    oneOf: reasons.map((r) => ({ properties: { reason_code: { const: r }, field: fieldSchema(r) } })),
   };
   byKey.set(key, out);
   return out;

@@ -16,7 +16,7 @@
 import fc from 'fast-check';
 import { suite } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
-import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
+import { describe, expectDocumented, expectSuccess, fail, FIELD_BY_REASON, type ErrorBody } from '../harness/assertions.ts';
 import type { Exchange } from '../harness/checks.ts';
 import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
@@ -276,14 +276,10 @@ const PLAIN_KEY = /^[A-Za-z0-9_]{1,64}$/;
  * an ASCII-only sanitizer, or the empty key of `=v`, has no name to give: "when applicable … otherwise null", §7).
  */
 function fieldOk(reason: string, field: unknown, c: FuzzCase): boolean {
-  switch (reason) {
-    case 'unsupported_filter': return typeof field === 'string' || (field === null && sentKeys(c).some((k) => !PLAIN_KEY.test(k)));
-    case 'invalid_limit': return field === 'limit';
-    case 'invalid_offset': return field === 'offset';
-    case 'invalid_sort': return field === 'sort_order';
-    case 'invalid_query': return field === 'start_at' || field === 'end_at';
-    default: return field === null;
-  }
+  const f = FIELD_BY_REASON[reason];
+  if (f === undefined) return field === null;
+  if (f !== 'key') return typeof field === 'string' && f.includes(field);
+  return typeof field === 'string' || (field === null && sentKeys(c).some((k) => !PLAIN_KEY.test(k)));
 }
 
 function judge(ex: Exchange, c: FuzzCase): void {
