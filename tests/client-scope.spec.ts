@@ -78,12 +78,18 @@ test.describe('the scenario file', () => {
       [{ uses: ['list', 'list'] }, /field \/uses must NOT have duplicate items/],
       [{ uses: ['encounter', 'date_window'] }, /names a feature of the list's query \(date_window\) without "list"/],
       [{ uses: ['list'], extra: 1 }, /must NOT have additional properties 'extra'/],
+      // An object where a list is wanted (a partner writing the file from the prose): the form is said, with the parts.
+      [{ uses: { routes: ['GET /external/v1/encounters'], paging: true } }, /field \/uses must be array; "uses" is a list of the parts the client uses, from: list, paging, sort_order, date_window, encounter, document, transcript, audio/],
     ];
     for (const [data, message] of bad) {
       expect(() => parseScenario(data, 'scenario x.json'), JSON.stringify(data)).toThrow(ScenarioError);
       expect(() => parseScenario(data, 'scenario x.json'), JSON.stringify(data)).toThrow(message);
     }
     expect(parseScenario({ uses: ['list'] })).toEqual({ uses: ['list'], reasons: {} });
+    // The form docs/partners.md shows a partner is one the harness accepts.
+    const shown = /Its form:\s*```json\n([\s\S]*?)```/.exec(fs.readFileSync('docs/partners.md', 'utf8'));
+    expect(shown, 'docs/partners.md shows the scenario form').not.toBeNull();
+    expect(parseScenario(JSON.parse(shown![1])).uses).toEqual(SCOPE_PARTS);
     expect(parseScenario({ reasons: { revoked_key: 'stop' } })).toEqual({ uses: null, reasons: { revoked_key: 'stop' } });
   });
 });

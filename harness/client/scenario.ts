@@ -35,6 +35,12 @@ export const REQUIREMENT_PARTS: Readonly<Record<string, readonly ScopePart[]>> =
 
 export class ScenarioError extends Error {}
 
+/** What a top-level field looks like, said after an error in it: a partner writing the file from the prose needs the form. */
+const FORM_HINT: Readonly<Record<string, string>> = {
+  uses: `; "uses" is a list of the parts the client uses, from: ${SCOPE_PARTS.join(', ')} (e.g. "uses": ["list", "paging", "encounter"]; docs/client.md)`,
+  reasons: '; "reasons" maps a reason_code of §7.1 to "stop", "retry-later" or "skip-resource" (e.g. "reasons": { "revoked_key": "stop" }; docs/client.md)',
+};
+
 let validateFn: ReturnType<Ajv2020['compile']> | undefined;
 function validator() {
   validateFn ??= new Ajv2020({ strict: true, allErrors: true }).compile(JSON.parse(fs.readFileSync(CLIENT_SCENARIO_SCHEMA_PATH, 'utf8')));
@@ -54,7 +60,7 @@ export function parseScenario(data: unknown, source = 'scenario'): Scenario {
     const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as { additionalProperty: string }).additionalProperty}'`
       : allowed ? ` (${allowed.join(', ')})` : '';
     const message = e.keyword === 'anyOf' || e.keyword === 'required' ? 'must give "uses", "reasons" or both' : `${e.message}${extra}`;
-    throw new ScenarioError(`${source}: field ${where} ${message}`);
+    throw new ScenarioError(`${source}: field ${where} ${message}${FORM_HINT[where.split('/')[1] ?? ''] ?? ''}`);
   }
   const d = data as { uses?: ScopePart[]; reasons?: Record<string, ReasonAction> };
   const uses = d.uses ? [...d.uses] : null;
