@@ -169,7 +169,7 @@ export interface Points {
   audioUrl: (url: string) => string;
   // ---- server.ts, errors and the routes beside the pipeline
   /** A front end before the service: true when it answered the request itself (with `write`, the JSON writer). */
-  frontEnd: (method: string, path: string, res: http.ServerResponse, write: Writer) => boolean;
+  frontEnd: (method: string, path: string, res: http.ServerResponse, write: Writer, req: http.IncomingMessage) => boolean;
   /** The JSON writer of every answer of the API and the served contract. */
   writeJson: Writer;
   writeError: Writer;

@@ -88,7 +88,7 @@ class App implements Services {
     }
     const write = rule('writeJson', sendJson);
     // No front end in front of the service, unless the hook puts one there that answers some requests itself.
-    if (rule('frontEnd', () => false)(method, path, res, write)) return;
+    if (rule('frontEnd', () => false)(method, path, res, write, req)) return;
     const { op, params } = route(path);
     const ctx: Ctx = { rule, faults, req, method, op, params, pairs: parseRawQuery(rawQuery, rule), origin: this.origin(req) };
     try {

@@ -248,9 +248,9 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   // Refused as it should be, yet remembered: each later GET of the same path reads updated_at one second later per
   // refused request (a handler that writes before it checks the method).
   'non-get-touches-resource': {
-    frontEnd: (correct) => (method, path, res, write) => {
+    frontEnd: (correct) => (method, path, res, write, req) => {
       if (method !== 'GET') TOUCHED.set(path, (TOUCHED.get(path) ?? 0) + 1);
-      return correct(method, path, res, write);
+      return correct(method, path, res, write, req);
     },
     reply: (correct) => async (ctx, s) => {
       const r = await correct(ctx, s);
@@ -604,12 +604,18 @@ function repairRequestLine(head: RawHead, socket: stream.Duplex, server: http.Se
 
 // ---------------------------------------------------------------- the variants (legitimate choices the spec leaves open)
 
+/** nginx's own page for a request it refuses (a bad path, a duplicate singleton header). */
+function nginxRefuses(res: http.ServerResponse): void {
+  res.writeHead(400, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(NGINX_400), connection: 'close' }).end(NGINX_400);
+}
+const NGINX_400 = '<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+
 const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   // A front end that routes only GET (and HEAD) answers any other method with its own 404 before the service sees
   // it (CONTRACT-NON-GET-METHODS leaves the answer open; nothing changes either way).
   'non-get-as-plain-404': {
-    frontEnd: (correct) => (method, path, res, write) => {
-      if (method === 'GET' || method === 'HEAD') return correct(method, path, res, write);
+    frontEnd: (correct) => (method, path, res, write, req) => {
+      if (method === 'GET' || method === 'HEAD') return correct(method, path, res, write, req);
       write(res, 404, { error: 'not_found', message: `no ${method} route here` }, {});
       return true;
     },
@@ -617,10 +623,19 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
   // A path with a dot segment, an encoded slash or backslash or a NUL names none of the five routes; a front proxy
   // (nginx) refuses it with its own HTML page before the service sees it. Below non-get-as-plain-404: asked first.
   'front-proxy-outside-routes': {
-    frontEnd: (correct) => (method, path, res, write) => {
-      if (!path.split('/').some(outsideRouteSegment)) return correct(method, path, res, write);
-      const page = '<html>\r\n<head><title>400 Bad Request</title></head>\r\n<body>\r\n<center><h1>400 Bad Request</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
-      res.writeHead(400, { 'content-type': 'text/html', 'content-length': Buffer.byteLength(page), connection: 'close' }).end(page);
+    frontEnd: (correct) => (method, path, res, write, req) => {
+      if (!path.split('/').some(outsideRouteSegment)) return correct(method, path, res, write, req);
+      nginxRefuses(res);
+      return true;
+    },
+  },
+  // Authorization, a singleton field, sent twice: a front proxy (nginx: "client sent duplicate header line")
+  // refuses the request with its own HTML page before the service sees it (RFC 9110 §5.3; the spec says nothing).
+  'front-proxy-duplicate-authorization': {
+    frontEnd: (correct) => (method, path, res, write, req) => {
+      const count = req.rawHeaders.filter((h, i) => i % 2 === 0 && h.toLowerCase() === 'authorization').length;
+      if (count < 2) return correct(method, path, res, write, req);
+      nginxRefuses(res);
       return true;
     },
   },
