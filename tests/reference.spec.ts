@@ -380,6 +380,7 @@ test.describe('sandbox', () => {
       'duplicate-keys-first-wins': [`${L}?limit=1&limit=2`, 'full'], 'unsupported-filter-names-last-key': [`${L}?owners=1&patient_id=2`, 'full'],
       'datetime-extra-iso-forms': [`${L}?start_at=2025-01-01t00:00:00z`, 'full'],
       'error-404-category-not-found': [encPath(sb, 'unknown_encounter'), 'full'], 'field-sanitize-replace': [`${L}?a%20b=1`, 'full'],
+      'field-sanitize-strip-null': [`${L}?%D0%BB%D0%B8%D0%BC%D0%B8%D1%82=1`, 'full'],
       'non-bearer-scheme-as-malformed': [L, null, { authorization: 'Basic dXNlcjpwYXNz' }], 'demo-encounters-listed': [`${L}?limit=100`, 'full'],
       'audio-url-short-lifetime': [`${docPath(sb, 'ambient_transcript_with_audio')}/audio`, 'full'],
       'datetime-offsets-within-18h': [`${L}?start_at=2025-01-01T00:00:00%2B23:59`, 'full'],
