@@ -159,6 +159,16 @@ export function prepareProfileValidation(): void {
 }
 
 /** Validates a parsed profile; throws ProfileError naming the first offending field. */
+/**
+ * Said after the error when a file holds none of a profile's own fields: a block written alone (a team's `webhook`
+ * block, say) is part of the target's profile, not a profile.
+ */
+function fragmentHint(data: unknown): string {
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return '';
+  if (['name', 'baseUrl', 'credentials'].some((k) => k in data)) return '';
+  return '; a profile describes the whole target: "name", "baseUrl" and "credentials" beside blocks such as "webhook" (`conformance profile init` writes one to fill in; docs/profile.md)';
+}
+
 export function validateProfile(data: unknown, source = 'profile'): Profile {
   const validate = validator();
   if (!validate(data)) {
@@ -169,7 +179,7 @@ export function validateProfile(data: unknown, source = 'profile'): Profile {
     const e = errors.find((x) => x.keyword !== 'required' || !/^\/credentials\//.test(x.instancePath)) ?? errors[0];
     const where = e.instancePath || '(root)';
     const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as { additionalProperty: string }).additionalProperty}'` : '';
-    throw new ProfileError(`${source}: field ${where} ${e.message}${extra}`);
+    throw new ProfileError(`${source}: field ${where} ${e.message}${extra}${fragmentHint(data)}`);
   }
   const profile = data as Profile;
   // The one place a process learns the profile's secrets: every process that reads a profile (worker

@@ -82,6 +82,13 @@ test('a minimal profile (name, baseUrl, no credentials) loads', () => {
   expect(validateProfile({ name: 'n', baseUrl: 'https://api.example.test/base', credentials: {} }).credentials).toEqual({});
 });
 
+test('a block written alone (a webhook block, say) is refused with what a profile is', () => {
+  const fragment = { webhook: { delivery: 'activated', headerWord: 'Medrec', sender: { listen: { host: '127.0.0.1', port: 8787 }, trigger: 'none' } } };
+  expect(profileError(() => validateProfile(fragment, 'profile staging.json')).message).toBe(
+    'profile staging.json: field (root) must have required property \'name\'; a profile describes the whole target: "name", "baseUrl" and "credentials" beside blocks such as "webhook" (`conformance profile init` writes one to fill in; docs/profile.md)',
+  );
+});
+
 test.describe('ProfileError names the offending field', () => {
   const cases: [string, (p: Record<string, any>) => void, RegExp][] = [
     ['a missing baseUrl', (p) => delete p.baseUrl, /\(root\) must have required property 'baseUrl'/],
