@@ -73,7 +73,7 @@ Options:
                       gateway's 503 with Retry-After, is always waited out as asked and the exchange retried)
   --mutants           also measure the mutation and variant scores (every check against every mutant and every
                       variant of the reference; sandbox runs only, adds a few minutes); reported in
-                      conformance.json and the HTML (e.g. "173/173 mutants caught · 64/64 variants passed")
+                      conformance.json and the HTML (e.g. "173/173 mutants caught · 65/65 variants passed")
   --allow-incomplete  exit 0 on INCOMPLETE (nothing failed, but some must requirement in scope was not
                       verified); the reports still say INCOMPLETE
   --strict            a warning (a "should" of the spec not met) fails the run

@@ -639,6 +639,14 @@ const VARIANT_OVERRIDES: Partial<Record<VariantName, Override>> = {
       return true;
     },
   },
+  // An invalid request line answered as Python's http.server does: a body with no status line (HTTP/0.9's way,
+  // the version being unknown), then the connection closed. Not accepted, only less helpful than a 400.
+  'invalid-request-line-http09-answer': {
+    repairRequestLine: () => (_head, socket) => {
+      socket.end('<!DOCTYPE HTML>\n<html><body><h1>Error response</h1><p>Error code: 400</p><p>Message: Bad request syntax.</p></body></html>\n');
+      return true;
+    },
+  },
   // HEAD is answered as GET (node:http sends no body for HEAD).
   'http-head-like-get': { methodAllowed: (correct) => (method) => correct(method) || method === 'HEAD' },
   // A header with another scheme (Basic) counts as a malformed token.

@@ -65,17 +65,19 @@ function switchesOfKey(key: string | null): Switches {
  * mutant and variants, switchesKey), so its deliveries are made that way.
  */
 export function switchboardHook(token: string | null, defaultMutant: MutantName | null): Hook {
-  const ofMutant = (mutant: MutantName | null): Rule => ruleFor({ mutant, variants: new Set() });
   return {
     forRequest(req) {
       const sw = readSwitches(req, token, defaultMutant);
       return 'refused' in sw ? sw : { rule: ruleFor(sw), key: switchesKey(sw) };
     },
-    // A request head node:http refused: its mutant, read with the same token rule (it never reached the parser).
+    // A request head node:http refused: its mutant and variants, read with the same token rule (it never reached
+    // the parser). An unknown name is ignored here: the answer is the refusal's either way.
     forRawHead(headers) {
-      const mutant = headers[MUTANT_HEADER];
-      if (token === null || !tokenMatches(headers[TOKEN_HEADER] ?? '', token) || mutant === undefined || !isMutantName(mutant)) return null;
-      return ofMutant(mutant);
+      if (token === null || !tokenMatches(headers[TOKEN_HEADER] ?? '', token)) return null;
+      const mutant = headers[MUTANT_HEADER]?.trim();
+      const variants = new Set(headerNames(headers[VARIANT_HEADER]).filter((v): v is VariantName => isVariantName(v)));
+      if ((mutant === undefined || !isMutantName(mutant)) && variants.size === 0) return null;
+      return ruleFor({ mutant: mutant !== undefined && isMutantName(mutant) ? mutant : null, variants });
     },
     fromKey: (key) => ruleFor(switchesOfKey(key)),
   };

@@ -94,6 +94,12 @@ for (const param of PARAMS) {
     title: `${param} with a raw space before the digit (${param}= 1) is never accepted as a valid ${param}`,
     run: async (api, scope) => {
       const ex = await get(api, `${param}= 1`);
+      // A server may also end the connection on an invalid request line, or answer it the way HTTP/0.9 would (a body
+      // with no status line: Python's http.server): not accepted either. RFC 9112 §3 recommends a 400; the spec is silent.
+      if (ex.error && (ex.error.kind === 'connection_reset' || ex.error.kind === 'malformed_response')) {
+        scope.observe(`the malformed request line was refused at the HTTP layer without an HTTP/1.1 answer (${ex.error.kind}: ${ex.error.message}); RFC 9112 §3 recommends 400`);
+        return;
+      }
       const status = ex.response?.status;
       if (status === 400) {
         let shape = 'not JSON';
