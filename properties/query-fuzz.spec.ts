@@ -307,10 +307,6 @@ function judge(ex: Exchange, c: FuzzCase): void {
   if (!fieldOk(e.reason_code, e.field, c)) fail(`Field ${JSON.stringify(e.field)} does not fit ${e.reason_code} (§7.2)`, describe(ex));
 }
 
-/**
- * Outside the five routes: an answer documented for the drawn route passes, and so does any other refusal in
- * any form (a front proxy's own page too); an undocumented 5xx or an undocumented 2xx fails.
- */
 /** A 400 that is not the route's documented answer, to a request malformed at the HTTP layer: the layer's refusal. */
 function refusedAtHttpLayer(ex: Exchange, c: FuzzCase): boolean {
   if (ex.response?.status !== 400) return false;
@@ -322,6 +318,10 @@ function refusedAtHttpLayer(ex: Exchange, c: FuzzCase): boolean {
   }
 }
 
+/**
+ * Outside the five routes: an answer documented for the drawn route passes, and so does any other refusal in
+ * any form (a front proxy's own page too); an undocumented 5xx or an undocumented 2xx fails.
+ */
 function judgeOutside(ex: Exchange, c: FuzzCase): void {
   if (ex.error) fail('No response from target', `${ex.error.kind}: ${ex.error.message}`);
   try {

@@ -2,7 +2,9 @@
 // contract in a way the specification allows, without changing what it means (names and justifications in
 // variants.ts, area 'openapi'). They compose: several may be on at once, and are applied in a fixed order.
 // Pure functions over a copy of fixtures/contract/openapi.json, applied at the reference's named point
-// servedContract (overrides.ts); nothing here imports the harness.
+// servedContract (overrides.ts); nothing here imports the harness (the error categories are the reference's own).
+
+import { CATEGORY } from '../reference-impl/errors.ts';
 
 type Json = Record<string, any>;
 
@@ -121,9 +123,9 @@ export function applyOpenapiVariants(doc: Json, on: ReadonlySet<string>): Json {
     }
   }
   if (on.has('openapi-errors-pinned-per-response')) {
-    // §7.1/§7.2 written into each error response, as a team documenting its own service often does: the category of
-    // the status (404's our own, §7.1 shows none), the route's reasons (x-reason-codes, §4) and each reason's field.
-    const category: Record<string, string> = { 400: 'public_api_bad_request', 401: 'api_key_unauthorized', 403: 'api_key_forbidden', 404: 'public_api_not_found', 422: 'api_key_validation_failed', 503: 'public_api_unavailable' };
+    // §7.1/§7.2 written into each error response, as a team documenting its own service often does: the category the
+    // reference sends for the status (reference-impl/errors.ts; 404's its own, §7.1 shows none), the route's reasons
+    // (x-reason-codes, §4) and each reason's field.
     const field: Record<string, Json> = { unsupported_filter: { type: 'string' }, invalid_limit: { const: 'limit' }, invalid_offset: { const: 'offset' }, invalid_sort: { const: 'sort_order' }, invalid_query: { enum: ['start_at', 'end_at'] } };
     for (const op of operations(doc)) {
       for (const [status, r] of Object.entries(op.responses as Json)) {
@@ -133,7 +135,7 @@ export function applyOpenapiVariants(doc: Json, on: ReadonlySet<string>): Json {
         media.schema = {
           allOf: [
             { $ref: media.schema.$ref },
-            { properties: { error: { const: category[status] }, reason_code: { enum: reasons } } },
+            { properties: { error: { const: CATEGORY[Number(status) as keyof typeof CATEGORY] }, reason_code: { enum: reasons } } },
             { oneOf: reasons.map((reason) => ({ properties: { reason_code: { const: reason }, field: field[reason] ?? { type: 'null' } } })) },
           ],
         };

@@ -170,8 +170,9 @@ check({ id: 'list-order-deterministic', requirements: ['CONTRACT-DISCLOSURE-NO-E
     const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
     if (diff && totals(first) !== totals(second)) return scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
     if (diff) fail(`two identical sort_order=${dir} walks disagree`, diff);
-    groups.push(...tieGroups(first.items));
-    unnoticed *= chanceOfAgreeing(tieGroups(first.items));
+    const ties = tieGroups(first.items);
+    groups.push(...ties);
+    unnoticed *= chanceOfAgreeing(ties);
   });
   if (unnoticed <= UNNOTICED || groups.length === 0) return;
   // The walks held few ties (a window of a large list, say): the largest tie group is read alone, again and
