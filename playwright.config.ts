@@ -33,5 +33,8 @@ export default defineConfig({
     // workers only after the first one's tests ran out, about a second of a cold run).
     // One test file, suites/run.spec: it loads every suite and property and plans the run's tests (harness/planner.ts).
     { name: 'conformance', testDir: '.', testMatch: [`suites/run.spec.${ext}`] },
+    // The checks of a condition the profile switches on and off by a command (harness/switched.ts): after every other
+    // check, one worker, nothing else in flight. Without such a condition it has no test.
+    { name: 'conformance-switched', testDir: '.', testMatch: [`suites/switched.spec.${ext}`], dependencies: ['conformance'], workers: 1, fullyParallel: false },
   ],
 });

@@ -422,7 +422,8 @@ export async function run(argv: string[]): Promise<number> {
       // Its own reporters wrote outcomes for the meta-suite's tests; the main run below writes the reports.
       clearReports(outDir);
     }
-    const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance'];
+    // The switched phase (conditions given as on/off commands) runs after the rest, as the project that depends on it.
+    const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance', '--project=conformance-switched'];
     // Two workers (the runner's default, playwright.config.ts) for the reference as for a target. A third was chosen
     // for the reference when each check was its own test and the waits were sequential; with batches the run is
     // CPU-bound on this two-core machine, and a third worker only adds its own start (about a second of CPU):

@@ -551,7 +551,7 @@ async function senderProfileCommand(values: Record<string, string | boolean | un
   const headerWord = values['header-word'] !== undefined ? headerWordOption(String(values['header-word'])) : headerWordOf(profile);
   const outDir = path.resolve(String(values.out ?? 'reports/out-webhook-sender'));
   const document = profile.resources?.ambient_transcript_with_audio;
-  const deployment = new Deployment({ settings: w.sender, cwd: path.dirname(file), headerWord, document, log: (l) => io.stdout(redact(`webhook sender: ${l}`)) });
+  const deployment = new Deployment({ settings: w.sender, baseUrl: profile.baseUrl, cwd: path.dirname(file), headerWord, document, log: (l) => io.stdout(redact(`webhook sender: ${l}`)) });
   try {
     await deployment.listen();
   } catch (e) {

@@ -7,7 +7,8 @@
 export const SETTINGS = {
   profile: { name: 'CONFORMANCE_PROFILE', about: 'path of the target profile the run uses (set by the CLI or global setup)' },
   profileChecked: { name: 'CONFORMANCE_PROFILE_SHA256', about: 'SHA-256 of the profile bytes a parent process validated (the CLI, global setup): its children skip the schema for those bytes (harness/profile.ts)' },
-  baseUrl: { name: 'CONFORMANCE_BASE_URL', about: 'set by `conformance client` for the partner\'s command: the base URL of the sandbox (its recording proxy)' },
+  baseUrl: { name: 'CONFORMANCE_BASE_URL', about: 'set by `conformance client` for the partner\'s command: the base URL of the sandbox (its recording proxy); set by `run` for a profile\'s commands (webhook.sender.trigger, a condition\'s on/off): the target\'s base URL' },
+  profileDir: { name: 'CONFORMANCE_PROFILE_DIR', about: 'set by `run` for a profile\'s commands (webhook.sender.trigger, a condition\'s on/off): the folder of the profile file, where the commands also run' },
   apiKey: { name: 'CONFORMANCE_API_KEY', about: 'set by `conformance client` for the partner\'s command: the sandbox\'s full key (every scope; a secret); CONFORMANCE_PROFILE holds the keys of the other roles' },
   paceMs: { name: 'CONFORMANCE_PACE_MS', about: 'set by `conformance run --max-rps N`: the least time between two requests of one worker (harness/throttle.ts)' },
   out: { name: 'CONFORMANCE_OUT', about: 'report folder (default reports/out)' },
@@ -21,6 +22,7 @@ export const SETTINGS = {
   shard: { name: 'CONFORMANCE_SHARD', about: 'set by `conformance run --shard I/N`: the cases of shard I of N, chosen by a hash of each case title (harness/planner.ts)' },
   casesOut: { name: 'CONFORMANCE_CASES_OUT', about: 'a file every declared case is appended to ("<file>\\t<case title>" per line) as suites load: with `playwright test --list`, the list of cases (a test runs a batch of them); tests/mutants.spec.ts reads it' },
   inFlight: { name: 'CONFORMANCE_IN_FLIGHT', about: 'set by `conformance run --in-flight N`: cases of a batch running at once in one worker (default 8)' },
+  audioExpiryWait: { name: 'CONFORMANCE_AUDIO_EXPIRY_WAIT', about: 'set by `conformance run --audio-expiry-wait S`: the longest wait, in seconds, for an audio URL to pass its expires_at (default 120)' },
   listWindow: { name: 'CONFORMANCE_LIST_WINDOW', about: 'set by `conformance run --list-window N`: the most encounters a whole-list check walks (default 200); a larger list is judged on date windows of at most N (harness/list-window.ts)' },
   evidence: { name: 'CONFORMANCE_EVIDENCE', about: 'full: evidence and output keep patient and clinical content (--evidence full); otherwise it is replaced by placeholders (harness/redact.ts)' },
   strict: { name: 'CONFORMANCE_STRICT', about: '1: warnings fail the run (--strict)' },

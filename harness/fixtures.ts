@@ -21,7 +21,9 @@ import * as playwrightTest from '@playwright/test';
 import { setting, settingName } from './config.ts';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
-import { matchesPattern, recordCheck, type CheckDef, type CheckRecord } from './checks.ts';
+import { matchesPattern, NotVerified, recordCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
+import { DEFAULT_COMMAND_TIMEOUT_MS, describeEnd } from './command.ts';
+import { flip, offFailed, onFailed, plannedSwitches, switchOf } from './switched.ts';
 import { defineCheck, identity, type Declaration } from './registry.ts';
 import { registerSecret } from './redact.ts';
 import { waitForReady } from './ready.ts';
@@ -202,7 +204,9 @@ export function suite(file: string, opts: SuiteOptions = {}): DeclareCheck {
 
 /** Declares the run's Playwright tests (planRun) from the cases the loaded suite files registered. */
 export function declareRun(): void {
-  for (const t of planRun(registered)) {
+  // The checks of a condition switched on and off by a command run in the switched phase (declareSwitched), alone.
+  const switches = plannedSwitches();
+  for (const t of planRun(registered.filter((c) => switchOf(c.title, switches) === undefined))) {
     if (t.capture) fixtures(t.title, async ({ checker, capture }, testInfo) => runGroups(t.groups, checker, capture, testInfo, t.solo));
     else {
       fixtures(t.title, async ({ checker }, testInfo) => {
@@ -213,6 +217,40 @@ export function declareRun(): void {
         await runGroups(t.groups, checker, undefined, testInfo, t.solo, t.spare);
       });
     }
+  }
+}
+
+/**
+ * Declares the switched phase's tests (suites/switched.spec.ts, project `conformance-switched`, run after every other
+ * check): one per condition the profile gives as a command, which switches it on, runs the checks that need it
+ * against a target on which it holds for every request, and switches it off, always.
+ */
+export function declareSwitched(): void {
+  const switches = plannedSwitches();
+  for (const f of switches) {
+    const cases = registered.filter((c) => switchOf(c.title, switches) === f);
+    if (cases.length === 0) continue;
+    fixtures(`switched ${f} (${cases.length} checks)`, async ({ target }, testInfo) => {
+      const cmd = target.profile.faults![f]!.command!;
+      const file = setting('profile')!;
+      testInfo.setTimeout(testInfo.timeout + 2 * (cmd.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS));
+      const on = await flip('on', cmd, target.profile, file);
+      testInfo.annotations.push({ type: 'switch', description: `${f} on: ${on.code === 0 ? 'done' : describeEnd(on)} in ${on.durationMs} ms` });
+      const switched = new Target(target.profile, target.breaker, [f]);
+      const checker: Checker = (info, caseTitle, sink, caseFile) => async (def, body) => {
+        const run = on.code === 0 ? (scope: CheckScope) => body(new CheckApi(switched, scope), scope) : () => Promise.reject(new NotVerified(onFailed(f, on), `faults.${f}`));
+        const recorded = await recordCheck(info, def, run, { case: caseTitle, ...(caseFile ? { file: caseFile } : {}) });
+        sink(recorded);
+        return recorded.rec;
+      };
+      try {
+        await runGroups([{ cases, lanes: 'default' }], checker, undefined, testInfo, false);
+      } finally {
+        const off = await flip('off', cmd, target.profile, file);
+        testInfo.annotations.push({ type: 'switch', description: `${f} off: ${off.code === 0 ? 'done' : describeEnd(off)} in ${off.durationMs} ms` });
+        if (off.code !== 0) throw new Error(offFailed(f, off));
+      }
+    });
   }
 }
 

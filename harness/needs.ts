@@ -27,7 +27,7 @@ export function needs(...parts: (readonly string[] | string)[]): string[] {
 }
 
 /** The part of the check API a request builder asks for profile values through. */
-export type RoleAsker = Pick<CheckApi, 'key' | 'encounter' | 'document' | 'fault'>;
+export type RoleAsker = Pick<CheckApi, 'key' | 'encounter' | 'document' | 'fault' | 'callerReplaced' | 'carries'>;
 
 /**
  * The needs of a request builder that takes its values from the profile (harness/stage-faults.ts requestFor):
@@ -42,6 +42,9 @@ export function askedBy(build: (api: CheckApi) => unknown): string[] {
     encounter: (role) => (asked.push(...resourceNeeds(role)), 'placeholder-encounter'),
     document: (role) => (asked.push(...resourceNeeds(role)), { encounter_id: 'placeholder-encounter', document_id: 'placeholder-document' }),
     fault: (name) => (asked.push(...faultNeeds([name])), {}),
+    // The declaration names the caller the combination is written with, whatever form the profile gives a condition in.
+    callerReplaced: () => false,
+    carries: () => undefined,
   };
   build(asker as CheckApi);
   return needs(asked);

@@ -49,7 +49,77 @@ export const KEY_ROLE_ANSWER = {
 /** The roles whose key fails authentication itself (401), in the table's order. */
 export const KEY_401_ROLES = (Object.keys(KEY_ROLE_ANSWER) as (keyof typeof KEY_ROLE_ANSWER)[]).filter((r) => KEY_ROLE_ANSWER[r].status === 401);
 
-type Credential = { key: string } | { keyEnv: string };
+export type Credential = { key: string } | { keyEnv: string };
+
+/** An on/off pair of commands for a process-wide switch (argument lists, no shell). */
+export interface SwitchCommand { on: string[]; off: string[]; timeoutMs?: number }
+
+/**
+ * How a deployment produces a condition no ordinary request does (profile `faults.<name>`), in exactly one form:
+ * the sandbox's per-request `headers`; a `credential` whose requests meet the condition; a `resource` (a document)
+ * whose requests meet it; another environment (`baseUrl`, with its own `credentials` by role where they differ);
+ * or a `command` pair that switches it on and off for the whole service.
+ */
+export interface FaultForm {
+  headers?: Record<string, string>;
+  credential?: Credential;
+  resource?: { encounter_id: string; document_id: string };
+  baseUrl?: string;
+  credentials?: Partial<Record<CredentialRole, Credential>>;
+  command?: SwitchCommand;
+}
+
+export type FaultFormKind = 'headers' | 'credential' | 'resource' | 'baseUrl' | 'command';
+export const FAULT_FORM_KINDS: readonly FaultFormKind[] = ['headers', 'credential', 'resource', 'baseUrl', 'command'];
+
+/** The form a profile gives a condition in, if it gives it. */
+export function faultFormKind(profile: Pick<Profile, 'faults'>, name: FaultName): FaultFormKind | undefined {
+  const f = profile.faults?.[name];
+  return f ? FAULT_FORM_KINDS.find((k) => f[k] !== undefined) : undefined;
+}
+
+/**
+ * Whether the condition can be sent with any caller and any request: a header switch, another environment, or a
+ * process-wide switch while it is on. A credential fixes the caller, a resource the document.
+ */
+export function faultJoinsAnyRequest(profile: Pick<Profile, 'faults'>, name: FaultName): boolean {
+  const k = faultFormKind(profile, name);
+  return k === 'headers' || k === 'baseUrl' || k === 'command';
+}
+
+/** The conditions the profile gives as on/off commands: the checks that need one run alone, with it on. */
+export function switchedFaults(profile: Pick<Profile, 'faults'>): FaultName[] {
+  return (Object.keys(profile.faults ?? {}) as FaultName[]).filter((n) => faultFormKind(profile, n) === 'command');
+}
+
+function resolveCredential(c: Credential | undefined, env: NodeJS.ProcessEnv): string | undefined {
+  if (!c) return undefined;
+  const key = 'key' in c ? c.key : env[c.keyEnv];
+  registerSecret(key);
+  return key || undefined;
+}
+
+/** The key of a condition given as a credential (`faults.<name>.credential`). */
+export function faultKey(profile: Profile, name: FaultName, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return resolveCredential(profile.faults?.[name]?.credential, env);
+}
+
+/** The key a role has in the other environment of a condition given as `baseUrl`: its own, else the target's. */
+export function environmentKey(profile: Profile, name: FaultName, role: CredentialRole, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const own = profile.faults?.[name]?.credentials?.[role];
+  return own ? resolveCredential(own, env) : credentialKey(profile, role, env);
+}
+
+/** Every credential the profile names, with where: the roles, the conditions' keys and their environments' keys. */
+function namedCredentials(profile: Profile): { where: string; c: Credential }[] {
+  const out: { where: string; c: Credential }[] = [];
+  for (const [role, c] of Object.entries(profile.credentials ?? {})) if (c) out.push({ where: `credentials.${role}`, c });
+  for (const [name, f] of Object.entries(profile.faults ?? {})) {
+    if (f?.credential) out.push({ where: `faults.${name}.credential`, c: f.credential });
+    for (const [role, c] of Object.entries(f?.credentials ?? {})) if (c) out.push({ where: `faults.${name}.credentials.${role}`, c });
+  }
+  return out;
+}
 
 export interface Profile {
   name: string;
@@ -58,7 +128,7 @@ export interface Profile {
   timeouts?: { requestMs?: number; maxBodyBytes?: number };
   credentials: Partial<Record<CredentialRole, Credential>>;
   resources?: Partial<Record<EncounterRole, { encounter_id: string }> & Record<DocumentRole, { encounter_id: string; document_id: string }>> & { list_min_total?: number; audio_url_reachable?: boolean };
-  faults?: Partial<Record<FaultName, { headers: Record<string, string> }>>;
+  faults?: Partial<Record<FaultName, FaultForm>>;
   webhook?: WebhookSettings;
   /** Parts of the contract this target does not offer, each with its reason (a requirement id, `area:<area>` or `section:<n>`). */
   outOfScope?: { part: string; reason: string }[];
@@ -197,8 +267,8 @@ export function validateProfile(data: unknown, source = 'profile'): Profile {
  */
 export function profileSecrets(profile: Profile, env: NodeJS.ProcessEnv = process.env): string[] {
   const out = new Set<string>();
-  for (const c of Object.values(profile.credentials ?? {})) {
-    const v = !c ? undefined : 'key' in c ? c.key : env[c.keyEnv];
+  for (const { c } of namedCredentials(profile)) {
+    const v = 'key' in c ? c.key : env[c.keyEnv];
     if (v) out.add(v);
   }
   const w = profile.webhook;
@@ -265,8 +335,8 @@ export function markProfileChecked(file: string, env: NodeJS.ProcessEnv = proces
  */
 export function unresolvedVariables(profile: Profile, env: NodeJS.ProcessEnv = process.env): { variable: string; where: string }[] {
   const out: { variable: string; where: string }[] = [];
-  for (const [role, c] of Object.entries(profile.credentials)) {
-    if (c && 'keyEnv' in c && !env[c.keyEnv]) out.push({ variable: c.keyEnv, where: `credentials.${role}` });
+  for (const { where, c } of namedCredentials(profile)) {
+    if ('keyEnv' in c && !env[c.keyEnv]) out.push({ variable: c.keyEnv, where });
   }
   const w = profile.webhook;
   if (w?.signingSecretEnv && !env[w.signingSecretEnv]) out.push({ variable: w.signingSecretEnv, where: 'webhook.signingSecretEnv' });
@@ -275,11 +345,8 @@ export function unresolvedVariables(profile: Profile, env: NodeJS.ProcessEnv = p
 
 /** Resolves a credential to its key, reading keyEnv from the environment. Undefined when absent. */
 export function credentialKey(profile: Profile, role: CredentialRole, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const c = profile.credentials[role];
-  if (!c) return undefined;
-  const key = 'key' in c ? c.key : env[c.keyEnv];
-  registerSecret(key); // a profile built in code, or a key read from another env, is never missed
-  return key || undefined;
+  // A profile built in code, or a key read from another env, is registered too: never missed by redaction.
+  return resolveCredential(profile.credentials[role], env);
 }
 
 export function signingSecret(profile: Profile, env: NodeJS.ProcessEnv = process.env): string | undefined {

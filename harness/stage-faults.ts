@@ -206,12 +206,15 @@ function itemPath(api: CheckApi, route: RouteRef, resource: LookupResource | und
 export function requestFor(api: CheckApi, route: RouteRef, c: Combination): BuiltRequest {
   if (!expressible(c, route)) throw new Error(`combination not expressible on ${route.name}: ${describeCombination(c)}`);
   const as = callerFor(c)!;
-  if (as !== 'none') api.key(as);
   const faults = c[1]?.env ? [c[1].env] : [];
   for (const f of faults) api.fault(f);
+  if (as !== 'none' && !api.callerReplaced(faults)) api.key(as);
   const path = route.name === 'list' ? route.pathFor('') : itemPath(api, route, c[6]?.resource);
   const pairs = [c[5]?.query, c[4]?.query].filter((p): p is string => p !== undefined);
-  return { target: pairs.length > 0 ? `${path}?${pairs.join('&')}` : path, as, faults };
+  const target = pairs.length > 0 ? `${path}?${pairs.join('&')}` : path;
+  // A condition in a form that cannot join this caller or request (a key of its own, one document) is not built.
+  for (const f of faults) api.carries(f, as, target);
+  return { target, as, faults };
 }
 
 export function describeCombination(c: Combination): string {

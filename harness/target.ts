@@ -6,7 +6,7 @@
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
 import { describeAttempts, isNoAnswer, runBreaker, type Attempt, type Breaker } from './breaker.ts';
 import { CheckFailure } from './checks.ts';
-import { credentialKey, settingPath, type CredentialRole, type DocumentRole, type EncounterRole, type FaultName, type Profile } from './profile.ts';
+import { credentialKey, environmentKey, faultFormKind, faultKey, settingPath, type CredentialRole, type DocumentRole, type EncounterRole, type FaultForm, type FaultName, type Profile } from './profile.ts';
 import { NotVerified, type CheckScope, type Exchange } from './checks.ts';
 import { MAX_ATTEMPTS, throttleWaitMs, workerPace } from './throttle.ts';
 
@@ -44,6 +44,12 @@ export function sharable(target: string, opts: GetOptions): boolean {
   return (path.startsWith('/external/') || path.startsWith('/openapi/')) && !/\/audio$/.test(path);
 }
 
+/**
+ * The caller a condition is judged with when it is not `full`: test_prefix_not_allowed is a test key's refusal,
+ * so a condition given as a credential (a test-prefixed key where test keys are refused) stands for `test_key`.
+ */
+const FAULT_CALLER: Partial<Record<FaultName, CredentialRole>> = { test_prefix_not_allowed: 'test_key' };
+
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 /** Larger answers are not kept for sharing (memory stays flat whatever the target answers). */
@@ -72,9 +78,15 @@ export class TargetStoppedAnswering extends CheckFailure {
 export class Target {
   readonly profile: Profile;
   readonly breaker: Breaker;
-  constructor(profile: Profile, breaker: Breaker = runBreaker()) {
+  /**
+   * The conditions switched on for the whole service while this target's checks run (faults given as a `command`,
+   * harness/switched.ts): a request that names one is sent as is, and one that names none is not sent at all.
+   */
+  readonly switchedOn: ReadonlySet<FaultName>;
+  constructor(profile: Profile, breaker: Breaker = runBreaker(), switchedOn: Iterable<FaultName> = []) {
     this.profile = profile;
     this.breaker = breaker;
+    this.switchedOn = new Set(switchedOn);
   }
 
   key(role: CredentialRole): string | undefined {
@@ -89,8 +101,9 @@ export class Target {
     return this.profile.resources?.[role];
   }
 
-  fault(name: FaultName): Record<string, string> | undefined {
-    return this.profile.faults?.[name]?.headers;
+  /** The form the profile gives a condition in (faults.<name>), if it gives it. */
+  fault(name: FaultName): FaultForm | undefined {
+    return this.profile.faults?.[name];
   }
 
   /**
@@ -139,18 +152,29 @@ export class Target {
   private async sendOnce(target: string, opts: GetOptions): Promise<Exchange & { raw?: RawResponse }> {
     const headers: Record<string, string> = { ...this.profile.requestHeaders };
     const as = opts.as ?? 'full';
+    // A condition given as another environment sends the request there, with that environment's key for the role.
+    const elsewhere = (opts.faults ?? []).find((f) => !this.switchedOn.has(f) && this.fault(f)?.baseUrl !== undefined);
+    const baseUrl = elsewhere ? this.fault(elsewhere)!.baseUrl! : this.profile.baseUrl;
     if (typeof as === 'string') {
       if (as !== 'none') {
-        const key = this.key(as);
+        const key = elsewhere ? environmentKey(this.profile, elsewhere, as) : this.key(as);
         if (!key) throw new Error(`credential ${as} is not in the profile (call need() first)`);
         headers.authorization = `Bearer ${key}`;
       }
     } else if ('raw' in as) headers.authorization = `Bearer ${as.raw}`;
     else headers.authorization = as.header;
     for (const f of opts.faults ?? []) {
-      const h = this.fault(f);
-      if (!h) throw new Error(`fault ${f} is not in the profile (call need() first)`);
-      Object.assign(headers, h);
+      const form = this.fault(f);
+      if (!form) throw new Error(`fault ${f} is not in the profile (call need() first)`);
+      // Switched on for the whole service: the request is sent as is.
+      if (this.switchedOn.has(f)) continue;
+      if (form.headers) Object.assign(headers, form.headers);
+      else if (form.credential) {
+        const key = faultKey(this.profile, f);
+        if (!key) throw new Error(`the key of fault ${f} is not set`);
+        headers.authorization = `Bearer ${key}`;
+      } else if (form.command) throw new Error(`fault ${f} is switched by a command: its checks run while it is on (harness/switched.ts)`);
+      // baseUrl: chosen above; resource: the check addressed the condition's document (CheckApi.faultDocument).
     }
     Object.assign(headers, opts.headers);
     const method = opts.method ?? 'GET';
@@ -163,7 +187,7 @@ export class Target {
     }, BREAKER_POLL_MS);
     try {
       const res = await sendRaw(
-        { baseUrl: this.profile.baseUrl, timeoutMs: this.profile.timeouts?.requestMs ?? DEFAULT_TIMEOUT_MS, maxBodyBytes: this.profile.timeouts?.maxBodyBytes ?? DEFAULT_MAX_BODY, signal: abandon.signal },
+        { baseUrl, timeoutMs: this.profile.timeouts?.requestMs ?? DEFAULT_TIMEOUT_MS, maxBodyBytes: this.profile.timeouts?.maxBodyBytes ?? DEFAULT_MAX_BODY, signal: abandon.signal },
         { method, target, headers },
       );
       ex.raw = res;
@@ -233,15 +257,53 @@ export class CheckApi {
     return this.scope.need(this.target.document(role), `resource role '${role}'`, settingPath('resource', role));
   }
 
-  fault(name: FaultName): Record<string, string> {
-    return this.scope.need(this.target.fault(name), `fault switch '${name}'`, settingPath('fault', name));
+  fault(name: FaultName): FaultForm {
+    return this.scope.need(this.target.fault(name), `condition '${name}' (a fault role)`, settingPath('fault', name));
+  }
+
+  /** A condition among `faults` is given as a credential: its own key stands for the caller, whose role is not needed. */
+  callerReplaced(faults: readonly FaultName[] | undefined): boolean {
+    return (faults ?? []).some((f) => !this.target.switchedOn.has(f) && faultFormKind(this.target.profile, f) === 'credential');
+  }
+
+  /**
+   * The document a request meeting condition `name` addresses: the condition's own when the profile gives it as a
+   * resource (a document whose audio storage is offline), otherwise the role's, to be sent with the condition.
+   */
+  faultDocument(name: FaultName, role: DocumentRole): { encounter_id: string; document_id: string } {
+    const form = this.fault(name);
+    return form.resource ?? this.document(role);
+  }
+
+  /**
+   * Ends the check not_verified when the request cannot carry condition `name` in the form the profile gives it: a
+   * credential fixes the caller (only the condition's natural caller `own` may be replaced by it), a resource fixes
+   * the document (only a request of the condition's resource carries it).
+   */
+  carries(name: FaultName, as: As, target: string): void {
+    const form = this.fault(name);
+    const kind = faultFormKind(this.target.profile, name);
+    if (this.target.switchedOn.has(name)) return;
+    if (kind === 'credential' && as !== 'full' && as !== FAULT_CALLER[name]) {
+      throw new NotVerified(`the condition ${name} is given as a credential (a key whose requests meet it), which joins no other caller (${typeof as === 'string' ? as : 'a raw header'}): give it as headers, baseUrl or command to judge this combination`, settingPath('fault', name));
+    }
+    if (kind === 'resource') {
+      const r = form.resource!;
+      if (!target.includes(`/${encodeURIComponent(r.document_id)}`) && !target.includes(`/${r.document_id}`)) {
+        throw new NotVerified(`the condition ${name} is given as a resource (document ${r.document_id}), which this request does not address: give it as headers, baseUrl or command to judge this request`, settingPath('fault', name));
+      }
+    }
+    if (kind === 'command') throw new NotVerified(`the condition ${name} is switched by a command: only the checks run while it is on can carry it`, settingPath('fault', name));
   }
 
   /** Asserts every role the request needs exists (→ not_verified otherwise), then sends and records it. */
   async get(target: string, opts: GetOptions = {}): Promise<Exchange & { raw?: RawResponse }> {
     const as = opts.as ?? 'full';
-    if (typeof as === 'string' && as !== 'none') this.key(as);
-    for (const f of opts.faults ?? []) this.fault(f);
+    if (typeof as === 'string' && as !== 'none' && !this.callerReplaced(opts.faults)) this.key(as);
+    for (const f of opts.faults ?? []) this.carries(f, as, target);
+    if (this.target.switchedOn.size > 0 && !(opts.faults ?? []).some((f) => this.target.switchedOn.has(f))) {
+      throw new NotVerified(`this request would have been sent while ${[...this.target.switchedOn].join(', ')} was switched on for the whole service (its command): a check run in the switched phase sends only requests meeting the condition`);
+    }
     let ex: SentExchange;
     try {
       // A plain read is shared with the worker's other checks unless the check or the read says it must be fresh.

@@ -17,7 +17,7 @@ import { writeOutcomes, writeReports } from './write.ts';
 export type { CollectedCheck } from './model.ts';
 
 /** Projects whose tests make up a conformance run; failures elsewhere (unit tests) are not the target's. */
-const RUN_PROJECTS = new Set(['conformance', 'properties']);
+const RUN_PROJECTS = new Set(['conformance', 'conformance-switched', 'properties']);
 
 export default class ConformanceReporter implements Reporter {
   private readonly outDir: string;

@@ -206,7 +206,8 @@ for (const route of ITEM_ROUTES) {
     id, requirements: ['AUDIO-STORAGE-UNAVAILABLE', 'COND-AUDIO-STORAGE-UNAVAILABLE', 'ERR-503-CATEGORY', 'AUDIO-ERRORS'],
     title: 'audio: while audio storage is unavailable, the audio of a document with audio answers 503 audio_storage_unavailable with a null field',
     needs: ['faults.audio_storage_unavailable', 'resources.ambient_transcript_with_audio'], run: async (api) => {
-      const d = api.document(OWN_DOCUMENT.audio);
+      // The deployment's offline document when the condition is given as a resource, else the role's, switched.
+      const d = api.faultDocument('audio_storage_unavailable', OWN_DOCUMENT.audio);
       const ex = await api.get(route.pathFor(d.encounter_id, d.document_id), { faults: ['audio_storage_unavailable'] });
       expectError(ex, { reason: 'audio_storage_unavailable', field: null });
     },

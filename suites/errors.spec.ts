@@ -303,7 +303,8 @@ check({
   requirements: ['COND-AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-STORAGE-UNAVAILABLE', 'AUDIO-ERRORS', 'ERR-503-CATEGORY', 'ERR-FIELD-FIELD'],
   title: 'audio: with audio storage unavailable, the audio route answers 503 audio_storage_unavailable with a null field',
   needs: ['faults.audio_storage_unavailable', 'resources.ambient_transcript_with_audio'], run: async (api) => {
-    const ex = await api.get(route('audio').path(api), { faults: ['audio_storage_unavailable'] });
+    const d = api.faultDocument('audio_storage_unavailable', 'ambient_transcript_with_audio');
+    const ex = await api.get(route('audio').pathFor(d.encounter_id, d.document_id), { faults: ['audio_storage_unavailable'] });
     expectError(ex, { reason: 'audio_storage_unavailable', field: null });
   },
 });

@@ -8,12 +8,12 @@ import { pathToFileURL } from 'node:url';
 const ROOT = path.resolve(import.meta.dirname, '..');
 /** `.ts` in a clone, `.js` in the npm package. */
 const EXT = path.extname(import.meta.filename);
-/** The conformance project's one test file, which loads the others: never one of them. */
-const RUNNER = `run.spec${EXT}`;
+/** The test files of the conformance projects (the run, its switched phase), which load the others: never among them. */
+const RUNNERS = new Set([`run.spec${EXT}`, `switched.spec${EXT}`]);
 
 export async function loadCheckFiles(): Promise<void> {
   for (const dir of ['suites', 'properties']) {
-    const files = fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith(`.spec${EXT}`) && f !== RUNNER).sort();
+    const files = fs.readdirSync(path.join(ROOT, dir)).filter((f) => f.endsWith(`.spec${EXT}`) && !RUNNERS.has(f)).sort();
     for (const f of files) await import(pathToFileURL(path.join(ROOT, dir, f)).href);
   }
 }

@@ -18,10 +18,10 @@ import { Deployment } from '../harness/webhook/deployment.ts';
 const check = suite(import.meta.filename, { capture: true, inFlight: 64, waits: true });
 
 /** Headers for the control routes: the profile's request headers, plus the switchboard token if they lack it. */
-function controlHeaders(profile: { requestHeaders?: Record<string, string>; faults?: Record<string, { headers: Record<string, string> } | undefined> }): Record<string, string> {
+function controlHeaders(profile: { requestHeaders?: Record<string, string>; faults?: Record<string, { headers?: Record<string, string> } | undefined> }): Record<string, string> {
   const headers = { ...profile.requestHeaders };
   if (!Object.keys(headers).some((k) => k.toLowerCase() === 'x-switchboard-token')) {
-    const fromFault = Object.values(profile.faults ?? {}).map((f) => f?.headers['x-switchboard-token']).find(Boolean);
+    const fromFault = Object.values(profile.faults ?? {}).map((f) => f?.headers?.['x-switchboard-token']).find(Boolean);
     // The profile's own token wins: the environment may carry another sandbox's (a nested run).
     const token = fromFault ?? setting('switchboardToken');
     if (token) headers['x-switchboard-token'] = token;
@@ -72,7 +72,7 @@ let deployment: Promise<Deployment> | undefined;
 function deploymentFor(profile: Profile, headerWord: string, document: { encounter_id: string; document_id: string } | undefined): Promise<Deployment> {
   deployment ??= (async () => {
     const file = setting('profile');
-    const d = new Deployment({ settings: profile.webhook!.sender!, cwd: file ? path.dirname(path.resolve(file)) : process.cwd(), headerWord, document, log: (l) => process.stderr.write(`conformance: webhook sender: ${l}\n`) });
+    const d = new Deployment({ settings: profile.webhook!.sender!, baseUrl: profile.baseUrl, cwd: file ? path.dirname(path.resolve(file)) : process.cwd(), headerWord, document, log: (l) => process.stderr.write(`conformance: webhook sender: ${l}\n`) });
     await d.listen();
     d.capture.unref();
     return d;

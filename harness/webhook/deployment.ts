@@ -4,20 +4,21 @@
 // that arrives is bound, in order, to the scenario that caused it, and the n-th delivery of that event is answered with
 // step n of the scenario's script, so the §6.4 table is judged on the deployment's real retries. Scenarios run one at a
 // time: two events in flight at once could not be told apart by the order they arrive in.
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { NotVerified } from '../checks.ts';
 import type { CheckScope, Exchange } from '../checks.ts';
 import { settingName } from '../config.ts';
-import { redact } from '../redact.ts';
+import { commandEnv, describeEnd, runCommand } from '../command.ts';
 import { Capture, deliveryExchange, redirectPath } from './sender-suite.ts';
 import type { CapturedDelivery, Deployment as DeploymentSource, ScenarioResultOf, ScriptStep } from './sender-suite.ts';
 import type { SenderSettings } from '../profile.ts';
 
 export interface DeploymentOptions {
   settings: SenderSettings;
-  /** The folder the trigger command runs in (the profile's). */
+  /** The folder the trigger command runs in (the profile's); it is told it too (CONFORMANCE_PROFILE_DIR). */
   cwd: string;
+  /** The target's base URL, told to the trigger (CONFORMANCE_BASE_URL): the deployment it must act on. */
+  baseUrl: string;
   headerWord?: string;
   /** The document the trigger is asked to finalize (profile resources.ambient_transcript_with_audio), if any. */
   document?: { encounter_id: string; document_id: string };
@@ -26,8 +27,6 @@ export interface DeploymentOptions {
 }
 
 export type ScenarioResult = ScenarioResultOf;
-
-const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
 
 export class Deployment implements DeploymentSource {
   readonly capture: Capture;
@@ -134,39 +133,18 @@ export class Deployment implements DeploymentSource {
       this.opts.log?.(`waiting up to ${Math.round(this.waitMs / 1000)} s for event ${this.events} (scenario ${scenario}): make the deployment finalize a transcript now`);
       return;
     }
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
+    const env = commandEnv(this.opts.baseUrl, this.opts.cwd, {
       [settingName('webhookScenario')]: scenario,
       [settingName('webhookSubscription')]: subscription,
       [settingName('webhookReceiverUrl')]: this.capture.url,
       ...(this.opts.document ? { [settingName('webhookEncounterId')]: this.opts.document.encounter_id, [settingName('webhookDocumentId')]: this.opts.document.document_id } : {}),
-    };
-    const timeoutMs = trigger.command && 'timeoutMs' in trigger && trigger.timeoutMs ? trigger.timeoutMs : DEFAULT_COMMAND_TIMEOUT_MS;
-    const started = Date.now();
-    const { code, tail } = await new Promise<{ code: number | string; tail: string }>((resolve) => {
-      let out = '';
-      const child = spawn(trigger.command[0], trigger.command.slice(1), { cwd: this.opts.cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      const keep = (b: Buffer) => {
-        out = (out + b.toString('utf8')).slice(-2000);
-      };
-      child.stdout.on('data', keep);
-      child.stderr.on('data', keep);
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        resolve({ code: (e as NodeJS.ErrnoException).code ?? e.message, tail: '' });
-      });
-      child.on('close', (c, signal) => {
-        clearTimeout(timer);
-        resolve({ code: signal === 'SIGKILL' ? `killed after ${timeoutMs} ms` : (c ?? String(signal)), tail: out });
-      });
     });
-    const ex: Exchange = { request: { method: 'RUN', target: `${path.basename(trigger.command[0])} (scenario ${scenario}, subscription ${subscription})`, headers: {} }, response: { status: typeof code === 'number' ? code : -1, headers: {}, body: '', bodyBytes: 0, durationMs: Date.now() - started } };
+    const r = await runCommand(trigger.command, { cwd: this.opts.cwd, env, timeoutMs: trigger.timeoutMs });
+    const ex: Exchange = { request: { method: 'RUN', target: `${path.basename(trigger.command[0])} (scenario ${scenario}, subscription ${subscription})`, headers: {} }, response: { status: typeof r.code === 'number' ? r.code : -1, headers: {}, body: '', bodyBytes: 0, durationMs: r.durationMs } };
     scope.record(ex);
-    if (code !== 0) {
-      const said = redact(tail.trim().split('\n').slice(-3).join(' | ')).slice(0, 400);
-      this.opts.log?.(`trigger command for scenario ${scenario} ended ${code}${said ? `: ${said}` : ''}`);
-      throw new NotVerified(`the trigger command (webhook.sender.trigger) did not cause the scenario ${scenario}: it ended ${typeof code === 'number' ? `with exit status ${code}` : code}${said ? ` (${said})` : ''}`);
+    if (r.code !== 0) {
+      this.opts.log?.(`trigger command for scenario ${scenario} ended ${describeEnd(r)}`);
+      throw new NotVerified(`the trigger command (webhook.sender.trigger) did not cause the scenario ${scenario}: it ended ${describeEnd(r)}`);
     }
   }
 }
