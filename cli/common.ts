@@ -44,6 +44,8 @@ Commands:
   profile write a profile template (init) or try every role of a profile against its target (check)
 
 Run \`conformance <command> --help\` for the options of a command.
+Every command also takes --env-file FILE (repeatable): NAME=value lines, the format of a CI secret, read before
+the command reads a key; a variable already set in the environment wins. Its values are never printed.
 Exit codes: 0 conformant, 1 not conformant, 2 usage or setup error.`,
   run: `Usage: conformance run [options]
 
@@ -65,6 +67,8 @@ Options:
   --workers N         parallel Playwright workers
   --list-window N     the most encounters a whole-list check walks (default 200): a larger organization's
                       list is judged on date windows of at most N found by asking \`total\`
+  --audio-expiry-wait S  the longest wait, in seconds, for an audio URL to pass its expires_at (default 120):
+                      a URL living longer is judged through faults.audio_url_expires_soon, or not verified
   --property-runs N   cases each property draws beside its fixed examples (default 100; fewer trade search
                       for requests against a rate-limited target: 20 sends about 900 in a complete run)
   --in-flight N       checks running at once in each worker (default 8; a distant target costs latency ×

@@ -2,8 +2,11 @@
 // this dispatcher. Exit codes: 0 conformant, 1 not conformant (or incomplete), 2 usage or setup error — always
 // ONE line `conformance: <reason>` on stderr, never a stack trace.
 import { HELP } from './common.ts';
-import { errorExit, SetupError } from './errors.ts';
+import fs from 'node:fs';
+import { errorExit, SetupError, UsageError } from './errors.ts';
 import { settingName } from '../harness/config.ts';
+import { SECRET_HEADER } from '../harness/profile.ts';
+import { registerSecret } from '../harness/redact.ts';
 
 // Each command's module is loaded when it is the one asked for: `run` starts its runner sooner without loading
 // the webhook sender, the client proxy or the sandbox server it does not use.
@@ -20,8 +23,43 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   examples: async (argv) => (await import('./examples.ts')).examplesCommand(argv),
 };
 
+/**
+ * `--env-file FILE`, on every command (before a `--` that starts a partner's command): NAME=value lines, the format
+ * of a CI secret, loaded into this process's environment before anything reads a key; a variable already set
+ * wins (as Node's own --env-file). Taken out of the arguments; the values are never printed, and those whose
+ * name says secret are registered with redaction.
+ */
+function loadEnvFiles(argv: string[]): string[] {
+  const end = argv.indexOf('--');
+  const head = end === -1 ? argv : argv.slice(0, end);
+  const tail = end === -1 ? [] : argv.slice(end);
+  const kept: string[] = [];
+  for (let i = 0; i < head.length; i++) {
+    const a = head[i];
+    const file = a === '--env-file' ? head[++i] : a.startsWith('--env-file=') ? a.slice('--env-file='.length) : undefined;
+    if (file === undefined) {
+      if (a === '--env-file') throw new UsageError('--env-file needs a file of NAME=value lines');
+      kept.push(a);
+      continue;
+    }
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (e) {
+      throw new SetupError(`--env-file ${file}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    const before = new Set(Object.keys(process.env));
+    process.loadEnvFile(file);
+    for (const line of text.split('\n')) {
+      const m = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=/.exec(line);
+      if (m && !before.has(m[1]) && SECRET_HEADER.test(m[1])) registerSecret(process.env[m[1]]);
+    }
+  }
+  return [...kept, ...tail];
+}
+
 async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = loadEnvFiles(argv);
   if (command === undefined) throw new SetupError(`missing command (${Object.keys(COMMANDS).join(', ')}; see conformance --help)`);
   if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`${HELP.main}\n`);

@@ -228,7 +228,7 @@ async function check(argv: string[]): Promise<number> {
   const unset = unresolvedVariables(profile);
   if (unset.length) throw new SetupError(`${unset.length} variable(s) the profile names are unset: ${unset.map((u) => `${u.variable} (${u.where})`).join(', ')}`);
 
-  const { lines, missing, missingSender } = await checkProfile(profile);
+  const { lines, missing, missingSender } = await checkProfile(profile, process.env, { profileFile: o.profile });
   const out: string[] = [`profile check: ${profile.name} at ${profile.baseUrl}`];
   const titles: Record<RoleKind, string> = { credential: 'credentials', resource: 'resources', fault: 'fault switches', webhook: 'webhook settings' };
   for (const kind of ['credential', 'resource', 'fault', 'webhook'] as RoleKind[]) {

@@ -257,7 +257,7 @@ export async function run(argv: string[]): Promise<number> {
     target: { type: 'string' }, profile: { type: 'string' }, out: { type: 'string' }, seed: { type: 'string' },
     grep: { type: 'string' }, requirement: { type: 'string' }, waivers: { type: 'string' }, db: { type: 'string' }, reference: { type: 'string' },
     shard: { type: 'string' }, workers: { type: 'string' }, mutants: { type: 'boolean' }, 'max-rps': { type: 'string' }, 'in-flight': { type: 'string' }, 'list-window': { type: 'string' },
-    'property-runs': { type: 'string' },
+    'property-runs': { type: 'string' }, 'audio-expiry-wait': { type: 'string' },
     'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, verbose: { type: 'boolean' }, baseline: { type: 'string' }, attest: { type: 'string' }, evidence: { type: 'string' },
   });
   if (o.help) {
@@ -269,6 +269,7 @@ export async function run(argv: string[]): Promise<number> {
   if (o.workers !== undefined && !/^[1-9][0-9]{0,2}$/.test(o.workers)) throw new SetupError(`--workers must be a positive integer (got ${o.workers})`);
   if (o['list-window'] !== undefined && !/^[1-9][0-9]{1,3}$/.test(o['list-window'])) throw new SetupError(`--list-window must be an integer from 10 to 9999 (got ${o['list-window']})`);
   if (o['property-runs'] !== undefined && !/^[1-9][0-9]{0,4}$/.test(o['property-runs'])) throw new SetupError(`--property-runs must be a positive integer (got ${o['property-runs']})`);
+  if (o['audio-expiry-wait'] !== undefined && !/^[1-9][0-9]{0,3}$/.test(o['audio-expiry-wait'])) throw new SetupError(`--audio-expiry-wait must be a whole number of seconds from 1 to 9999 (got ${o['audio-expiry-wait']})`);
   if (o['in-flight'] !== undefined && !/^[1-9][0-9]{0,2}$/.test(o['in-flight'])) throw new SetupError(`--in-flight must be a positive integer (got ${o['in-flight']})`);
   let shard: { i: number; n: number } | undefined;
   if (o.shard !== undefined) {
@@ -451,6 +452,7 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'inFlight', o['in-flight']);
     put(env, 'listWindow', o['list-window']);
     put(env, 'propertyRuns', o['property-runs']);
+    put(env, 'audioExpiryWait', o['audio-expiry-wait']);
     put(env, 'strict', o.strict ? '1' : undefined);
     put(env, 'verbose', o.verbose ? '1' : undefined);
     put(env, 'evidence', evidence);

@@ -4,10 +4,12 @@
 // one role table (harness/profile.ts KEY_ROLE_ANSWER) and the routes (harness/routes.ts); cli/profile.ts only
 // prints. Keys and response bodies are never in a line: a line names the role, the route, the status and the reason.
 import fs from 'node:fs';
+import path from 'node:path';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { reasonOf } from './assertions.ts';
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
-import { credentialKey, KEY_ROLE_ANSWER, missingSenderSetting, ProfileError, ROLE_SECTION, type CredentialRole, type Profile, type RoleKind } from './profile.ts';
+import { commandEnv, describeEnd, runCommand } from './command.ts';
+import { credentialKey, environmentKey, faultFormKind, faultKey, KEY_ROLE_ANSWER, missingSenderSetting, ProfileError, ROLE_SECTION, type CredentialRole, type FaultName, type Profile, type RoleKind, type SwitchCommand } from './profile.ts';
 import { ROUTES, type RouteRef } from './routes.ts';
 
 export type { RoleKind } from './profile.ts';
@@ -64,7 +66,9 @@ interface Expectation {
  */
 export const CREDENTIAL_EXPECTATIONS: Record<CredentialRole, Expectation> = {
   full: { route: 'list', status: 200 },
-  test_key: { route: 'list', status: 200 },
+  // A test-prefixed key: served where test keys are allowed, refused where they are not (then the condition
+  // test_prefix_not_allowed is best given as this very key, faults.test_prefix_not_allowed.credential).
+  test_key: { route: 'list', status: 200, also: [{ status: 401, reason: 'test_prefix_not_allowed' }] },
   malformed_token: { route: 'list', ...KEY_ROLE_ANSWER.malformed_token },
   invalid_key: { route: 'list', ...KEY_ROLE_ANSWER.invalid_key },
   disabled_key: { route: 'list', ...KEY_ROLE_ANSWER.disabled_key },
@@ -122,8 +126,8 @@ export const FAULT_EXPECTATIONS: Record<string, Expectation> = {
 export interface Line { kind: RoleKind; role: string; ok: boolean | null; text: string }
 
 /** The request of an expectation: its route (harness/routes.ts) on the role's ids, or placeholders before lookup. */
-function targetFor(e: Expectation, profile: Profile): string {
-  const res = (e.resource ? (profile.resources as Record<string, { encounter_id?: string; document_id?: string }> | undefined)?.[e.resource] : undefined) ?? {};
+function targetFor(e: Expectation, profile: Profile, own?: { encounter_id: string; document_id: string }): string {
+  const res = own ?? (e.resource ? (profile.resources as Record<string, { encounter_id?: string; document_id?: string }> | undefined)?.[e.resource] : undefined) ?? {};
   // Where the answer comes before lookup (stages 1–3), ids need not exist: placeholders keep the request well-formed.
   const enc = res.encounter_id ?? profile.resources?.own_encounter?.encounter_id ?? 'profile-check-encounter';
   const doc = res.document_id ?? 'profile-check-document';
@@ -142,22 +146,31 @@ function answersLike(route: RouteName, status: number, reason: string | null, se
 
 function question(kind: RoleKind, role: string, description: string): string {
   if (kind === 'credential') return `is this the ${role.replace(/_key$/, '').replace(/_/g, ' ')} key?`;
-  if (kind === 'fault') return `do these headers switch ${role} on?`;
+  if (kind === 'fault') return `does this form produce ${role}?`;
   const what = description.split(/:| \(|;/)[0].trim();
   return what ? `is this ${/^(a|an|the)\b/.test(what) ? '' : 'the '}${what}?` : `is this the right ${role}?`;
 }
 
-export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = process.env): Promise<{ lines: Line[]; missing: RoleSpec[]; missingSender?: string }> {
+/** Where a role's request goes when its form says: another environment, the condition's own document. */
+interface Where { baseUrl?: string; resource?: { encounter_id: string; document_id: string }; form?: string }
+
+/** Runs one side of a condition's on/off commands in the profile's folder (harness/command.ts). */
+function flipCommand(side: 'on' | 'off', cmd: SwitchCommand, profile: Profile, profileFile: string | undefined) {
+  const cwd = profileFile ? path.dirname(path.resolve(profileFile)) : process.cwd();
+  return runCommand(cmd[side], { cwd, env: commandEnv(profile.baseUrl, cwd), timeoutMs: cmd.timeoutMs });
+}
+
+export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = process.env, opts: { profileFile?: string } = {}): Promise<{ lines: Line[]; missing: RoleSpec[]; missingSender?: string }> {
   const roles = profileRoles();
   const lines: Line[] = [];
   const client = { baseUrl: profile.baseUrl, timeoutMs: profile.timeouts?.requestMs ?? 10_000, maxBodyBytes: profile.timeouts?.maxBodyBytes };
   let reached = false;
-  const send = async (e: Expectation, key: string | undefined, extra: Record<string, string> = {}) => {
-    const target = targetFor(e, profile);
+  const send = async (e: Expectation, key: string | undefined, extra: Record<string, string> = {}, where: Where = {}) => {
+    const target = targetFor(e, profile, where.resource);
     const headers: Record<string, string> = { ...profile.requestHeaders, ...extra };
     if (key !== undefined) headers.authorization = `Bearer ${key}`;
     try {
-      const res = await sendRaw(client, { target, headers });
+      const res = await sendRaw(where.baseUrl ? { ...client, baseUrl: where.baseUrl } : client, { target, headers });
       reached = true;
       return { target, res };
     } catch (err) {
@@ -165,9 +178,9 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
       return { target, res: null as RawResponse | null, error: err instanceof TransportError ? `${err.kind}: ${err.message}` : String(err) };
     }
   };
-  const judge = async (kind: RoleKind, role: string, description: string, e: Expectation, key: string | undefined, extra?: Record<string, string>) => {
-    const { target, res, error } = await send(e, key, extra) as { target: string; res: RawResponse | null; error?: string };
-    const route = `GET ${target.replace(/\?.*$/, '')}`;
+  const judge = async (kind: RoleKind, role: string, description: string, e: Expectation, key: string | undefined, extra?: Record<string, string>, where: Where = {}) => {
+    const { target, res, error } = await send(e, key, extra, where) as { target: string; res: RawResponse | null; error?: string };
+    const route = `GET ${where.baseUrl ? `${where.baseUrl} ` : ''}${target.replace(/\?.*$/, '')}${where.form ? ` (${where.form})` : ''}`;
     if (!res) return lines.push({ kind, role, ok: false, text: `${role}: ${route} failed (${error}); expected ${expected(e)}` });
     const reason = reasonOf(res.body) ?? null;
     const ok = [e, ...(e.also ?? [])].some((x) => res.status === x.status && (x.reason === undefined || reason === x.reason));
@@ -230,13 +243,33 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
   }
   for (const r of roles.filter((x) => x.kind === 'fault' && has(x.kind, x.role))) {
     const e = FAULT_EXPECTATIONS[r.role];
+    const f = r.role as FaultName;
+    const form = profile.faults![f]!;
+    const kind = faultFormKind(profile, f)!;
     const caller = e?.as ?? 'full';
-    const key = credentialKey(profile, caller, env);
+    // Each condition in its own form: a key of its own stands for the caller; another environment has its keys.
+    const key = kind === 'credential' ? faultKey(profile, f, env) : kind === 'baseUrl' ? environmentKey(profile, f, caller, env) : credentialKey(profile, caller, env);
     if (!e || !key) {
       lines.push({ kind: r.kind, role: r.role, ok: null, text: `${r.role}: not checked (needs credentials.${caller})` });
       continue;
     }
-    await judge(r.kind, r.role, r.description, e, key, (profile.faults as Record<string, { headers: Record<string, string> }>)[r.role].headers);
+    const where: Where = { form: kind, ...(form.baseUrl ? { baseUrl: form.baseUrl } : {}), ...(form.resource ? { resource: form.resource } : {}) };
+    if (kind !== 'command') {
+      await judge(r.kind, r.role, r.description, e, key, form.headers, where);
+      continue;
+    }
+    // A process-wide switch: on, one request, off (always), each command's end said.
+    const on = await flipCommand('on', form.command!, profile, opts.profileFile);
+    if (on.code !== 0) {
+      lines.push({ kind: r.kind, role: r.role, ok: false, text: `${r.role}: the 'on' command ended ${describeEnd(on)}` });
+    } else {
+      try {
+        await judge(r.kind, r.role, r.description, e, key, undefined, where);
+      } finally {
+        const off = await flipCommand('off', form.command!, profile, opts.profileFile);
+        if (off.code !== 0) lines.push({ kind: r.kind, role: r.role, ok: false, text: `${r.role}: the 'off' command ended ${describeEnd(off)}: the deployment may still hold the condition` });
+      }
+    }
   }
   for (const r of roles.filter((x) => x.kind === 'webhook' && has(x.kind, x.role))) {
     lines.push({ kind: r.kind, role: r.role, ok: null, text: `${r.role}: set (${r.role === 'signingSecretEnv' ? 'its variable is set' : 'not called by profile check'})` });

@@ -155,8 +155,10 @@ export class Target {
     // A condition given as another environment sends the request there, with that environment's key for the role.
     const elsewhere = (opts.faults ?? []).find((f) => !this.switchedOn.has(f) && this.fault(f)?.baseUrl !== undefined);
     const baseUrl = elsewhere ? this.fault(elsewhere)!.baseUrl! : this.profile.baseUrl;
+    // A condition given as a credential: its key stands for the caller (set below), whose own key is not asked for.
+    const ownKey = (opts.faults ?? []).some((f) => !this.switchedOn.has(f) && this.fault(f)?.credential !== undefined);
     if (typeof as === 'string') {
-      if (as !== 'none') {
+      if (as !== 'none' && !ownKey) {
         const key = elsewhere ? environmentKey(this.profile, elsewhere, as) : this.key(as);
         if (!key) throw new Error(`credential ${as} is not in the profile (call need() first)`);
         headers.authorization = `Bearer ${key}`;

@@ -163,6 +163,7 @@ function webhookGuide(seed: Seed, baseUrl: string, switchboardToken: string | nu
   out.push('         → 201 {"subscription_id",...}: active at once for the sandbox organization; the secret is never echoed');
   out.push('  POST   /__sandbox/transcripts/finalize                   {"encounter_id","document_id"[,"subscription_id"]}');
   out.push('         → 202 {"event_id","deliveries"}: one delivery per active subscription (or only the named one)');
+  out.push('  POST   /__sandbox/encounters                             → 201 {"encounter_id"}: a new encounter created now (live traffic)');
   out.push('  GET    /__sandbox/webhooks/events/{event_id}/deliveries  → 200 each delivery: status (pending, delivering, delivered, failed,');
   out.push('         cancelled), attempts, last_result, next_attempt_at');
   out.push('  DELETE /__sandbox/webhooks/subscriptions/{subscription_id} → 204; its pending deliveries are cancelled');

@@ -43,6 +43,13 @@ export async function serveSandbox(o: SandboxOptions, req: http.IncomingMessage,
       o.onWebhookEvent?.();
       return sendJson(res, 202, out);
     }
+    // A new encounter of the sandbox organization, created now, as a staging with traffic creates them while a run
+    // reads (issue 38: live data must not make a run incomplete). No documents, no patient.
+    if (path === '/__sandbox/encounters' && method === 'POST') {
+      const id = `enc_live_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+      await o.pool.query(`INSERT INTO encounters (encounter_id, organization_id, created_at, updated_at, encounter_type, status) VALUES ($1, $2, now(), now(), NULL, 'open')`, [id, orgId]);
+      return sendJson(res, 201, { encounter_id: id });
+    }
     // The worker's schedule for one event: attempts, last result, next attempt (tests watch retries without guessing).
     const ev = /^\/__sandbox\/webhooks\/events\/([A-Za-z0-9_]+)\/deliveries$/.exec(path);
     if (ev && method === 'GET') return sendJson(res, 200, await eventDeliveries(o.pool, orgId, ev[1]));
