@@ -14,7 +14,8 @@ import { parseArgs } from 'node:util';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import type { Declaration } from '../harness/registry.ts';
 import { allDeclaredChecks } from './declared-checks.ts';
-import { DEFAULT_HEADER_WORD, loadProfile, settingPath, unresolvedVariables } from '../harness/profile.ts';
+import { DEFAULT_HEADER_WORD, faultFormKind, headerWordOf, loadProfile, settingPath, unresolvedVariables, type FaultName, type Profile } from '../harness/profile.ts';
+import type { CheckScope } from '../harness/checks.ts';
 import { checkProfile, profileRoles, readProfileSchema, type RoleKind, type RoleSpec } from '../harness/profile-check.ts';
 import { SetupError } from './errors.ts';
 import { SENDER_CASES } from '../harness/webhook/sender-suite.ts';
@@ -22,16 +23,18 @@ import { redact } from '../harness/redact.ts';
 import { TEMPLATE_PROFILE_NAME } from '../reports/context.ts';
 
 export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--base-url URL] [--force]
-       conformance profile check --profile FILE [--target URL] [--report conformance.json]
+       conformance profile check --profile FILE [--target URL] [--report conformance.json] [--trigger]
 
 init    writes a complete profile template (every role of fixtures/profiles/profile.schema.json; each
         credential reads the variable CONFORMANCE_KEY_<ROLE>; resource ids to fill are marked FILL-ME) and
         a guide beside it (FILE with .roles.md): what each role is, the variable it reads, the checks
         that need it. Remove the roles your target cannot offer: their checks end not verified.
 check   resolves every variable the profile names, calls the target once per credential, resource and
-        fault role, says for each whether it answers as that role should, and lists the missing roles
-        with the checks and requirements that need them (exact counts with --report: the conformance.json
-        of a run with this profile). Never prints a key or a response body.
+        condition (each in its form: a condition given as a command is switched on, asked, switched off),
+        says for each whether it answers as that role should and how many checks it enables, fetches one
+        audio URL (its lifetime, whether it is reachable), and lists the missing roles with the checks and
+        requirements that need them (exact counts with --report: the conformance.json of a run with this
+        profile) and what a form leaves unjudged. Never prints a key, a URL it was handed or a body.
 
 Options:
   --out FILE          where init writes the template (default conformance.profile.json)
@@ -40,6 +43,8 @@ Options:
   --profile FILE      the profile to check
   --target URL        base URL to check (overrides the profile's baseUrl)
   --report FILE       conformance.json of a run with this profile: the missing roles' exact counts
+  --trigger           also run webhook.sender.trigger once and say whether a delivery arrived
+  --audio-expiry-wait S  the run's wait bound (default 120): shorter-lived audio URLs need no condition
   -h, --help          this help
 
 Exit codes: 0 every role the profile names answers as it should (missing roles are listed, not errors),
@@ -89,6 +94,9 @@ export function profileSchemaReference(file: string, schemaPath = PROFILE_SCHEMA
   return posix.startsWith('../') ? posix : `./${posix}`;
 }
 
+/** Said beside each condition of the template: the forms a deployment may give it in (docs/profile.md, "Conditions"). */
+export const FAULT_FORMS_COMMENT = 'one form, as your deployment has the condition: headers {name: value} | credential {keyEnv} (a key whose requests meet it) | resource {encounter_id, document_id} | baseUrl "https://other-env" (+ credentials by role) | command {on: [...], off: [...]} (a process-wide switch); delete it when you have none';
+
 export function templateProfile(baseUrl: string, file: string, roles = profileRoles()): Record<string, unknown> {
   const credentials: Record<string, unknown> = {};
   const resources: Record<string, unknown> = {};
@@ -104,7 +112,7 @@ export function templateProfile(baseUrl: string, file: string, roles = profileRo
       else if (node.type === 'integer') resources[r.role] = 1;
       else if (node.type === 'boolean') resources[r.role] = false;
     }
-    if (r.kind === 'fault') faults[r.role] = { headers: { [`${PLACEHOLDER}-header`]: `${PLACEHOLDER}: what switches ${r.role} on` } };
+    if (r.kind === 'fault') faults[r.role] = { $comment: FAULT_FORMS_COMMENT, headers: { [`${PLACEHOLDER}-header`]: `${PLACEHOLDER}: what switches ${r.role} on` } };
   }
   return {
     $schema: profileSchemaReference(file),
@@ -116,7 +124,8 @@ export function templateProfile(baseUrl: string, file: string, roles = profileRo
     faults,
     outOfScope: [],
     // The sender's scope is a choice the team makes, written out: §6's own status is planned_not_generally_available.
-    webhook: { delivery: 'not_activated', headerWord: DEFAULT_HEADER_WORD, signingSecretEnv: SIGNING_SECRET_VARIABLE, receiverUrl: `${PLACEHOLDER}: your receiver's URL (conformance webhook receiver)` },
+    // A service profile: the partner's receiver URL (conformance webhook receiver) is not the service's setting.
+    webhook: { delivery: 'not_activated', headerWord: DEFAULT_HEADER_WORD, signingSecretEnv: SIGNING_SECRET_VARIABLE },
   };
 }
 
@@ -203,7 +212,7 @@ function placeholders(value: unknown, where: string, out: string[]): string[] {
 }
 
 async function check(argv: string[]): Promise<number> {
-  const { values: o } = parseArgs({ args: argv, options: { profile: { type: 'string' }, target: { type: 'string' }, report: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true });
+  const { values: o } = parseArgs({ args: argv, options: { profile: { type: 'string' }, target: { type: 'string' }, report: { type: 'string' }, 'audio-expiry-wait': { type: 'string' }, trigger: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true });
   if (o.help) {
     process.stdout.write(`${PROFILE_HELP}\n`);
     return 0;
@@ -228,17 +237,35 @@ async function check(argv: string[]): Promise<number> {
   const unset = unresolvedVariables(profile);
   if (unset.length) throw new SetupError(`${unset.length} variable(s) the profile names are unset: ${unset.map((u) => `${u.variable} (${u.where})`).join(', ')}`);
 
-  const { lines, missing, missingSender } = await checkProfile(profile, process.env, { profileFile: o.profile });
+  const { lines, missing, missingSender, audioLifetimeS } = await checkProfile(profile, process.env, { profileFile: o.profile });
+  const waitS = Number(o['audio-expiry-wait'] ?? 120);
   const out: string[] = [`profile check: ${profile.name} at ${profile.baseUrl}`];
+  const declared = await allDeclaredChecks('service');
   const titles: Record<RoleKind, string> = { credential: 'credentials', resource: 'resources', fault: 'fault switches', webhook: 'webhook settings' };
   for (const kind of ['credential', 'resource', 'fault', 'webhook'] as RoleKind[]) {
     const mine = lines.filter((l) => l.kind === kind);
     if (!mine.length) continue;
     out.push(`${titles[kind]}:`);
-    for (const l of mine) out.push(`  ${l.ok === true ? 'ok      ' : l.ok === false ? 'WRONG   ' : 'skipped '}${l.text}`);
+    for (const l of mine) {
+      const u = l.kind === 'webhook' ? undefined : unlocks(l, declared);
+      const enables = u === undefined ? '' : u === 'most' ? ' [enables most checks]' : u.checks > 0 ? ` [enables ${u.checks} checks]` : '';
+      out.push(`  ${l.ok === true ? 'ok      ' : l.ok === false ? 'WRONG   ' : 'skipped '}${l.text}${enables}`);
+    }
   }
-  if (missing.length) {
-    const declared = await allDeclaredChecks('service');
+  // A role nothing declares a need for is not missing (audio_url_expires_soon: an ordinary URL is waited for); nor is
+  // test_key where the condition test_prefix_not_allowed is given as a test key of its own.
+  const notNeeded = (r: RoleSpec) => (r.kind === 'credential' && r.role === 'test_key' && faultFormKind(profile, 'test_prefix_not_allowed') === 'credential')
+    || (r.kind === 'fault' && !measured && unlocks(r, declared) !== 'most' && (unlocks(r, declared) as { checks: number }).checks === 0)
+    // URLs that live no longer than the wait bound are waited for: no condition needed to see one expire.
+    || (r.kind === 'fault' && r.role === 'audio_url_expires_soon' && audioLifetimeS !== undefined && audioLifetimeS <= waitS);
+  const stillMissing = missing.filter((r) => !notNeeded(r));
+  // What the forms themselves leave unjudged: a condition given as a key joins no other caller.
+  for (const f of Object.keys(profile.faults ?? {}) as FaultName[]) {
+    if (faultFormKind(profile, f) !== 'credential') continue;
+    const paired = declared.filter((d) => d.needs?.includes(`faults.${f}`) && d.needs.some((n) => n.startsWith('credentials.') && n !== 'credentials.test_key'));
+    if (paired.length) out.push(`${f} is given as a credential, which joins no other caller: ${paired.length} checks that pair it with another caller will stay not verified (give it as headers, baseUrl or command to judge them)`);
+  }
+  if (stillMissing.length) {
     out.push(measured
       ? `missing roles (their checks end not verified; counts from ${o.report}):`
       : `missing roles (their checks end not verified; "checks that need it" from the checks' declarations; a run counts what it could not verify, then --report):`);
@@ -252,17 +279,48 @@ async function check(argv: string[]): Promise<number> {
       const m = measured.get(r.role);
       return m ? `${m.checks} checks, ${m.requirements} requirements` : '0 checks in that run';
     };
-    const rows = missing.map((r) => [r.role, r.kind, count(r), r.kind === 'credential' ? keyVariable(r.role) : r.kind === 'webhook' && r.role === 'signingSecretEnv' ? SIGNING_SECRET_VARIABLE : '-']);
+    const rows = stillMissing.map((r) => [r.role, r.kind, count(r), r.kind === 'credential' ? keyVariable(r.role) : r.kind === 'webhook' && r.role === 'signingSecretEnv' ? SIGNING_SECRET_VARIABLE : '-']);
     const head = ['role', 'kind', measured ? 'checks it would unlock' : 'checks that need it', 'variable'];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
     for (const row of [head, ...rows]) out.push(`  ${row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()}`);
   }
   if (missingSender) out.push(`webhook sender: the profile lacks ${missingSender}`);
+  if (o.trigger) {
+    const said = await tryTrigger(profile, o.profile);
+    out.push(`webhook sender: ${said.text}`);
+    if (!said.ok) lines.push({ kind: 'webhook', role: 'sender', ok: false, text: said.text });
+  }
   const wrong = lines.filter((l) => l.ok === false).length;
   const good = lines.filter((l) => l.ok === true).length;
-  out.push(`conformance: profile check: ${good} role(s) answer as they should, ${wrong} do not, ${missing.length} missing`);
+  out.push(`conformance: profile check: ${good} role(s) answer as they should, ${wrong} do not, ${stillMissing.length} missing`);
   process.stdout.write(`${redact(out.join('\n'))}\n`);
   return wrong > 0 ? 1 : 0;
+}
+
+/**
+ * `profile check --trigger`: the sender's trigger run once, as a run would (listening where webhook.sender.listen
+ * says), and whether a delivery with the deployment's header word arrived. Nothing is judged beyond that.
+ */
+async function tryTrigger(profile: Profile, file: string): Promise<{ ok: boolean; text: string }> {
+  const sender = profile.webhook?.sender;
+  if (!sender || sender.trigger === 'none') return { ok: false, text: '--trigger needs webhook.sender.trigger, a command' };
+  const { Deployment } = await import('../harness/webhook/deployment.ts');
+  const word = headerWordOf(profile);
+  const d = new Deployment({ settings: sender, baseUrl: profile.baseUrl, cwd: path.dirname(path.resolve(file)), headerWord: word, document: profile.resources?.ambient_transcript_with_audio });
+  const scope = { need: <T>(v: T | undefined | null) => v as T, observe() {}, warn() {}, note() {}, record() {} } as unknown as CheckScope;
+  const started = Date.now();
+  try {
+    await d.listen();
+    const r = await d.scenario(scope, 'profile-check', [200], (ds) => ds.length >= 1);
+    if (r.deliveries.length === 0) return { ok: false, text: `the trigger ran, but no delivery arrived at ${d.capture.url} within ${Math.round(d.waitMs / 1000)} s` };
+    const names = Object.keys(r.deliveries[0].headers);
+    const mine = names.filter((n) => n.startsWith(`${word.toLowerCase()}-`));
+    return { ok: mine.length > 0, text: `the trigger ran and a delivery arrived in ${((Date.now() - started) / 1000).toFixed(1)} s, with ${mine.length ? mine.join(', ') : `no header named ${word}-…`}` };
+  } catch (e) {
+    return { ok: false, text: (e as Error).message };
+  } finally {
+    await d.close();
+  }
 }
 
 /** `conformance profile <init|check>`: returns the exit code; errors are thrown to the dispatcher (cli/errors.ts). */

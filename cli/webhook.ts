@@ -577,7 +577,10 @@ async function senderProfileCommand(values: Record<string, string | boolean | un
   const results: StandaloneRecord[] = [];
   try {
     const ctx = () => new SenderContext({
-      capture: deployment.capture, deployment, secret, document: document ?? { encounter_id: '', document_id: '' }, documentKnown: document !== undefined,
+      capture: deployment.capture, deployment, secret, document: document ?? { encounter_id: '', document_id: '' },
+        // A deployment's trigger may finalize any transcript of the organization (docs/webhook-sender.md, "The trigger's
+        // contract"): the event is bound by its arrival, and the document it names is judged, not matched to ours.
+        documentKnown: false,
       waitMs: deployment.waitMs, observeMs: deployment.observeMs, apiKeys, rest, headerWord,
     });
     for (const c of cases) {

@@ -10,6 +10,7 @@ import { reasonOf } from './assertions.ts';
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
 import { commandEnv, describeEnd, runCommand } from './command.ts';
 import { credentialKey, environmentKey, faultFormKind, faultKey, KEY_ROLE_ANSWER, missingSenderSetting, ProfileError, ROLE_SECTION, type CredentialRole, type FaultName, type Profile, type RoleKind, type SwitchCommand } from './profile.ts';
+import { registerSecret } from './redact.ts';
 import { ROUTES, type RouteRef } from './routes.ts';
 
 export type { RoleKind } from './profile.ts';
@@ -160,7 +161,36 @@ function flipCommand(side: 'on' | 'off', cmd: SwitchCommand, profile: Profile, p
   return runCommand(cmd[side], { cwd, env: commandEnv(profile.baseUrl, cwd), timeoutMs: cmd.timeoutMs });
 }
 
-export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = process.env, opts: { profileFile?: string } = {}): Promise<{ lines: Line[]; missing: RoleSpec[]; missingSender?: string }> {
+type Send = (e: Expectation, key: string | undefined) => Promise<{ target: string; res: RawResponse | null; error?: string }>;
+
+/**
+ * The audio URLs the target hands out, tried once: how long they live (an ordinary URL living at most the wait bound
+ * is waited for, so audio_url_expires_soon is not needed) and, when the profile says they are reachable, whether one
+ * gives the audio before expires_at. The URL is never in a line.
+ */
+async function audioLinks(profile: Profile, full: string | undefined, send: Send): Promise<{ lifetimeS: number; line: Line } | undefined> {
+  if (!full || !profile.resources?.ambient_transcript_with_audio) return undefined;
+  const { res } = await send(RESOURCE_EXPECTATIONS.ambient_transcript_with_audio!, full);
+  let body: { audio_url?: unknown; expires_at?: unknown } | null = null;
+  try {
+    body = res?.status === 200 ? JSON.parse(res.body.toString('utf8')) : null;
+  } catch { /* judged by the resource line */ }
+  if (typeof body?.audio_url !== 'string' || typeof body.expires_at !== 'string' || !URL.canParse(body.audio_url)) return undefined;
+  registerSecret(body.audio_url);
+  const lifetimeS = Math.round((Date.parse(body.expires_at) - Date.now()) / 1000);
+  const lives = `audio URLs live about ${lifetimeS} s`;
+  if (!profile.resources.audio_url_reachable) return { lifetimeS, line: { kind: 'resource', role: 'audio_url_reachable', ok: null, text: `audio_url_reachable: not set (${lives}; the harness will not fetch them)` } };
+  const u = new URL(body.audio_url);
+  try {
+    const got = await sendRaw({ baseUrl: `${u.protocol}//${u.host}`, timeoutMs: 10_000, maxBodyBytes: 64 * 1024 * 1024 }, { target: `${u.pathname}${u.search}`, headers: { accept: '*/*' } });
+    const ok = got.status >= 200 && got.status < 300 && got.body.length > 0;
+    return { lifetimeS, line: { kind: 'resource', role: 'audio_url_reachable', ok, text: ok ? `audio_url_reachable: an audio URL gives ${got.body.length} bytes before expires_at (${lives})` : `audio_url_reachable: an audio URL answered ${got.status} with ${got.body.length} bytes before expires_at (${lives}): is it reachable from here?` } };
+  } catch (e) {
+    return { lifetimeS, line: { kind: 'resource', role: 'audio_url_reachable', ok: false, text: `audio_url_reachable: an audio URL could not be fetched from here (${e instanceof TransportError ? e.kind : 'error'})` } };
+  }
+}
+
+export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = process.env, opts: { profileFile?: string } = {}): Promise<{ lines: Line[]; missing: RoleSpec[]; missingSender?: string; audioLifetimeS?: number }> {
   const roles = profileRoles();
   const lines: Line[] = [];
   const client = { baseUrl: profile.baseUrl, timeoutMs: profile.timeouts?.requestMs ?? 10_000, maxBodyBytes: profile.timeouts?.maxBodyBytes };
@@ -241,6 +271,8 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
     }
     await judge(r.kind, r.role, r.description, e, key);
   }
+  const audio = await audioLinks(profile, full, send);
+  if (audio) lines.push(audio.line);
   for (const r of roles.filter((x) => x.kind === 'fault' && has(x.kind, x.role))) {
     const e = FAULT_EXPECTATIONS[r.role];
     const f = r.role as FaultName;
@@ -274,6 +306,6 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
   for (const r of roles.filter((x) => x.kind === 'webhook' && has(x.kind, x.role))) {
     lines.push({ kind: r.kind, role: r.role, ok: null, text: `${r.role}: set (${r.role === 'signingSecretEnv' ? 'its variable is set' : 'not called by profile check'})` });
   }
-  return { lines, missing, missingSender: missingSender?.text };
+  return { lines, missing, missingSender: missingSender?.text, ...(audio ? { audioLifetimeS: audio.lifetimeS } : {}) };
 }
 

@@ -47,7 +47,7 @@ export async function serveSandbox(o: SandboxOptions, req: http.IncomingMessage,
     // reads (issue 38: live data must not make a run incomplete). No documents, no patient.
     if (path === '/__sandbox/encounters' && method === 'POST') {
       const id = `enc_live_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-      await o.pool.query(`INSERT INTO encounters (encounter_id, organization_id, created_at, updated_at, encounter_type, status) VALUES ($1, $2, now(), now(), NULL, 'open')`, [id, orgId]);
+      await o.pool.query(`INSERT INTO encounters (encounter_id, organization_id, created_at, updated_at, encounter_type, status) VALUES ($1, $2, date_trunc('milliseconds', now()), date_trunc('milliseconds', now()), NULL, 'open')`, [id, orgId]);
       return sendJson(res, 201, { encounter_id: id });
     }
     // The worker's schedule for one event: attempts, last result, next attempt (tests watch retries without guessing).

@@ -109,7 +109,7 @@ export function audioExpiryWaitMs(): number {
  */
 const EXPIRY_TRIES_MS = [250, 1_000] as const;
 
-check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDITY', 'AUDIO-EXPIRES-AT'], title: 'an audio URL gives the audio before expires_at and is refused by storage after it (a URL expiring within the wait bound, or one handed out under the condition audio_url_expires_soon)', needs: ['resources.ambient_transcript_with_audio', 'resources.audio_url_reachable'], run: async (api, _scope, ctx) => {
+check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDITY', 'AUDIO-EXPIRES-AT'], title: 'an audio URL gives the audio before expires_at and is refused by storage after it (a URL expiring within the wait bound, or one handed out under the condition audio_url_expires_soon)', needs: ['faults.audio_url_expires_soon', 'resources.ambient_transcript_with_audio', 'resources.audio_url_reachable'], run: async (api, _scope, ctx) => {
   reachable(api);
   const soon = api.target.fault('audio_url_expires_soon') !== undefined;
   const { url, expiresMs, expiresAt } = await audioUrl(api, soon ? ['audio_url_expires_soon'] : []);
