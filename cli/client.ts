@@ -17,7 +17,9 @@ import { redact, registerSecret, setEvidenceMode } from '../harness/redact.ts';
 import { settingName } from '../harness/config.ts';
 import { judgeClientTraffic, type ClientVerdicts } from '../harness/client/judge.ts';
 import { RecordingProxy } from '../harness/client/proxy.ts';
-import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes, routesText, type ReasonPlan } from '../harness/client/runs.ts';
+import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes, routesText, stopTargets, type ReasonPlan } from '../harness/client/runs.ts';
+import { INJECTABLE_REASONS } from '../harness/client/checks.ts';
+import { parseTarget, type Route } from '../harness/client/traffic.ts';
 import { loadScenario as readScenario, PART_LABEL, scopeOf, ScenarioError, type Scenario } from '../harness/client/scenario.ts';
 import type { ClientTraffic } from '../harness/client/traffic.ts';
 import type { Exchange } from '../harness/record.ts';
@@ -207,10 +209,10 @@ export async function client(argv: string[]): Promise<number> {
       for (const r of proxy.endRun().pending) missed[r] = `the client made no eligible request for it (${routesText(r)}, after a normal answer there)`;
     } else {
       const env = { ...process.env, [settingName('baseUrl')]: baseUrl, [settingName('profile')]: profile.file, ...(fullKey ? { [settingName('apiKey')]: fullKey } : {}) };
-      /** One run of the command with these reasons injected; what it injected and what is still waiting. */
-      const run = async (reasons: string[], why: string): Promise<{ injected: string[]; pending: string[] }> => {
+      /** One run of the command with these reasons injected (on `routes` only, when given); what it injected and what is still waiting. */
+      const run = async (reasons: string[], why: string, routes?: readonly Route[]): Promise<{ injected: string[]; pending: string[] }> => {
         runs++;
-        proxy!.beginRun(runs, reasons, actions);
+        proxy!.beginRun(runs, reasons, actions, routes);
         const before = proxy!.exchanges.length;
         const t0 = Date.now();
         process.stderr.write(redact(`conformance: run ${runs}: ${command.join(' ')} against ${baseUrl} (${why})\n`));
@@ -236,14 +238,18 @@ export async function client(argv: string[]): Promise<number> {
         }
         pending = r.pending;
       }
+      // Each stop reason on each route group the normal run used: a stop inside the per-encounter loop is seen too.
+      const used = new Set(proxy.exchanges.filter((e) => e.phase === 1 && e.kind === 'api').map((e) => parseTarget(e.target).route?.name).filter((r): r is Route => r !== undefined));
       for (const stop of plan.stops) {
-        if (runs >= MAX_RUNS) {
-          missed[stop] = `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
-          continue;
+        for (const target of stopTargets(used).filter((s) => s.routes.some((x) => INJECTABLE_REASONS[stop]?.includes(x)))) {
+          if (runs >= MAX_RUNS) {
+            missed[stop] = `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
+            break;
+          }
+          kinds.stop++;
+          const r = await run([stop], `injects ${stop}, declared stop, on the ${target.name}`, target.routes);
+          if (r.pending.length) missed[stop] = `the client made no eligible request for it in run ${runs} (on the ${target.name}, after a normal answer there)`;
         }
-        kinds.stop++;
-        const r = await run([stop], `injects ${stop}, declared stop`);
-        if (r.pending.length) missed[stop] = `the client made no eligible request for it in run ${runs} (${routesText(stop)}, after a normal answer there)`;
       }
     }
     const elapsed = (Date.now() - began) / 1000;
@@ -270,7 +276,7 @@ export async function client(argv: string[]): Promise<number> {
     const requests = proxy.exchanges.filter((e) => e.kind === 'api').length;
     process.stderr.write(`conformance: recorded ${plural(requests, 'API request')} and ${plural(proxy.exchanges.length - requests, 'other')}\n`);
     if (!o.watch) {
-      const parts = ['1 with normal answers only', kinds.nonStop ? `${kinds.nonStop} injecting the non-stop reasons` : '', kinds.stop ? `${kinds.stop} with one stop reason each` : ''].filter(Boolean);
+      const parts = ['1 with normal answers only', kinds.nonStop ? `${kinds.nonStop} injecting the non-stop reasons` : '', kinds.stop ? `${kinds.stop} with one stop reason each, on each route group used` : ''].filter(Boolean);
       process.stderr.write(`conformance: ${plural(runs, 'run')} of the client command in ${elapsed.toFixed(1)} s (${parts.join(', ')})\n`);
     }
     if (finished) process.stderr.write(`conformance: the client command ${finished.timedOut ? `was stopped after ${timeoutS} s` : finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`} (run 1, normal answers)\n`);

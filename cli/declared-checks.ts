@@ -30,7 +30,8 @@ export async function allDeclaredChecks(subject?: Subject): Promise<Declaration[
 /** Requirement id → the ids of the checks that verify it (one subject's when given), each list sorted. */
 export async function checksByRequirement(subject?: Subject): Promise<Record<string, string[]>> {
   const out: Record<string, string[]> = {};
-  for (const d of await allDeclaredChecks(subject)) for (const r of d.requirements) (out[r] ??= []).push(d.id);
+  // A check that can only show a breach verifies nothing: its requirements stay without a verifying check.
+  for (const d of await allDeclaredChecks(subject)) if (!d.breachOnly) for (const r of d.requirements) (out[r] ??= []).push(d.id);
   for (const ids of Object.values(out)) ids.sort();
   return out;
 }

@@ -29,6 +29,12 @@ export interface Declaration extends CheckDef {
    */
   fresh?: boolean;
   /**
+   * The check can show a breach of its requirements but never their observance: a pass proves nothing about them
+   * (storage of an audio URL is not seen in traffic; only sending it back to the API is). Its requirements are listed
+   * as observable by no run (fixtures/requirements/not-tested.json); a failure still counts.
+   */
+  breachOnly?: boolean;
+  /**
    * Declared by the project's own tests to exercise the harness (a fabricated check): held by the registry like any
    * other, so it can run, but never part of what is derived from the declarations (coverage, needs, selection).
    */

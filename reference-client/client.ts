@@ -71,6 +71,8 @@ export class ApiClient {
   async get(segments: string[], query: Record<string, string> = {}): Promise<any | null> {
     const url = this.url(segments, query);
     for (let attempt = 0; ; attempt++) {
+      // Once a stop reason came back, no request goes out with this key, whichever worker asks (§5.7).
+      if (this.stopped) throw new Stopped(this.stopped);
       const a = await this.send(url);
       if (a.status === 200) return a.body;
       const reason = typeof a.body?.reason_code === 'string' ? a.body.reason_code : undefined;
@@ -84,15 +86,28 @@ export class ApiClient {
         this.opts.log(`skipped ${segments[0]}/…: ${reason}`);
         return null;
       }
-      throw new Stopped(`stopped: ${a.status} ${reason ?? 'without a reason_code'}`);
+      this.stopped = `stopped: ${a.status} ${reason ?? 'without a reason_code'}`;
+      throw new Stopped(this.stopped);
     }
   }
+
+  /** Set by the first stop reason: the work ends there. */
+  private stopped: string | undefined;
 
   /** Runs `fn` over `items` with at most `concurrency` in flight. */
   async each<T>(items: T[], fn: (item: T) => Promise<void>): Promise<void> {
     let next = 0;
+    // A stop in one worker stops them all: no request is sent with that key after a stop reason (§5.7).
+    let stopped = false;
     const worker = async () => {
-      while (next < items.length) await fn(items[next++]);
+      while (!stopped && next < items.length) {
+        try {
+          await fn(items[next++]);
+        } catch (e) {
+          stopped = true;
+          throw e;
+        }
+      }
     };
     await Promise.all(Array.from({ length: Math.max(1, this.opts.concurrency) }, worker));
   }

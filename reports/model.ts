@@ -21,7 +21,7 @@ export type RequirementLevel = 'must' | 'should' | 'unspecified';
  * `receiver` (§6.3/§6.4 receiver side), or a `client` of the REST API. One subject per run: `run` judges the
  * service, `webhook receiver` the receiver, `client` the client; a run's scope is its subject's requirements.
  */
-import { SUBJECTS, type Subject } from '../harness/registry.ts';
+import { declaration, SUBJECTS, type Subject } from '../harness/registry.ts';
 import { roleOfSetting } from '../harness/profile.ts';
 export { SUBJECTS, type Subject };
 /** The subjects a catalog row binds (a row that names none binds the service). */
@@ -469,7 +469,9 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     return row;
   });
   for (const r of requirements) {
-    if (r.status === 'not_observable' && r.checks.length) warnings.push(`requirement ${r.id} is observable by no run (fixtures/requirements/not-tested.json), yet check${r.checks.length === 1 ? '' : 's'} ${r.checks.join(', ')} name${r.checks.length === 1 ? 's' : ''} it: their outcomes are not counted for it`);
+    // A check that can only show a breach (harness/registry.ts breachOnly) names such a requirement on purpose.
+    const naming = r.checks.filter((id) => !declaration(id)?.breachOnly);
+    if (r.status === 'not_observable' && naming.length) warnings.push(`requirement ${r.id} is observable by no run (fixtures/requirements/not-tested.json), yet check${r.checks.length === 1 ? '' : 's'} ${r.checks.join(', ')} name${r.checks.length === 1 ? 's' : ''} it: their outcomes are not counted for it`);
   }
   for (const p of outOfScopeParts) {
     if (catalog && !(catalog.requirements).some((r) => outOfScopeCovers(p, r))) warnings.push(`out-of-scope part "${p.part}" names no requirement of the catalog (use a requirement id, area:<area> or section:<n>)`);

@@ -145,9 +145,9 @@ test.describe('the client\'s scope', () => {
 
     const run = judgeClient(traffic(CAREFUL, scenario), 'careful', 'http://127.0.0.1:9', new Date(T0).toISOString());
     const report = buildReport(run.outcomes, context(run));
-    expect(report.coverage.mustInScope).toBe(16);
+    expect(report.coverage.mustInScope).toBe(17);
     expect(report.verdict).toBe('incomplete');
-    expect(verdictLine(report)).toMatch(/^conformance: INCOMPLETE — client: verified \d+ of 16 must requirements in its declared scope; nothing failed; date window, audio not used$/);
+    expect(verdictLine(report)).toMatch(/^conformance: INCOMPLETE — client: verified \d+ of 17 must requirements in its declared scope; nothing failed; date window, audio not used$/);
     expect(report.requirements.find((r) => r.id === 'AUDIO-URL-NOT-LOGGED')?.status).toBe('out_of_scope');
     // What would unlock the rest: declared by the checks, grouped, shown in the HTML.
     const roles = report.missingRoles.filter((m) => m.kind === 'client').map((m) => m.role);

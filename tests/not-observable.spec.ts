@@ -23,13 +23,15 @@ import { buildReport, subjectsOf, type Catalog, type ConformanceReport } from '.
 import { NOT_TESTED_PATH } from '../fixtures/paths.ts';
 import { check, context, outcomes } from './helpers/report-data.ts';
 
-type Def = { id: string; requirements: readonly string[] };
+type Def = { id: string; requirements: readonly string[]; breachOnly?: boolean };
 
 /** `<requirement> ← <check> (<table>)` for every check that names a requirement no run can observe. */
 export function checksNamingUnobservable(notObservable: Record<string, string>, tables: Record<string, readonly Def[]>): string[] {
   const out: string[] = [];
   for (const [table, defs] of Object.entries(tables)) {
-    for (const d of defs) for (const r of d.requirements) if (r in notObservable) out.push(`${r} ← ${d.id} (${table})`);
+    // A check that can only show a breach (breachOnly: storage of an audio URL is not seen, sending it back is) names
+    // one on purpose: its pass verifies nothing.
+    for (const d of defs) if (!d.breachOnly) for (const r of d.requirements) if (r in notObservable) out.push(`${r} ← ${d.id} (${table})`);
   }
   return out.sort();
 }
@@ -74,8 +76,8 @@ test.describe('the report rule (fabricated catalog)', () => {
     expect(failing.verdict).toBe('not_conformant');
   });
 
-  test('the walk finds a check naming an unobservable requirement (the gate below can fail)', () => {
-    expect(checksNamingUnobservable({ 'R-UNSEEN': 'why' }, { receiver: [{ id: 'a', requirements: ['R-SEEN'] }, { id: 'b', requirements: ['R-SEEN', 'R-UNSEEN'] }] }))
+  test('the walk finds a check naming an unobservable requirement (the gate below can fail); a breach-only check names it on purpose', () => {
+    expect(checksNamingUnobservable({ 'R-UNSEEN': 'why' }, { receiver: [{ id: 'a', requirements: ['R-SEEN'] }, { id: 'b', requirements: ['R-SEEN', 'R-UNSEEN'] }, { id: 'c', requirements: ['R-UNSEEN'], breachOnly: true }] }))
       .toEqual(['R-UNSEEN ← b (receiver)']);
   });
 });
@@ -168,4 +170,17 @@ test('a receiver comparing digests with === reads CONFORMANT, its constant-time 
     await receiver.close();
     fs.rmSync(out, { recursive: true, force: true });
   }
+});
+
+test('the client\'s rows no traffic can show are listed apart: every client must row has a check that can verify it or a reviewed reason; the audio URL\'s storage is one, its only check breach-only', async () => {
+  const { CLIENT_CHECKS } = await import('../harness/client/checks.ts');
+  const catalog = loadCatalog()!;
+  const notObservable = readNotTested(NOT_TESTED_PATH);
+  // Every client row is either judged by a check that can verify it, or listed as not observable with a reason.
+  const verifying = new Set(CLIENT_CHECKS.filter((c) => !c.breachOnly).flatMap((c) => c.requirements));
+  const clientRows = catalog.requirements.filter((r) => r.level === 'must' && (r.subjects ?? []).includes('client'));
+  expect(clientRows.filter((r) => !verifying.has(r.id) && !notObservable[r.id]).map((r) => r.id)).toEqual([]);
+  expect(notObservable['AUDIO-URL-NOT-DURABLE']).toMatch(/not seen in its traffic/);
+  const breachOnly = CLIENT_CHECKS.filter((c) => c.breachOnly).map((c) => c.id);
+  expect(breachOnly).toEqual(['client-audio-url-not-sent-to-api']);
 });

@@ -51,20 +51,34 @@ const rawPairs = (rawQuery: string | null) => (rawQuery ?? '').split('&').filter
   const eq = x.indexOf('=');
   return { key: decode(eq === -1 ? x : x.slice(0, eq)) ?? x, raw: eq === -1 ? null : x.slice(eq + 1) };
 });
-const ENCODE_HOW = "each id is one path segment, percent-encoded whole ('/', '?', '#', '%', space and non-ASCII included: encodeURIComponent(id) in JavaScript, quote(id, safe='') in Python)";
+const ENCODE_HOW = "each id is one path segment, percent-encoded whole ('/', '?', '#', '%', space and non-ASCII included: encodeURIComponent(id) in JavaScript, quote(id, safe='') in Python, URLEncoder.encode(id, UTF_8).replace(\"+\", \"%20\") in Java, url.PathEscape(id) in Go, Uri.EscapeDataString(id) in C#)";
+
+const FORM_HOW = "encoded as a form ('+' for a space, as Java's URLEncoder or Python's quote_plus do): in a path a space is %20 and '+' is a plus";
 
 /** Upper-cases the hex digits of every percent escape, so two encodings compare by meaning. */
 const normalEscapes = (s: string) => s.replace(/%[0-9a-f]{2}/gi, (m) => m.toUpperCase());
 /** Ways a client encodes an id other than as one percent-encoded path segment, each with how to say it. */
 const MISENCODINGS: readonly { how: string; encode: (id: string) => string }[] = [
   { how: "sent without percent-encoding (its '%' must be sent as %25)", encode: (id) => id },
-  { how: "encoded as a form ('+' for a space): in a path a space is %20 and '+' is a plus", encode: (id) => encodeURIComponent(id).replaceAll('%20', '+') },
+  { how: FORM_HOW, encode: (id) => encodeURIComponent(id).replaceAll('%20', '+') },
   { how: 'percent-encoded twice', encode: (id) => encodeURIComponent(encodeURIComponent(id)) },
   { how: "percent-encoded but for its '%' (sent raw, so what follows it reads as an escape)", encode: (id) => encodeURIComponent(id).replaceAll('%25', '%') },
 ];
 
 /** The handed-out id a path segment was most likely meant to name, and how it was encoded instead, or undefined. */
+/**
+ * Form encoding judged by meaning, whatever the encoder leaves bare (Java's URLEncoder escapes !'()~, JavaScript's
+ * does not): a segment holding '+' that reads as a handed-out id once '+' is taken for a space.
+ */
+function formMismatch(raw: string, known: ReadonlySet<string>): string | undefined {
+  if (!raw.includes('+')) return undefined;
+  const asForm = decode(raw.replaceAll('+', '%20'));
+  return asForm !== null && known.has(asForm) ? `it is the handed-out id ${JSON.stringify(asForm)} ${FORM_HOW}` : undefined;
+}
+
 function encodingMismatch(raw: string, known: ReadonlySet<string>): string | undefined {
+  const form = formMismatch(raw, known);
+  if (form) return form;
   const sent = normalEscapes(raw);
   for (const m of MISENCODINGS) {
     for (const id of known) if (normalEscapes(m.encode(id)) === sent) return `it is the handed-out id ${JSON.stringify(id)} ${m.how}`;
@@ -140,12 +154,14 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
   }),
   defineCheck({ subject: 'client',
     id: 'client-key-not-printed',
-    title: "no API key appears in the client's own output (stdout, stderr)",
+    title: "no API key appears in the client's own output (stdout, stderr); a should: the spec does not forbid it",
     requirements: ['AUTH-SERVER-SIDE-KEYS'],
     judge(t) {
       for (const [key, role] of t.keys) {
         for (const [stream, text] of [['stdout', t.stdout], ['stderr', t.stderr]] as const) {
-          if (text.includes(key)) return fail(`the ${role} key appears in the command's ${stream} (keys are used from server-side code and never shown)`, []);
+          // §5.1 says keys are used from server-side code; it does not forbid printing one (§2.6 forbids it for audio
+          // URLs only): a should, good practice, a warning.
+          if (text.includes(key)) return { outcome: 'warning', detail: `the ${role} key appears in the command's ${stream}: keep keys out of output (good practice; §5.1 says keys are used from server-side code, it does not forbid printing them)`, evidence: [] };
         }
       }
       return pass(`no key in ${t.stdout.length + t.stderr.length} characters of output`);
@@ -202,6 +218,44 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     },
   }),
   defineCheck({ subject: 'client',
+    id: 'client-list-walk-sees-every-item',
+    title: 'a walk of the list starts at offset 0 and each page starts where the last one ended (no encounter skipped)',
+    requirements: ['FIELD-LIST-OFFSET'],
+    judge(t) {
+      // The normal run only: injected answers change what a careful client does next.
+      const pages = api(t).filter((e) => e.phase === 1 && !e.injected && e.status === 200 && parseTarget(e.target).route?.name === 'list');
+      if (pages.length === 0) return notVerified('the client read no page of the list in its normal run', 'the client walks the encounter list, or the scenario\'s `uses` leaves out paging');
+      const walks = new Map<string, { offset: number; items: number; e: ClientExchange }[]>();
+      for (const e of pages) {
+        const q = parseTarget(e.target).query;
+        const offset = Number(q.find((x) => x.key === 'offset')?.value ?? '0');
+        let items: number;
+        try {
+          items = (JSON.parse(e.body) as { items?: unknown[] }).items?.length ?? NaN;
+        } catch {
+          continue;
+        }
+        if (!Number.isInteger(offset) || !Number.isFinite(items)) continue;
+        const key = q.filter((x) => x.key !== 'offset' && x.key !== 'limit').map((x) => `${x.key}=${x.value}`).sort().join('&');
+        (walks.get(key) ?? walks.set(key, []).get(key)!).push({ offset, items, e });
+      }
+      const overlaps: string[] = [];
+      for (const [key, ps] of walks) {
+        const byOffset = [...new Map(ps.map((p) => [p.offset, p])).values()].sort((a, b) => a.offset - b.offset);
+        const what = `the walk of the list${key ? ` (${key})` : ''}`;
+        if (byOffset[0].offset !== 0) return fail(`${what} starts at offset ${byOffset[0].offset}: offset is zero-based (§2.7), so the first ${byOffset[0].offset} encounter${byOffset[0].offset === 1 ? '' : 's'} of the list ${byOffset[0].offset === 1 ? 'is' : 'are'} never read`, [byOffset[0].e]);
+        for (let i = 1; i < byOffset.length; i++) {
+          const prev = byOffset[i - 1];
+          const next = prev.offset + prev.items;
+          if (byOffset[i].offset > next) return fail(`${what} skips encounters: the page at offset ${prev.offset} held ${prev.items}, so the next starts at ${next}, but the client asked for offset ${byOffset[i].offset} (offsets ${next} to ${byOffset[i].offset - 1} are never read; §2.7 zero-based offset)`, [prev.e, byOffset[i].e]);
+          if (byOffset[i].offset < next) overlaps.push(`${what}: offset ${byOffset[i].offset} after a page at ${prev.offset} of ${prev.items}`);
+        }
+      }
+      if (overlaps.length) return { outcome: 'warning', detail: `pages overlap, so some encounters are read twice (harmless, but not needed): ${overlaps.slice(0, 3).join('; ')}`, evidence: some(pages) };
+      return pass(`${pages.length} pages in ${walks.size} walk${walks.size === 1 ? '' : 's'}, each from offset 0, every page starting where the last ended`, some(pages));
+    },
+  }),
+  defineCheck({ subject: 'client',
     id: 'client-sort-order-valid',
     title: '`sort_order` is exactly `asc` or `desc`',
     requirements: ['LIST-SORT-ORDER-ENUM'],
@@ -253,6 +307,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         if (e.kind === 'api') {
           const p = parseTarget(e.target);
           if (!p.route && p.path !== '/external/v1/encounters') {
+            const form = p.path.split('/').slice(4).map((s) => formMismatch(s, known)).find((x) => x !== undefined);
+            if (form) return fail(`${e.method} ${p.path} names no route of the API: ${form}; ${ENCODE_HOW}`, [e]);
             const found = idUnencodedIn(e.target, known);
             return fail(found !== undefined
               ? `${e.method} ${p.path} names no route of the API: it holds the handed-out id ${JSON.stringify(found)} ${UNENCODED}; ${ENCODE_HOW}`
@@ -279,7 +335,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
   }),
   defineCheck({ subject: 'client',
     id: 'client-no-repeat-after-terminal-answer',
-    title: `an identical request is not repeated more than ${MAX_REPEATS_AFTER_4XX} times after a terminal 4xx answer`,
+    title: `an identical request is not repeated more than ${MAX_REPEATS_AFTER_4XX} times after a 4xx answer (a should)`,
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
     judge(t) {
       const all = api(t);
@@ -287,7 +343,9 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       if (terminal.length === 0) return notVerified('the client got no 4xx answer (a scenario file makes the sandbox answer with the reason codes it declares)', 'a scenario whose `reasons` declare 4xx reason codes (--scenario FILE)');
       for (const e of terminal) {
         const repeats = all.filter((x) => x.seq > e.seq && sameRequest(x, e));
-        if (repeats.length > MAX_REPEATS_AFTER_4XX) return fail(`after ${e.status} ${reasonOf(e) ?? ''} the client sent the identical request ${repeats.length} more times: it did not branch on the reason_code (§5.7)`, [e, ...repeats]);
+        // The spec calls no reason terminal (transcript_not_found is a state that can change): repeating a refused
+        // request is poor practice, a should.
+        if (repeats.length > MAX_REPEATS_AFTER_4XX) return { outcome: 'warning', detail: `after ${e.status} ${reasonOf(e) ?? ''} the client sent the identical request ${repeats.length} more times (good practice: branch on the reason_code, §5.7, rather than repeat; the spec calls no reason terminal)`, evidence: some([e, ...repeats]) };
       }
       return pass(`${terminal.length} terminal 4xx answers, none hammered`);
     },
@@ -324,8 +382,10 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
   }),
   defineCheck({ subject: 'client',
     id: 'client-audio-url-not-sent-to-api',
-    title: 'an audio URL is never sent back to the API (it is not an identifier)',
+    title: 'an audio URL is never sent back to the API (it is not an identifier); storage itself is not seen in traffic',
     requirements: ['AUDIO-URL-NOT-DURABLE'],
+    // Only a breach shows on the wire: AUDIO-URL-NOT-DURABLE is listed as observable by no run, never verified.
+    breachOnly: true,
     judge(t) {
       const issued = issuedAudioUrls(t.exchanges);
       if (issued.length === 0) return notVerified('the client got no audio URL', AUDIO_UNLOCK);
@@ -335,7 +395,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         return issued.some((u) => decoded.includes(u.target) || decoded.includes(u.sig));
       });
       if (bad.length) return fail('the client sent an audio URL back to the API: it is a temporary access artifact, never a durable identifier (§2.6)', bad);
-      return pass(`${issued.length} audio URLs handed out, none sent back to the API`);
+      return pass(`${issued.length} audio URLs handed out, none sent back to the API (whether the client stores one is not seen in traffic)`);
     },
   }),
   defineCheck({ subject: 'client',
@@ -372,20 +432,28 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       const reasons = t.scenario.reasons;
       const injected = t.exchanges.filter((e) => e.injected);
       const all = api(t);
+      const warnings: string[] = [];
       for (const e of injected) {
         const reason = e.injected!;
         const action = reasons[reason];
         const after = all.filter((x) => x.seq > e.seq && x.phase === e.phase);
         const same = after.filter((x) => sameRequest(x, e));
         if (action === 'stop') {
-          const more = after.filter((x) => x.headers.authorization === e.headers.authorization);
+          // Requests already on their way when the answer was sent (a concurrent client) are not "more".
+          const more = after.filter((x) => x.headers.authorization === e.headers.authorization && x.at >= e.at + e.durationMs);
           if (more.length) return fail(`declared \`stop\` for ${reason}, but the client sent ${more.length} more request${more.length === 1 ? '' : 's'} with that key`, [e, ...more]);
         } else if (action === 'retry-later') {
           if (same.length === 0) return fail(`declared \`retry-later\` for ${reason}, but the client never sent the request again`, [e]);
+          // §5.6 and §8 say nothing of a pause: retrying at once is poor practice, a should (a warning).
           const pause = same[0].at - (e.at + e.durationMs);
-          if (pause < MIN_RETRY_PAUSE_MS) return fail(`declared \`retry-later\` for ${reason}, but the client retried after ${Math.max(0, pause)} ms`, [e, same[0]]);
+          if (pause < MIN_RETRY_PAUSE_MS) warnings.push(`declared \`retry-later\` for ${reason}; the client retried after ${Math.max(0, pause)} ms (good practice: a pause before retrying a temporary unavailability)`);
         } else if (action === 'skip-resource') {
           if (same.length) return fail(`declared \`skip-resource\` for ${reason}, but the client sent the same request again`, [e, ...same]);
+          // Skip means go on: when the client reached more resources in its normal run than it had in this run, it
+          // must reach another one after the skip.
+          const reachedBefore = new Set(all.filter((x) => x.phase === e.phase && x.seq <= e.seq).map((x) => x.target));
+          const waiting = all.some((x) => x.phase === 1 && !reachedBefore.has(x.target));
+          if (waiting && !after.some((x) => x.target !== e.target)) return fail(`declared \`skip-resource\` for ${reason}, but the client sent no request to any other resource afterwards (its normal run reached more): it ended its work instead of going on without that resource`, [e]);
         }
       }
       const judged = [...new Set(injected.map((e) => e.injected!))];
@@ -399,6 +467,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         return notVerified(`${judgedText}; not judged: ${blocking.map(([r, n]) => `${r} (${n.why})`).join(', ')}${asideText}`, `a run in which the sandbox answers with ${blocking.map(([r]) => r).join(', ')}`);
       }
       if (judged.length === 0) return notVerified(`no declared reason could be injected${asideText}`, 'a scenario whose `reasons` declare reason codes the sandbox can answer with (the state of a key or a resource)');
+      if (warnings.length) return { outcome: 'warning', detail: `${warnings.join('; ')}; ${judgedText}${asideText}`, evidence: some(injected) };
       return pass(`${judgedText}${asideText}`, injected);
     },
   }),

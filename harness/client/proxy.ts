@@ -37,6 +37,7 @@ export class RecordingProxy {
   #answered = new Set<Route>();
   #sinceInjection = 0;
   #injected: ClientExchange[] = [];
+  #routes: readonly Route[] | undefined;
 
   readonly opts: ProxyOptions;
 
@@ -60,8 +61,9 @@ export class RecordingProxy {
   }
 
   /** Starts run `n` of the command (1-based), injecting `reasons` (none: a normal run) with their declared actions. */
-  beginRun(n: number, reasons: readonly string[] = [], actions: Record<string, ReasonAction> = {}): void {
+  beginRun(n: number, reasons: readonly string[] = [], actions: Record<string, ReasonAction> = {}, routes?: readonly Route[]): void {
     this.#phase = n;
+    this.#routes = routes;
     this.#pending = reasons.filter((r) => INJECTABLE_REASONS[r]);
     this.#actions = actions;
     this.#answered = new Set();
@@ -98,6 +100,8 @@ export class RecordingProxy {
     const route = parseTarget(ex.target).route?.name;
     // Only once the client has had a normal answer on this route: what it does normally is seen first.
     if (!route || !this.#answered.has(route)) return undefined;
+    // A run aimed at some routes (a stop reason judged on each route group the client uses) injects there only.
+    if (this.#routes && !this.#routes.includes(route)) return undefined;
     if (this.#injected.length > 0 && this.#sinceInjection < GAP) return undefined;
     const nonStopLeft = this.#pending.some((r) => this.#actions[r] !== 'stop');
     const reason = this.#pending.find((r) => INJECTABLE_REASONS[r]?.includes(route) && (this.#actions[r] !== 'stop' || !nonStopLeft || this.#sinceInjection >= STOP_AFTER));

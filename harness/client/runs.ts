@@ -41,6 +41,23 @@ export function parseReasonsOption(value: string, declared: Record<string, Reaso
   return [...new Set(list)];
 }
 
+/**
+ * Where a stop reason is judged: each route group the client used in its normal run, so that a stop answered on
+ * the list and one answered inside its per-encounter loop are both seen (a client may handle them apart). The
+ * encounter routes are split in two (the list, an encounter's detail), the document routes are one group.
+ */
+export const STOP_TARGETS: readonly { name: string; routes: readonly Route[] }[] = [
+  { name: 'list', routes: ['list'] },
+  { name: 'encounter', routes: ['encounter'] },
+  { name: 'document routes', routes: ['document', 'transcript', 'audio'] },
+];
+
+/** The stop targets the client's normal run reached (at least one route of each), in STOP_TARGETS order. */
+export function stopTargets(used: ReadonlySet<Route>): { name: string; routes: readonly Route[] }[] {
+  const out = STOP_TARGETS.filter((s) => s.routes.some((r) => used.has(r)));
+  return out.length ? out : [{ name: 'any route', routes: ['list', 'encounter', 'document', 'transcript', 'audio'] }];
+}
+
 /** The routes a reason is injected on, as the terminal names them. */
 export const routesText = (reason: string): string => {
   const routes = INJECTABLE_REASONS[reason] ?? [];

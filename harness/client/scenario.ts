@@ -24,7 +24,7 @@ export const PART_LABEL: Readonly<Record<ScopePart, string>> = {
  */
 export const REQUIREMENT_PARTS: Readonly<Record<string, readonly ScopePart[]>> = {
   'LIST-UNSUPPORTED-KEYS': ['list'],
-  'LIST-LIMIT-RANGE': ['paging'], 'LIST-OFFSET-RANGE': ['paging'], 'LIST-CANONICAL-INTEGERS': ['paging'],
+  'LIST-LIMIT-RANGE': ['paging'], 'LIST-OFFSET-RANGE': ['paging'], 'LIST-CANONICAL-INTEGERS': ['paging'], 'FIELD-LIST-OFFSET': ['paging'],
   'LIST-SORT-ORDER-ENUM': ['sort_order'],
   'LIST-DATETIME-TZ-AWARE': ['date_window'], 'LIST-START-BEFORE-END': ['date_window'],
   'ENC-NO-QUERY': ['encounter'], 'DOC-NO-QUERY': ['document'], 'TRANSCRIPT-NO-QUERY': ['transcript'],
