@@ -71,7 +71,16 @@ export function judgeClient(traffic: ClientTraffic, command: string, baseUrl: st
 
 interface Finished { code: number | null; signal: NodeJS.Signals | null; timedOut: boolean }
 
-function runCommand(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number, out: { stdout: string; stderr: string }): Promise<Finished> {
+/** The normal run's time limit unless --timeout is given; later runs get 3 times what it took, at least MIN_RUN_BUDGET_S. */
+const NORMAL_RUN_TIMEOUT_S = 300;
+const MIN_RUN_BUDGET_S = 30;
+/** The whole judgment's bound unless --max-duration is given. */
+const DEFAULT_MAX_DURATION_S = 900;
+/** The client's output, redacted, beside the reports. */
+export const CLIENT_LOG = 'client-output.log';
+
+/** The client's output, redacted, a whole line at a time, into the log file (never the terminal: the verdict is the last line there). */
+function runCommand(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number, out: { stdout: string; stderr: string }, log: (text: string) => void): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(argv[0], argv.slice(1), { env, stdio: ['inherit', 'pipe', 'pipe'] });
     let timedOut = false;
@@ -82,8 +91,9 @@ function runCommand(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number, o
     }, timeoutMs);
     // The output is kept as the client wrote it (judged for keys and audio URLs) and shown redacted, a whole
     // line at a time: a key or a patient value cut between two chunks would pass the redaction in halves.
-    const echo = (stream: NodeJS.WriteStream, which: 'stdout' | 'stderr') => {
+    const echo = (which: 'stdout' | 'stderr') => {
       let pending = '';
+      const write = (s: string) => log(which === 'stderr' ? s.replace(/^(?=.)/gm, '[stderr] ') : s);
       return {
         data: (d: Buffer) => {
           const text = d.toString('utf8');
@@ -91,18 +101,18 @@ function runCommand(argv: string[], env: NodeJS.ProcessEnv, timeoutMs: number, o
           pending += text;
           const cut = pending.lastIndexOf('\n') + 1;
           if (cut > 0) {
-            stream.write(redact(pending.slice(0, cut)));
+            write(redact(pending.slice(0, cut)));
             pending = pending.slice(cut);
           }
         },
         flush: () => {
-          if (pending) stream.write(redact(pending));
+          if (pending) write(`${redact(pending)}\n`);
           pending = '';
         },
       };
     };
-    const echoOut = echo(process.stdout, 'stdout');
-    const echoErr = echo(process.stderr, 'stderr');
+    const echoOut = echo('stdout');
+    const echoErr = echo('stderr');
     child.stdout.on('data', echoOut.data);
     child.stderr.on('data', echoErr.data);
     child.on('error', (e: NodeJS.ErrnoException) => {
@@ -140,7 +150,7 @@ export async function client(argv: string[]): Promise<number> {
   const own = dash === -1 ? argv : argv.slice(0, dash);
   const command = dash === -1 ? [] : argv.slice(dash + 1);
   const { values: o } = parse('client', own, {
-    scenario: { type: 'string' }, reasons: { type: 'string' }, watch: { type: 'boolean' }, duration: { type: 'string' }, timeout: { type: 'string' },
+    scenario: { type: 'string' }, reasons: { type: 'string' }, watch: { type: 'boolean' }, duration: { type: 'string' }, timeout: { type: 'string' }, 'max-duration': { type: 'string' },
     out: { type: 'string' }, db: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' }, evidence: { type: 'string' },
   });
   if (o.help) {
@@ -152,7 +162,8 @@ export async function client(argv: string[]): Promise<number> {
   if (!o.watch && command.length === 0) throw new SetupError('missing the client command: conformance client -- <command> [args…] (or --watch)');
   if (o.duration !== undefined && !o.watch) throw new SetupError('--duration applies to --watch only');
   const durationS = seconds(o.duration, 'duration', 86_400);
-  const timeoutS = seconds(o.timeout, 'timeout', 86_400) ?? 600;
+  const timeoutGiven = seconds(o.timeout, 'timeout', 86_400);
+  const maxDurationS = seconds(o['max-duration'], 'max-duration', 86_400) ?? DEFAULT_MAX_DURATION_S;
   const scenario = o.scenario !== undefined ? loadScenario(path.resolve(o.scenario)) : null;
   if (o.reasons !== undefined && !scenario) throw new SetupError('--reasons narrows the reasons of a scenario: give --scenario FILE');
   let only: string[] | null = null;
@@ -190,6 +201,11 @@ export async function client(argv: string[]): Promise<number> {
     }
     const fullKey = [...profile.keys].find(([, role]) => role === 'full')?.[0];
     const out = { stdout: '', stderr: '' };
+    // The client's own output, redacted, in a file beside the reports; the runs that were cut, and why.
+    const logFile = path.join(outDir, CLIENT_LOG);
+    fs.writeFileSync(logFile, '');
+    const logLine = (text: string) => fs.appendFileSync(logFile, text);
+    const cut: string[] = [];
     const startedAt = new Date().toISOString();
     const actions = scenario?.reasons ?? {};
     /** Declared reasons no run injected, with why. */
@@ -209,25 +225,41 @@ export async function client(argv: string[]): Promise<number> {
       for (const r of proxy.endRun().pending) missed[r] = `the client made no eligible request for it (${routesText(r)}, after a normal answer there)`;
     } else {
       const env = { ...process.env, [settingName('baseUrl')]: baseUrl, [settingName('profile')]: profile.file, ...(fullKey ? { [settingName('apiKey')]: fullKey } : {}) };
+      const deadline = began + maxDurationS * 1000;
+      let budgetS = timeoutGiven ?? NORMAL_RUN_TIMEOUT_S;
+      /** Why no further run is made, once the whole judgment's bound leaves no room for one. */
+      const beyondBound = (): string | undefined => (Date.now() + 5_000 >= deadline ? `not made: the judgment's bound of ${maxDurationS} s (--max-duration) was reached` : undefined);
       /** One run of the command with these reasons injected (on `routes` only, when given); what it injected and what is still waiting. */
       const run = async (reasons: string[], why: string, routes?: readonly Route[]): Promise<{ injected: string[]; pending: string[] }> => {
         runs++;
         proxy!.beginRun(runs, reasons, actions, routes);
         const before = proxy!.exchanges.length;
         const t0 = Date.now();
+        // Each run within its budget and within what is left of the judgment's bound.
+        const allowedS = Math.max(1, Math.min(budgetS, Math.floor((deadline - t0) / 1000)));
         process.stderr.write(redact(`conformance: run ${runs}: ${command.join(' ')} against ${baseUrl} (${why})\n`));
-        const f = await runCommand(command, env, timeoutS * 1000, out);
+        logLine(`--- run ${runs} (${why}), at most ${allowedS} s ---\n`);
+        const f = await runCommand(command, env, allowedS * 1000, out, logLine);
         finished ??= f;
         const r = proxy!.endRun();
         const requests = proxy!.exchanges.slice(before).filter((e) => e.kind === 'api').length;
-        process.stderr.write(`conformance: run ${runs} ${f.timedOut ? `stopped after ${timeoutS} s` : f.signal ? `ended on ${f.signal}` : `exited with code ${f.code}`} after ${plural(requests, 'API request')} in ${((Date.now() - t0) / 1000).toFixed(1)} s${reasons.length ? `; injected ${r.injected.length ? r.injected.join(', ') : 'nothing'}` : ''}\n`);
+        if (f.timedOut) cut.push(`run ${runs} (${why}) was stopped after ${allowedS} s, ${allowedS < budgetS ? `what was left of the judgment's bound (--max-duration ${maxDurationS})` : timeoutGiven !== undefined ? 'its --timeout' : runs === 1 ? `the normal run's default budget (--timeout sets it)` : `its budget: 3 times what the normal run took (--timeout sets it)`}; it is judged as it stands`);
+        process.stderr.write(`conformance: run ${runs} ${f.timedOut ? `stopped after ${allowedS} s` : f.signal ? `ended on ${f.signal}` : `exited with code ${f.code}`} after ${plural(requests, 'API request')} in ${((Date.now() - t0) / 1000).toFixed(1)} s${reasons.length ? `; injected ${r.injected.length ? r.injected.join(', ') : 'nothing'}` : ''}\n`);
         return r;
       };
+      const first = Date.now();
       await run([], 'normal answers only');
+      // A command that ended without reaching the API in its normal run cannot be judged: a setup error naming why.
+      const firstRequests = proxy.exchanges.filter((e) => e.kind === 'api').length;
+      if (firstRequests === 0 && finished && (finished.code !== 0 || finished.signal)) {
+        const said = redact(out.stderr.trim().split('\n').slice(-3).join(' | ')).slice(0, 500);
+        throw new SetupError(`the client command ${finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`} without a request to the API in its normal run${said ? `; its last lines: ${said}` : ''} (its output: ${displayPath(logFile)})`);
+      }
+      if (timeoutGiven === undefined) budgetS = Math.max(MIN_RUN_BUDGET_S, Math.ceil((3 * (Date.now() - first)) / 1000));
       let pending = plan.nonStop;
       while (pending.length) {
-        if (runs >= MAX_RUNS) {
-          for (const r of pending) missed[r] = `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
+        if (runs >= MAX_RUNS || beyondBound()) {
+          for (const r of pending) missed[r] = beyondBound() ?? `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
           break;
         }
         kinds.nonStop++;
@@ -242,8 +274,8 @@ export async function client(argv: string[]): Promise<number> {
       const used = new Set(proxy.exchanges.filter((e) => e.phase === 1 && e.kind === 'api').map((e) => parseTarget(e.target).route?.name).filter((r): r is Route => r !== undefined));
       for (const stop of plan.stops) {
         for (const target of stopTargets(used).filter((s) => s.routes.some((x) => INJECTABLE_REASONS[stop]?.includes(x)))) {
-          if (runs >= MAX_RUNS) {
-            missed[stop] = `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
+          if (runs >= MAX_RUNS || beyondBound()) {
+            missed[stop] = beyondBound() ?? `the limit of ${MAX_RUNS} runs was reached (--reasons narrows the run)`;
             break;
           }
           kinds.stop++;
@@ -263,6 +295,7 @@ export async function client(argv: string[]): Promise<number> {
     ctx.outOfScope = judged.outOfScope;
     ctx.scopeNote = judged.scopeNote;
     ctx.unlock = judged.unlock;
+    for (const c of cut) (ctx.warnings ??= []).push(c);
     if (scope.undeclaredUsed.length) (ctx.warnings ??= []).push(`the client used ${scope.undeclaredUsed.map((p) => PART_LABEL[p]).join(', ')}, which the scenario's \`uses\` leaves out: judged anyway`);
     writeOutcomes(outDir, judged.outcomes);
     const report = writeReports(outDir, judged.outcomes, ctx);
@@ -279,7 +312,7 @@ export async function client(argv: string[]): Promise<number> {
       const parts = ['1 with normal answers only', kinds.nonStop ? `${kinds.nonStop} injecting the non-stop reasons` : '', kinds.stop ? `${kinds.stop} with one stop reason each, on each route group used` : ''].filter(Boolean);
       process.stderr.write(`conformance: ${plural(runs, 'run')} of the client command in ${elapsed.toFixed(1)} s (${parts.join(', ')})\n`);
     }
-    if (finished) process.stderr.write(`conformance: the client command ${finished.timedOut ? `was stopped after ${timeoutS} s` : finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`} (run 1, normal answers)\n`);
+    if (finished) process.stderr.write(`conformance: the client command ${finished.timedOut ? 'was stopped at its time limit' : finished.signal ? `ended on ${finished.signal}` : `exited with code ${finished.code}`} (run 1, normal answers); its output (redacted): ${displayPath(logFile)}\n`);
     process.stderr.write(`${summaryLine(report.summary)}\n`);
     publishToCi(report);
     process.stdout.write(`${redact(verdictLine(report))}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);

@@ -133,7 +133,10 @@ Options:
   --reasons A,B,…     inject only these declared reasons (the others are reported not judged)
   --watch             record a client driven by hand: prints the base URL and profile, judges on Ctrl-C
   --duration SECONDS  with --watch: judge after this many seconds
-  --timeout SECONDS   stop each run of <command> after this long (default 600); it is judged as it stands
+  --timeout SECONDS   stop each run of <command> after this long; it is judged as it stands (default: 300 s for
+                      the normal run, then the larger of 30 s and 3 times what the normal run took)
+  --max-duration S    the whole judgment's bound (default 900): runs it would not reach are not made, and the
+                      reasons they would have judged are reported not judged, saying so
   --out DIR           report folder (default reports/out)
   --db KIND           database of the sandbox: embedded (default), container, url (DATABASE_URL)
   --evidence MODE     redacted (default) or full: whether the sandbox's patient data stays in the evidence,
@@ -142,8 +145,11 @@ Options:
   --strict            a warning fails the run
   -h, --help          this help
 
+The command's output (redacted) goes to <out>/client-output.log, not the terminal; the verdict is the last line.
+
 Exit codes: 0 conformant, 1 not conformant or incomplete, 2 usage or setup error (the command cannot
-start, the sandbox did not start, a bad scenario file). The command's own exit code is printed, not used.`,
+start, or ends without a request to the API in its normal run, naming the last lines it printed; the sandbox did
+not start; a bad scenario file). The command's own exit code is printed, not used.`,
   attest: `Usage: conformance attest DIR --key KEY.pem
 
 Signs the reports in DIR (conformance.json, junit.xml, conformance.html, outcomes.json, and mutation.json and

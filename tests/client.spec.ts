@@ -609,6 +609,8 @@ async function runClient(command: string[], scenario = QUICK, timeoutMs = 230_00
   return { r, report, out, secrets };
 }
 
+/** The client's own output, redacted, as `conformance client` keeps it beside the reports (never on the terminal). */
+const clientLog = (run: ClientRun) => fs.readFileSync(path.join(run.out, 'client-output.log'), 'utf8');
 const failing = (report: Report) => report.checks.filter((c) => c.outcome === 'fail').map((c) => c.id);
 const summary = (run: ClientRun) => `exit ${run.r.code}\n${run.report.checks.map((c) => `${c.outcome} ${c.id}: ${c.detail ?? ''}`).join('\n')}\n${run.r.stderr.slice(-2000)}`;
 
@@ -630,7 +632,7 @@ function secretForms(secrets: ClientRun['secrets']): string[] {
 /** No secret the client was given reaches the CLI's output or any report file. */
 function expectNoSecretShown(run: ClientRun): void {
   const forms = secretForms(run.secrets);
-  const places: [string, string][] = [['stdout', run.r.stdout], ['stderr', run.r.stderr], ...REPORTS.map((f): [string, string] => [f, fs.readFileSync(path.join(run.out, f), 'utf8')])];
+  const places: [string, string][] = [['stdout', run.r.stdout], ['stderr', run.r.stderr], ['client-output.log', clientLog(run)], ...REPORTS.map((f): [string, string] => [f, fs.readFileSync(path.join(run.out, f), 'utf8')])];
   for (const [where, text] of places) for (const f of forms) expect(text.includes(f), `${where} shows a secret of the run (${f.slice(0, 6)}…)`).toBe(false);
 }
 
@@ -717,9 +719,9 @@ test.describe('conformance client, end to end', () => {
       expect(run.secrets.filter((s) => s.kind === 'key').length).toBeGreaterThan(0);
       if (mode.startsWith('audio-')) expect(run.secrets.filter((s) => s.kind === 'audio_url').length).toBeGreaterThan(0);
       expectNoSecretShown(run);
-      if (mode === 'audio-printed') expect(run.r.stdout).toMatch(new RegExp(`audio of .*: ${REDACTED.replace(/[[\]]/g, '\\$&')}`));
+      if (mode === 'audio-printed') expect(clientLog(run)).toMatch(new RegExp(`audio of .*: ${REDACTED.replace(/[[\]]/g, '\\$&')}`));
       // The sandbox answers the wrong path 404 (no route, or no such encounter), never as a refusal of the key.
-      if (mode === 'ids-not-encoded') expect(run.r.stdout).toMatch(/ids-not-encoded: the wrong request got 404 /);
+      if (mode === 'ids-not-encoded') expect(clientLog(run)).toMatch(/ids-not-encoded: the wrong request got 404 /);
       if (mode === 'ids-not-encoded') expect(run.report.checks.find((c) => c.id === check)?.detail).toMatch(/handed-out id .* with its reserved characters \('\/', '\?', '#', '%'\) not percent-encoded/);
     });
   }
@@ -732,7 +734,7 @@ test.describe('conformance client, end to end', () => {
       expect(run.report.checks.filter((c) => c.outcome === 'warning').map((c) => c.id)).toEqual([check]);
       expect(run.r.stdout).toContain(`WARNING ${check}: `);
       // The client printed its key; the CLI echoes the client's output with the key replaced.
-      expect(run.r.stdout).toContain(`broken-client: using key ${REDACTED}`);
+      expect(clientLog(run)).toContain(`broken-client: using key ${REDACTED}`);
       expectNoSecretShown(run);
       const strict = await runClient([process.execPath, BROKEN, mode], QUICK, 230_000, ['--strict']);
       expect(strict.r.code, summary(strict)).toBe(1);
@@ -751,6 +753,36 @@ test.describe('conformance client, end to end', () => {
       expectNoSecretShown(run);
     });
   }
+
+  test('a command that crashes before any request (a module error on every run) is a setup error: exit 2 naming its last lines, its output in a file, no verdict', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-'));
+    const out = path.join(dir, 'out');
+    const crash = 'console.log("starting sync"); console.error("SyntaxError: Cannot use import statement outside a module"); process.exit(1)';
+    const r = await runCli(['client', '--out', out, '--', process.execPath, '-e', crash], { timeoutMs: 110_000, sampleMs: 0 });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toMatch(/^conformance: the client command exited with code 1 without a request to the API in its normal run; its last lines: SyntaxError: Cannot use import statement outside a module \(its output: .*client-output\.log\)$/);
+    expect(r.stderr).toMatch(/conformance: run 1: /);
+    expect(r.stderr).not.toMatch(/run 2: /);
+    expect(r.stdout).not.toContain('starting sync');
+    expect(fs.readFileSync(path.join(out, 'client-output.log'), 'utf8')).toContain('starting sync');
+    expect(fs.existsSync(path.join(out, 'conformance.json'))).toBe(false);
+  });
+
+  test('a bounded judgment: a client that hangs is stopped at its budget and the whole judgment at --max-duration, the runs cut named, the reasons not reached not judged', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-'));
+    const out = path.join(dir, 'out');
+    // One list request, then a pause no budget allows (a client retrying 4xx with long back-offs looks the same).
+    const slow = 'fetch(process.env.CONFORMANCE_BASE_URL + "/external/v1/encounters?limit=1", { headers: { authorization: "Bearer " + process.env.CONFORMANCE_API_KEY } }).then(() => new Promise((r) => setTimeout(r, 600000)))';
+    const started = Date.now();
+    const r = await runCli(['client', '--scenario', path.join(ROOT, 'tests/clients/careful-client.scenario.json'), '--timeout', '3', '--max-duration', '12', '--out', out, '--', process.execPath, '-e', slow], { timeoutMs: 150_000, sampleMs: 0 });
+    expect(Date.now() - started).toBeLessThan(100_000);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/conformance: run 1 stopped after 3 s after 1 API request/);
+    const report = JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { verdict: string; warnings: string[]; checks: { id: string; detail?: string }[] };
+    expect(report.verdict).toBe('incomplete');
+    expect(report.warnings.some((w) => /^run 1 \(normal answers only\) was stopped after 3 s, its --timeout; it is judged as it stands$/.test(w))).toBe(true);
+    expect(report.checks.find((c) => c.id === 'client-follows-declared-reason-handling')?.detail).toMatch(/not made: the judgment's bound of 12 s \(--max-duration\) was reached/);
+  });
 
   test('a command that cannot start is a setup error: exit 2, one line, no report', async () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-client-spec-')), 'out');

@@ -18,6 +18,7 @@ export type BrokenKind =
   | 'verifies-reserialised-body'
   | 'verifies-python-json-dumps'
   | 'answers-503-after-follow-up'
+  | 'answers-503-to-completed-duplicates'
   | 'dedupes-by-delivery-id'
   | 'answers-500-to-invalid-signature'
   | 'hangs-on-invalid-signature'
@@ -68,6 +69,12 @@ export const BROKEN_RECEIVERS: Record<BrokenKind, { description: string; mustFai
       'webhook-receiver-accepts-valid-delivery', 'webhook-receiver-accepts-valid-delivery-laid-out-json',
       'webhook-receiver-accepts-timestamp-299-s-old', 'webhook-receiver-accepts-timestamp-299-s-ahead',
     ],
+  },
+  // §6.4 decides the answer to a duplicate of a completed event (success): a retryable 503 there is a failure, not the
+  // warning a retryable answer to a first delivery is.
+  'answers-503-to-completed-duplicates': {
+    description: 'processes each event once and acknowledges it, then answers 503 to every duplicate of a completed event',
+    mustFail: ['webhook-receiver-accepts-exact-replay', 'webhook-receiver-accepts-retry-with-new-delivery-id'],
   },
   'dedupes-by-delivery-id': {
     description: 'deduplicates business work by Service-Delivery-Id instead of the event id',
@@ -248,6 +255,8 @@ export async function startBrokenReceiver(kind: BrokenKind, secret: string, api:
       // Never completes an event: each delivery does the follow-ups again and fails after them.
       await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);
       return void res.writeHead(503, { 'retry-after': '30' }).end();
+    } else if (kind === 'answers-503-to-completed-duplicates' && processed.has(key)) {
+      return void res.writeHead(503).end();
     } else if (!processed.has(key)) {
       processed.add(key);
       await followUp(verdict.event.resources.encounter_id, verdict.event.resources.document_id);

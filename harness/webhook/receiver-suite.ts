@@ -243,6 +243,17 @@ function judgeRejection(kind: Expectation, scope: CheckScope, answer: Answer, fo
 // signed over the usual re-serialisations of its JSON: a receiver that accepts one of those computes the HMAC
 // over a re-serialised body, not the raw bytes (§6.3 steps 1, 4), and the detail says so.
 
+/**
+ * §6.4 decides the answer to a duplicate event id whose earlier processing completed: success. The first delivery was
+ * acknowledged 2xx and its follow-up fetches were seen, so its processing completed; without the probe, or without
+ * fetches, it may still be in progress ("continue idempotent handling"), and the general rule applies.
+ */
+function completedDuplicate(firstFollowUps: number | undefined): string | undefined {
+  return firstFollowUps !== undefined && firstFollowUps > 0
+    ? '§6.4 decides it: "A duplicate event id: return success if earlier processing completed", and the first delivery was acknowledged 2xx after its follow-up fetches'
+    : undefined;
+}
+
 /** Marks the sentence of a detail that names the receiver's body handling (the CLI prints it as a hint). */
 export const BODY_HANDLING = 'Body handling:';
 /** Marks the sentence of a detail that shows what the harness signed. */
@@ -335,9 +346,11 @@ async function diagnoseBodyHandling(ctx: ReceiverContext, wire: Wire): Promise<s
  * point of the check (a retryable answer with the stand-in answering is a warning); a prerequisite step of a
  * scenario ends the check as not_verified instead, since what it sets up did not happen.
  */
-async function judgeAccepted(ctx: ReceiverContext, scope: CheckScope, wire: Wire, answer: Answer, what: string, standIn: boolean | undefined, step: 'final' | 'prerequisite'): Promise<boolean> {
+async function judgeAccepted(ctx: ReceiverContext, scope: CheckScope, wire: Wire, answer: Answer, what: string, standIn: boolean | undefined, step: 'final' | 'prerequisite', decided?: string): Promise<boolean> {
   if (is2xx(answer)) return true;
   const said = describeAnswer(answer);
+  // Where a sentence of §6.4 decides the answer for the case, any other answer fails, retryable or not.
+  if (decided !== undefined) throw new CheckFailure('Duplicate of a completed event not answered with success', `${what}: the receiver ${said}; ${decided}. ${SIGNING_INPUT} ${signingInputOf(wire)}`);
   if (isRetryableAnswer(answer)) {
     const retryable = `${what}: the receiver ${said}, a retryable failure under §6.4 (the service will re-send the delivery), not a failure of §6.3`;
     if (standIn === undefined) throw new NotVerified(`${retryable}; nothing shows why: ${FOLLOW_UP_HINT}`);
@@ -622,7 +635,7 @@ const SCENARIOS: ReceiverCase[] = [
     async run(ctx, scope) {
       const { first, followUps: firstFollowUps } = await deliverFirst(ctx, scope);
       const { answer, followUps } = await ctx.sendObserved(scope, first);
-      await judgeAccepted(ctx, scope, first, answer, 'exact replay of a completed delivery', standInOf(firstFollowUps), 'final');
+      await judgeAccepted(ctx, scope, first, answer, 'exact replay of a completed delivery', standInOf(firstFollowUps), 'final', completedDuplicate(firstFollowUps));
       if (followUps !== undefined && followUps > 0) {
         throw new CheckFailure('Duplicate event processed again', `the replay caused ${followUps} more follow-up fetch(es); business work is deduplicated by event id`);
       }
@@ -635,7 +648,7 @@ const SCENARIOS: ReceiverCase[] = [
       const { event, now, followUps: firstFollowUps } = await deliverFirst(ctx, scope);
       const retry = buildDelivery(event, ctx.opts.secret, now, { deliveryId: `dlv_retry_${ctx.runId}_${crypto.randomBytes(4).toString('hex')}`, timestamp: String(now - 7) });
       const { answer, followUps } = await ctx.sendObserved(scope, retry);
-      await judgeAccepted(ctx, scope, retry, answer, 'retry of the event with a new delivery id', standInOf(firstFollowUps), 'final');
+      await judgeAccepted(ctx, scope, retry, answer, 'retry of the event with a new delivery id', standInOf(firstFollowUps), 'final', completedDuplicate(firstFollowUps));
       if (followUps !== undefined && followUps > 0) {
         throw new CheckFailure('Duplicate event processed again', `the retry with a new delivery id caused ${followUps} more follow-up fetch(es); deduplication must key on the event id, never the delivery id`);
       }
