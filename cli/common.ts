@@ -109,6 +109,8 @@ Options:
   --reference KIND    process (default) or container (the reference and PostgreSQL as containers)
   --port N            port to listen on (default: any free port)
   --profile-out FILE  where to write the sandbox's target profile (default: a temporary file, printed)
+  --ids KIND          opaque (default: the ids \`conformance client\` hands out, holding '/', '?', '#', '%',
+                      spaces and non-ASCII, which a client must percent-encode) or plain (the seed's own)
   -h, --help          this help`,
   client: `Usage: conformance client [options] -- <command> [args…]
        conformance client --watch [--duration SECONDS] [options]

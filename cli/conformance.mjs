@@ -13,7 +13,7 @@ const major = Number(process.versions.node.split('.')[0]);
 if (major < 22) {
   console.error(clone
     ? `conformance: Node ${process.versions.node} is too old; run it through npx or npm run (they use the project's Node 24)`
-    : `conformance: Node ${process.versions.node} is too old; the harness needs Node 22 or later (package.json "engines")`);
+    : `conformance: Node ${process.versions.node} is too old; the harness needs Node 22 or later (package.json "engines"). Install Node 22 or 24 (nvm install 24, or your system's package), or run it once with a Node from npm: npx -p node@24 -p clinical-encounter-conformance conformance <command>`);
   process.exit(2);
 }
 compileCache();

@@ -7,6 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { settingName } from '../harness/config.ts';
+import { registerSecret } from '../harness/redact.ts';
 import { ROOT } from './common.ts';
 import { SetupError } from './errors.ts';
 
@@ -28,8 +30,19 @@ function packagedDir(): string | undefined {
   return fs.existsSync(path.join(dir, 'reference-client', 'main.ts')) ? dir : undefined;
 }
 
+/**
+ * Beside each copy, a package.json saying its .ts files are ES modules: in a project made with `npm init -y` (npm
+ * writes "type": "commonjs") Node would otherwise load them as CommonJS, and `import` fails on every run.
+ */
+const MODULE_PACKAGE = Buffer.from(`${JSON.stringify({ $comment: 'written by conformance examples: these .ts files are ES modules, whatever the enclosing project says', private: true, type: 'module' }, null, 2)}\n`);
+const GENERATED = ['reference-client/package.json', 'reference-receiver/package.json'];
+
 /** The example files, prepared for a copy: from a clone's sources, or as the package carries them. */
 export function exampleFiles(root: string = ROOT): { rel: string; content: Buffer; source: string }[] {
+  return [...sourceFiles(root), ...GENERATED.map((rel) => ({ rel, content: MODULE_PACKAGE, source: '(generated)' }))];
+}
+
+function sourceFiles(root: string): { rel: string; content: Buffer; source: string }[] {
   const packaged = root === ROOT ? packagedDir() : undefined;
   return SOURCES.map(({ rel, from }) => {
     if (packaged) return { rel, content: fs.readFileSync(path.join(packaged, rel)), source: path.join(packaged, rel) };
@@ -45,6 +58,7 @@ export function exampleFiles(root: string = ROOT): { rel: string; content: Buffe
 }
 
 export const EXAMPLES_HELP = `Usage: conformance examples [--out DIR] [--force]
+       conformance examples receiver [--port 9000] [--api-base-url http://127.0.0.1:9400]
 
 Copies the example API client and the example webhook receiver into DIR (default: the current folder):
   reference-client/    client.ts, main.ts (the client), scenario.json (its reason-code handling)
@@ -52,9 +66,50 @@ Copies the example API client and the example webhook receiver into DIR (default
                        openapi.json (the contract its payload check reads)
 Then, from DIR:
   npx conformance client --scenario reference-client/scenario.json -- node reference-client/main.ts
-A different file already there is left alone and named (exit 2) unless --force.`;
+A different file already there is left alone and named (exit 2) unless --force.
 
-export function examplesCommand(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): number {
+\`examples receiver\` starts the example receiver (no PostgreSQL of your own: its dedupe table lives in a
+throw-away embedded PostgreSQL) at http://127.0.0.1:PORT/webhook, until Ctrl-C. Its signing secret is
+CONFORMANCE_WEBHOOK_SECRET; its follow-up fetches go to --api-base-url (default http://127.0.0.1:9400: the
+--follow-up-port of \`conformance webhook receiver\`), with CONFORMANCE_API_KEY as their key when set.`;
+
+/** `conformance examples receiver`: the example receiver on a throw-away embedded PostgreSQL, until a signal. */
+async function serveReceiver(argv: string[], out: (line: string) => void): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { port: { type: 'string' }, 'api-base-url': { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+  if (values.help) {
+    out(EXAMPLES_HELP);
+    return 0;
+  }
+  const port = Number(values.port ?? 9000);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new SetupError(`--port must be a port number (got ${values.port})`);
+  const secret = process.env[settingName('webhookSecret')];
+  if (!secret) throw new SetupError(`examples receiver needs its signing secret in ${settingName('webhookSecret')} (the same value \`conformance webhook receiver\` signs with)`);
+  registerSecret(secret);
+  const apiBaseUrl = (values['api-base-url'] ?? 'http://127.0.0.1:9400').replace(/\/+$/, '');
+  const { startEmbeddedDatabase } = await import('./receiver-sandbox.ts');
+  const { startReferenceReceiver } = await import('../reference-receiver/receiver.ts');
+  const db = await startEmbeddedDatabase();
+  const apiKey = process.env[settingName('apiKey')] ?? 'cek_live_example_receiver_key';
+  registerSecret(apiKey);
+  let receiver;
+  try {
+    receiver = await startReferenceReceiver({ secret, pool: db.pool, apiBaseUrl, apiKey, port, host: values.host ?? '127.0.0.1' });
+  } catch (e) {
+    await db.stop();
+    throw new SetupError(`the example receiver did not start: ${(e as Error).message}`);
+  }
+  out(`conformance examples receiver: listening at ${receiver.url}; follow-up fetches to ${apiBaseUrl}; Ctrl-C stops it`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await receiver.close();
+  await db.stop();
+  return 0;
+}
+
+export async function examplesCommand(argv: string[], out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<number> {
+  if (argv[0] === 'receiver') return serveReceiver(argv.slice(1), out);
   const { values } = parseArgs({ args: argv, options: { out: { type: 'string' }, force: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
   if (values.help) {
     out(EXAMPLES_HELP);

@@ -3,7 +3,7 @@
 // source, then every command from there through npx, on this test's Node (Node 24, put first on PATH: the
 // machine's own node is too old). Slow (a real install), so one serial describe; skipped with the reason only when
 // the npm registry cannot be reached.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import os from 'node:os';
@@ -246,19 +246,43 @@ test.describe('the npm package, installed into an empty project', () => {
     const commands = block![1].split('\n').map((l) => l.replace(/\s+#\s.*$/, '').trim()).filter(Boolean);
     expect(commands.length).toBeGreaterThanOrEqual(4);
     expect(commands.some((c) => c.includes('webhook receiver') && c.includes('--follow-up-port'))).toBe(true);
-    // The partner's own: the receiver's address (the example receiver, started here) and the follow-up port it
-    // fetches from. Everything else runs as written, in a fresh folder of the consumer project.
-    const README_RECEIVER = 'http://127.0.0.1:9000/webhook';
+    // The ports are the test's own (free ones for 9000 and 9400); everything else runs as written, the example
+    // receiver included, in a fresh folder of the consumer project.
     const secret = /CONFORMANCE_WEBHOOK_SECRET=(\S+)/.exec(block![1])?.[1];
     expect(secret, 'the README names the secret by value').toBeTruthy();
+    // A partner's own folder, made the way npm makes one (`npm init -y` writes "type": "commonjs").
     const partner = path.join(consumer, 'partner');
     fs.mkdirSync(partner);
+    const init = await sh('npm', ['init', '-y'], { cwd: partner, timeoutMs: 60_000, env: env() });
+    expect(init.code, init.stderr).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(partner, 'package.json'), 'utf8')).type).toBe('commonjs');
     const followUpPort = await freePort();
-    const sandbox = await startReceiverSandbox(secret!);
+    const receiverPort = await freePort();
+    const background: ChildProcess[] = [];
     try {
-      const receiver = await sandbox.startReceiver({ apiBaseUrl: `http://127.0.0.1:${followUpPort}` });
       for (const written of commands) {
-        const command = written.replaceAll(README_RECEIVER, receiver.url).replace(/--follow-up-port 9400\b/, `--follow-up-port ${followUpPort}`);
+        const command = written.replaceAll('127.0.0.1:9000', `127.0.0.1:${receiverPort}`).replace(/--port 9000\b/, `--port ${receiverPort}`)
+          .replaceAll('127.0.0.1:9400', `127.0.0.1:${followUpPort}`).replace(/--follow-up-port 9400\b/, `--follow-up-port ${followUpPort}`);
+        if (command.endsWith('&')) {
+          // The example receiver, started as written and left running while the next commands judge it.
+          const child = spawn('sh', ['-c', `exec ${command.slice(0, -1).trim()}`], { cwd: partner, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+          background.push(child);
+          let said = '';
+          await new Promise<void>((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error(`${written}: not listening after 120 s\n${said}`)), 120_000);
+            const look = (d: Buffer) => {
+              said += d.toString();
+              if (/listening at http/.test(said)) {
+                clearTimeout(timer);
+                resolve();
+              }
+            };
+            child.stdout!.on('data', look);
+            child.stderr!.on('data', look);
+            child.on('exit', (code) => reject(new Error(`${written}: exited ${code}\n${said}`)));
+          });
+          continue;
+        }
         const r = await sh('sh', ['-c', command], { cwd: partner, timeoutMs: 300_000, env: env() });
         const said = `${written}\n${r.stdout.slice(-3000)}\n${r.stderr.slice(-3000)}`;
         expect(r.code, said).toBe(0);
@@ -272,7 +296,7 @@ test.describe('the npm package, installed into an empty project', () => {
         expect(fs.existsSync(path.join(partner, f)), f).toBe(true);
       }
     } finally {
-      await sandbox.close();
+      for (const c of background) c.kill('SIGTERM');
     }
   });
 

@@ -448,7 +448,9 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
           const pause = same[0].at - (e.at + e.durationMs);
           if (pause < MIN_RETRY_PAUSE_MS) warnings.push(`declared \`retry-later\` for ${reason}; the client retried after ${Math.max(0, pause)} ms (good practice: a pause before retrying a temporary unavailability)`);
         } else if (action === 'skip-resource') {
-          if (same.length) return fail(`declared \`skip-resource\` for ${reason}, but the client sent the same request again`, [e, ...same]);
+          // The same request again is poor practice but branches all the same (§5.7 calls no reason terminal; a
+          // resource's state can change): a should. Not going on at all is what skip-resource rules out.
+          if (same.length) warnings.push(`declared \`skip-resource\` for ${reason}; the client sent the same request again ${same.length} time${same.length === 1 ? '' : 's'} (good practice: go on without it)`);
           // Skip means go on: when the client reached more resources in its normal run than it had in this run, it
           // must reach another one after the skip.
           const reachedBefore = new Set(all.filter((x) => x.phase === e.phase && x.seq <= e.seq).map((x) => x.target));
