@@ -105,15 +105,26 @@ export async function verify(argv: string[]): Promise<number> {
   process.stdout.write(`conformance: signature verified (Ed25519 key ${keyId(key).slice(0, 16)}…); ${statement.subject.length} files intact: ${statement.subject.map((s) => s.name).join(', ')}\n`);
   process.stdout.write(`conformance: it vouches for: ${v.label} — ${v.subject}: ${v.reason}\n`);
   process.stdout.write(`conformance: run of ${a.startedAt ?? 'an unknown time'} against ${a.target ? `${a.target.name} (${a.target.baseUrl})` : 'an unknown target'}; specification SHA-256 ${spec?.digest?.sha256 ?? 'unknown'}; ${String((harness?.annotations as { version?: string } | undefined)?.version ? `harness ${(harness!.annotations as { version: string }).version}` : 'harness unknown')}\n`);
+  // What the attested report itself says of the run: whether it finished, whether anything failed, what it judged.
+  let report: { run?: { sandbox?: boolean }; summary?: { fail?: number }; problems?: string[] } = {};
+  try {
+    report = JSON.parse(fs.readFileSync(path.join(dir, REPORT_FILES.json), 'utf8'));
+  } catch { /* intact but unreadable: judged by its verdict alone */ }
+  const sandbox = report.run?.sandbox === true;
   if (v.verdict === 'conformant') {
-    process.stdout.write(`conformance: CERTIFIED CONFORMANT: a genuine, unedited report of a complete run\n`);
+    process.stdout.write(sandbox
+      ? `conformance: CERTIFIED CONFORMANT: a genuine, unedited report of a complete run of the bundled sandbox, not a service (the harness's own reference implementation; it vouches for no deployment)\n`
+      : `conformance: CERTIFIED CONFORMANT: a genuine, unedited report of a complete run\n`);
     return 0;
   }
+  const unfinished = (report.problems ?? []).find((p) => /the run ended (interrupted|timedout)/.test(p));
   const why: Record<string, string> = {
     partial: 'a PARTIAL run (narrowed by a filter or one shard) makes no conformance claim',
     incomplete: 'an INCOMPLETE run verified only part of what is in scope',
-    not_conformant: 'the run found a non-conformance',
+    not_conformant: unfinished && (report.summary?.fail ?? 0) === 0
+      ? `the run did not finish (${unfinished.replace(/^the run ended /, '').replace(/; .*$/, '')}): it found no non-conformance, and claims none`
+      : 'the run found a non-conformance',
   };
-  process.stdout.write(`conformance: NOT CERTIFIED: ${why[v.verdict] ?? `the attested verdict is ${v.label}`}; the attestation is genuine, but it certifies no conformance\n`);
+  process.stdout.write(`conformance: NOT CERTIFIED: ${why[v.verdict] ?? `the attested verdict is ${v.label}`}${sandbox ? ' (of the bundled sandbox, not a service)' : ''}; the attestation is genuine, but it certifies no conformance\n`);
   return 1;
 }

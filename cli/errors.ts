@@ -30,5 +30,15 @@ export function errorExit(e: unknown): { code: string; line: string; exit: numbe
   // node:util parseArgs errors are usage errors too.
   const row = CLI_ERRORS.find((r) => err instanceof r.is) ?? ((err as NodeJS.ErrnoException).code?.startsWith?.('ERR_PARSE_ARGS') ? CLI_ERRORS[0] : undefined);
   const text = row ? row.line(err) : `internal error: ${err.message}`;
-  return { code: row?.code ?? 'internal', line: `conformance: ${redact(text).replace(/\s+/g, ' ').trim().slice(0, 600)}`, exit: row?.exit ?? 2 };
+  return { code: row?.code ?? 'internal', line: `conformance: ${fold(redact(text).replace(/\s+/g, ' ').trim(), MAX_LINE)}`, exit: row?.exit ?? 2 };
+}
+
+/** The longest error line; a longer one ends at a word, saying how much was left out. */
+const MAX_LINE = 1200;
+
+function fold(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.lastIndexOf(' ', max - 40);
+  const kept = text.slice(0, cut > max / 2 ? cut : max - 40);
+  return `${kept} … (${text.length - kept.length} more characters)`;
 }

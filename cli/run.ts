@@ -14,7 +14,7 @@ import { startReference } from './reference-process.ts';
 import { CALLBACK_HOST, startContainerReference } from './reference-container.ts';
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor } from '../reports/model.ts';
-import { baselineExitCode, compareToBaseline, type BaselineComparison } from '../reports/diff.ts';
+import { baselineGate, compareToBaseline, type BaselineComparison } from '../reports/diff.ts';
 import { mdText } from '../reports/summary.ts';
 import { readComparableReport } from './diff.ts';
 import { attestDir, loadKey } from './attest.ts';
@@ -59,7 +59,7 @@ async function connectProbe(baseUrl: string): Promise<void> {
   const failed = await connectOnce(host, port, PROBE_TIMEOUT_MS);
   if (!failed) return;
   const kind = failed.kind === 'timeout' ? `timeout (${failed.message})` : failed.kind === 'connection_refused' || failed.kind === 'dns' ? failed.kind : (failed.code ?? 'other');
-  throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
+  throw new SetupError(unreachable(baseUrl, kind));
 }
 
 /** Whether a body is a JSON object (what every answer of the API is, §4), whatever its label says. */
@@ -121,7 +121,7 @@ async function probe(baseUrl: string, headers: Record<string, string> | undefine
     }
     if (e instanceof TransportError && e.kind !== 'connection_refused' && e.kind !== 'dns' && e.kind !== 'other') return undefined; // answered badly: the checks judge it
     const kind = e instanceof TransportError ? e.kind : oneLine((e as Error).message);
-    throw new SetupError(`target ${baseUrl} is unreachable: ${kind}`);
+    throw new SetupError(unreachable(baseUrl, kind));
   }
   const first = performance.now() - t0;
   const json = looksJson(res);
@@ -227,8 +227,27 @@ function rawProfile(file: string): Record<string, unknown> | undefined {
 function requireResolved(profile: Profile, file: string): void {
   const missing = unresolvedVariables(profile);
   if (missing.length === 0) return;
-  const list = missing.map((m) => `${m.variable} (${m.where})`).join(', ');
-  throw new SetupError(`profile ${displayPath(file)} names environment variable${missing.length === 1 ? '' : 's'} that ${missing.length === 1 ? 'is' : 'are'} unset or empty: ${list}`);
+  throw new SetupError(unsetVariablesMessage(missing, displayPath(file)));
+}
+
+/**
+ * The one line for a profile whose variables are unset: how many, of which roles, the first few by name, and the
+ * next step. Short enough never to be cut (cli/errors.ts folds a line to its length limit at a word).
+ */
+export function unsetVariablesMessage(missing: readonly { variable: string; where: string }[], file: string): string {
+  const shown = missing.slice(0, 4).map((m) => `${m.variable} (${m.where})`).join(', ');
+  const more = missing.length > 4 ? ` and ${missing.length - 4} more` : '';
+  const roles = new Set(missing.map((m) => m.where.split('.')[0]));
+  return `profile ${file} names ${missing.length} environment variable${missing.length === 1 ? '' : 's'} that ${missing.length === 1 ? 'is' : 'are'} unset or empty (${[...roles].join(', ')}): ${shown}${more}. Set ${missing.length === 1 ? 'it' : 'them'} (export NAME=value, or --env-file FILE of NAME=value lines), or delete the roles the target cannot offer (their checks end not verified); conformance profile check --profile ${file} lists every role`;
+}
+
+/** What to check when a target cannot be reached, by how the connection failed. */
+function unreachable(baseUrl: string, kind: string): string {
+  const next = kind === 'dns' ? 'is the host name right, and resolvable from here?'
+    : kind === 'connection_refused' ? 'is the service running, on this port, and listening on an address this machine reaches?'
+      : kind.startsWith('timeout') ? 'is a firewall or a VPN in the way, or the service overloaded?'
+        : 'is the base URL right (scheme, host, port)?';
+  return `target ${baseUrl} is unreachable: ${kind} (one TCP connection to ${(() => { try { const u = new URL(baseUrl); return `${u.hostname}:${u.port || (u.protocol === 'https:' ? 443 : 80)}`; } catch { return baseUrl; } })()} was tried): ${next} The profile's baseUrl, or --target, names it`;
 }
 
 async function requirementGrep(id: string): Promise<string> {
@@ -248,7 +267,6 @@ function baselineLines(cmp: BaselineComparison, file: string): string[] {
   const lines = [`baseline ${file}: ${n(cmp.newFailures.length, 'new failure')}, ${n(cmp.known.length, 'known failure')} (still failing), ${n(cmp.stale.length, 'baselined failure')} now passing`];
   for (const c of cmp.newFailures) lines.push(`NEW FAILURE ${c.id} [${c.requirements.join(', ')}]: not in the baseline`);
   for (const c of cmp.stale) lines.push(`STALE BASELINE ${c.id}: failed in the baseline, now ${c.outcome}; update the baseline (use this run's conformance.json)`);
-  lines.push(cmp.newFailures.length ? 'the gate fails on the new failures; the known ones are the baseline\'s' : 'no failure beyond the baseline: the gate passes on it (the report still gives the verdict of the run itself)');
   return lines;
 }
 
@@ -491,10 +509,13 @@ export async function run(argv: string[]): Promise<number> {
       return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] });
     }
     const cmp = compareToBaseline(baseline, report);
-    const lines = baselineLines(cmp, displayPath(baselinePath!));
-    for (const l of lines) process.stdout.write(`conformance: ${l}\n`);
+    // The decision comes last, with its exit code and why, whatever the combination (new failures, an
+    // INCOMPLETE run, an expired waiver, --strict): the line before the exit never contradicts it.
+    const decision = baselineGate(report, cmp, { allowIncomplete: o['allow-incomplete'] });
+    const lines = [...baselineLines(cmp, displayPath(baselinePath!)), `${decision.why}: exit ${decision.code}`];
     tellProblems(report, outDir, { allowIncomplete: o['allow-incomplete'], summaryExtra: ['### Baseline', '', ...lines.map((l) => `- ${mdText(l)}`)] });
-    return baselineExitCode(report, cmp, { allowIncomplete: o['allow-incomplete'] });
+    for (const l of lines) process.stdout.write(`conformance: ${l}\n`);
+    return decision.code;
   } finally {
     await cleanup();
   }

@@ -258,6 +258,8 @@ export function loadRunContext(opts: ContextOptions): RunContext {
     specTitle: specTitle(),
     command: opts.command !== undefined ? (opts.command ? redactCommand(opts.command) : null) : recordedCommand(),
     profileSha256: profileDigest,
+    // Only the run that started the reference itself is a sandbox run (cli/run.ts sets it).
+    sandbox: setting('sandbox') === '1',
     scoresAbsent: absent ?? null,
     outOfScope,
     strict: opts.strict ?? setting('strict') === '1',

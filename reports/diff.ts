@@ -176,10 +176,22 @@ export function compareToBaseline(baseline: Pick<ComparableReport, 'checks'>, re
  * expired waiver, a warning under --strict, or (unless --allow-incomplete) something in scope not verified.
  */
 export function baselineExitCode(report: ConformanceReport, cmp: BaselineComparison, opts: { allowIncomplete?: boolean } = {}): 0 | 1 {
-  if (cmp.newFailures.length > 0) return 1;
-  if (report.problems.length > 0 || report.waivers.expired.length > 0) return 1;
-  if (report.run.strict && report.summary.warning > 0) return 1;
-  if (report.verdict === 'partial' || isPartial(report.run.filter, report.run.shards)) return 0;
-  if (report.coverage.mustNotVerified.length > 0 || report.coverage.mustInScope === 0) return opts.allowIncomplete ? 0 : 1;
-  return 0;
+  return baselineGate(report, cmp, opts).code;
+}
+
+/** The gate's decision against a baseline and the one sentence that says why, for every combination. */
+export function baselineGate(report: ConformanceReport, cmp: BaselineComparison, opts: { allowIncomplete?: boolean } = {}): { code: 0 | 1; why: string } {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+  if (cmp.newFailures.length > 0) return { code: 1, why: `the gate fails: ${n(cmp.newFailures.length, 'failure')} beyond the baseline (the known ones are the baseline's)` };
+  if (report.problems.length > 0) return { code: 1, why: `the gate fails: no failure beyond the baseline, but the run had a problem: ${report.problems[0]}` };
+  if (report.waivers.expired.length > 0) return { code: 1, why: `the gate fails: no failure beyond the baseline, but ${n(report.waivers.expired.length, 'waiver')} expired (renew or remove ${report.waivers.expired.length === 1 ? 'it' : 'them'})` };
+  if (report.run.strict && report.summary.warning > 0) return { code: 1, why: `the gate fails: no failure beyond the baseline, but --strict and ${n(report.summary.warning, 'warning')}` };
+  if (report.verdict === 'partial' || isPartial(report.run.filter, report.run.shards)) return { code: 0, why: 'the gate passes: no failure beyond the baseline (a narrowed run claims nothing more)' };
+  const notVerified = report.coverage.mustNotVerified.length;
+  if (notVerified > 0 || report.coverage.mustInScope === 0) {
+    return opts.allowIncomplete
+      ? { code: 0, why: `the gate passes: no failure beyond the baseline; ${n(notVerified, 'must requirement')} in scope not verified, which --allow-incomplete accepts` }
+      : { code: 1, why: `the gate fails: no failure beyond the baseline, but the run is INCOMPLETE: ${n(notVerified, 'must requirement')} in scope not verified (--allow-incomplete exits 0 on it)` };
+  }
+  return { code: 0, why: 'the gate passes: no failure beyond the baseline' };
 }

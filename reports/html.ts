@@ -590,6 +590,8 @@ export function toHtml(input: ConformanceReport): string {
     ...(run.specSha256 ? [['Specification SHA-256', run.specSha256] as [string, string]] : []),
   ];
   const w = report.waivers;
+  // One list per thing: a requirement listed as not observable (with its reason) is not listed again as without a check.
+  const withoutCheck = cov.uncovered.filter((id) => !(cov.notObservable ?? []).some((n) => n.id === id));
 
   return `<!doctype html>
 <html lang="en">
@@ -609,7 +611,7 @@ ${reason && !reason.startsWith(`verified ${mustVerified} of ${mustInScope} `) ? 
 ${filter ? `<span class="line" id="filter">partial run, filter: <code>${e(filterText || 'yes')}</code></span>` : ''}<span class="line" id="scores">${e(scores)}</span></div>
 <div class="top-grid">
 <div id="scope"><h2>Scope</h2>${list('scope', scopeItems)}${oosHtml}</div>
-<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details${mustNotVerified.length <= 20 ? ' open' : ''}><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.notObservable?.length ? `<details open id="not-observable"><summary>Not observable by any run (${cov.notObservable.length}): listed apart, never counted as verified</summary><ul>${cov.notObservable.map((n) => `<li><a href="#${e(reqAnchor(n.id))}"><code>${e(n.id)}</code></a>: ${e(n.reason)}</li>`).join('')}</ul></details>` : ''}${cov.uncovered.length ? `<details${cov.uncovered.length <= 12 ? ' open' : ''}><summary>Without a check (${cov.uncovered.length})</summary><ul>${cov.uncovered.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
+<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details${mustNotVerified.length <= 20 ? ' open' : ''}><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.notObservable?.length ? `<details open id="not-observable"><summary>Not observable by any run (${cov.notObservable.length}): listed apart, never counted as verified</summary><ul>${cov.notObservable.map((n) => `<li><a href="#${e(reqAnchor(n.id))}"><code>${e(n.id)}</code></a>: ${e(n.reason)}</li>`).join('')}</ul></details>` : ''}${withoutCheck.length ? `<details${withoutCheck.length <= 12 ? ' open' : ''}><summary>Without a check (${withoutCheck.length})</summary><ul>${withoutCheck.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
 </div>
 ${report.problems.length ? `<section id="problems-section"><h2>Problems</h2>${list('problems', report.problems)}</section>` : ''}
 <section id="failures"><h2>Failures and warnings${failing.length ? ` (${failing.length})` : ''}</h2>${failuresHtml}</section>

@@ -157,6 +157,8 @@ export interface RunContext {
   command?: string[] | null;
   /** SHA-256 of the target profile with its secret values left out (reports/context.ts profileSha256). */
   profileSha256?: string | null;
+  /** The run judged the bundled sandbox (a reference the harness started itself), not a service. */
+  sandbox?: boolean;
   /** Why the mutation and variant scores are absent when no result was found (null: no reason known). */
   scoresAbsent?: string | null;
   /** Parts of the contract the profile declares out of scope, each with its reason. */
@@ -266,6 +268,8 @@ export interface ConformanceReport {
     command: string[] | null;
     /** SHA-256 of the target profile with secret values left out (the same profile gives the same digest whatever its keys). */
     profileSha256: string | null;
+    /** The bundled sandbox was judged, not a service (set only then). */
+    sandbox?: true;
     /** What narrowed the run; null for a full run. */
     filter: RunFilter | null;
     strict: boolean;
@@ -538,7 +542,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     run: {
       subject,
       harnessVersion: ctx.harnessVersion, spec: catalog?.spec ?? null, specTitle: ctx.specTitle ?? null, specSha256: ctx.specSha256 ?? null,
-      command: ctx.command ?? null, profileSha256: ctx.profileSha256 ?? null, filter, strict,
+      command: ctx.command ?? null, profileSha256: ctx.profileSha256 ?? null, filter, strict, ...(ctx.sandbox ? { sandbox: true as const } : {}),
       target: ctx.target ?? outcomes.target ?? null,
       // The runner's own status is not reported: a failing check ends its test without throwing, so the runner
       // says "passed" on a NOT CONFORMANT run; an interrupted or timed-out run is a problem above.

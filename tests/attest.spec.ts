@@ -30,11 +30,11 @@ function keyPair(dir: string, name = 'key'): { priv: string; pub: string } {
 const CATALOG: Catalog = { spec: 'x.md', requirements: [{ id: 'A', section: '4.1', area: 'list', statement: 'a', level: 'must' }, { id: 'B', section: '5', area: 'auth', statement: 'b', level: 'must' }] };
 
 /** A report folder as a run writes it (outcomes.json, conformance.json, junit.xml, conformance.html). */
-function reportDir(checks: CollectedCheck[], extra: Parameters<typeof outcomes>[1] = {}): string {
+function reportDir(checks: CollectedCheck[], extra: Parameters<typeof outcomes>[1] = {}, ctx: Parameters<typeof context>[0] = {}): string {
   const dir = path.join(tmp(), 'out');
   const o = outcomes(checks, extra);
   writeOutcomes(dir, o);
-  writeReports(dir, o, context({ catalog: CATALOG }));
+  writeReports(dir, o, context({ catalog: CATALOG, ...ctx }));
   return dir;
 }
 
@@ -129,6 +129,21 @@ test('a genuine INCOMPLETE or NOT CONFORMANT run is never called certified', asy
   const f = await cli(['verify', failing, '--key', keys.pub]);
   expect(f.code).toBe(1);
   expect(f.stdout).toMatch(/^conformance: NOT CERTIFIED: the run found a non-conformance/m);
+});
+
+test('verify names each kind of run it refuses: an interrupted run found nothing and claims nothing; the bundled sandbox is named, not taken for a service (issue 40)', async () => {
+  const keys = keyPair(tmp());
+  const interrupted = reportDir([check('a', 'pass', ['A']), check('b', 'pass', ['B'])], { runStatus: 'interrupted' });
+  expect((await cli(['attest', interrupted, '--key', keys.priv])).code).toBe(0);
+  const i = await cli(['verify', interrupted, '--key', keys.pub]);
+  expect(i.code).toBe(1);
+  expect(i.stdout).toMatch(/^conformance: NOT CERTIFIED: the run did not finish \(interrupted\): it found no non-conformance, and claims none; the attestation is genuine, but it certifies no conformance$/m);
+  expect(i.stdout).not.toContain('found a non-conformance;');
+  const sandbox = reportDir([check('a', 'pass', ['A']), check('b', 'pass', ['B'])], {}, { sandbox: true });
+  expect((await cli(['attest', sandbox, '--key', keys.priv])).code).toBe(0);
+  const s = await cli(['verify', sandbox, '--key', keys.pub]);
+  expect(s.code).toBe(0);
+  expect(s.stdout).toMatch(/^conformance: CERTIFIED CONFORMANT: a genuine, unedited report of a complete run of the bundled sandbox, not a service/m);
 });
 
 test('a key that is not an Ed25519 key, or a folder without an attestation, is a setup error (exit 2)', async () => {

@@ -254,3 +254,13 @@ test.describe('bad targets', () => {
     ]);
   });
 });
+
+test('an error line longer than the limit ends at a word and says how much was left out (never cut mid-word)', async () => {
+  const { errorExit, SetupError } = await import('../cli/errors.ts');
+  const words = Array.from({ length: 400 }, (_, i) => `word${i}`).join(' ');
+  const { line } = errorExit(new SetupError(words));
+  expect(line.length).toBeLessThanOrEqual(1220);
+  expect(line).toMatch(/ word\d+ … \(\d+ more characters\)$/);
+  const short = errorExit(new SetupError('short and whole'));
+  expect(short.line).toBe('conformance: short and whole');
+});

@@ -84,7 +84,8 @@ test.describe('usage and setup errors exit 2 with one line', () => {
     const profile = writeJson(tmp(), 'p.json', { name: 'dead', baseUrl: `http://127.0.0.1:${port}`, credentials: {} });
     const r = await cli(['run', '--profile', profile]);
     expect(r.code).toBe(2);
-    expectOneLine(r, new RegExp(`target http://127\\.0\\.0\\.1:${port} is unreachable: connection_refused$`));
+    // What was tried and what to check next (issue 40).
+    expectOneLine(r, new RegExp(`target http://127\\.0\\.0\\.1:${port} is unreachable: connection_refused \\(one TCP connection to 127\\.0\\.0\\.1:${port} was tried\\): is the service running, on this port, and listening on an address this machine reaches\\? The profile's baseUrl, or --target, names it$`));
     expect(r.ms).toBeLessThan(8_000);
   });
 

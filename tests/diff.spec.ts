@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildReport, type ConformanceReport } from '../reports/model.ts';
-import { baselineExitCode, compareToBaseline, diffMarkdown, diffReports, diffText } from '../reports/diff.ts';
+import { baselineExitCode, baselineGate, compareToBaseline, diffMarkdown, diffReports, diffText } from '../reports/diff.ts';
 import { check, context, outcomes, waiver } from './helpers/report-data.ts';
 import { runCli, type CliResult } from './helpers/cli-process.ts';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
@@ -65,6 +65,21 @@ test.describe('the comparison of two reports', () => {
     const full = buildReport(outcomes([check('b-still', 'fail', ['LIST-LIMIT-CANONICAL'])]), context());
     expect(baselineExitCode(full, compareToBaseline(old(), full))).toBe(1);
     expect(baselineExitCode(full, compareToBaseline(old(), full), { allowIncomplete: true })).toBe(0);
+  });
+
+  test('every combination of baseline and verdict names its exit code and why, never contradicting it (issue 40)', () => {
+    const full = buildReport(outcomes([check('b-still', 'fail', ['LIST-LIMIT-CANONICAL'])]), context());
+    const incomplete = baselineGate(full, compareToBaseline(old(), full));
+    expect(incomplete).toEqual({ code: 1, why: expect.stringMatching(/^the gate fails: no failure beyond the baseline, but the run is INCOMPLETE: \d+ must requirements? in scope not verified \(--allow-incomplete exits 0 on it\)$/) });
+    expect(baselineGate(full, compareToBaseline(old(), full), { allowIncomplete: true }).why).toMatch(/^the gate passes: no failure beyond the baseline; \d+ must requirements? in scope not verified, which --allow-incomplete accepts$/);
+    const cmpNew = compareToBaseline(old(), now());
+    expect(baselineGate(now() as ConformanceReport, cmpNew).why).toBe('the gate fails: 1 failure beyond the baseline (the known ones are the baseline\'s)');
+    const narrowed = buildReport(outcomes([check('b-still', 'fail', ['LIST-LIMIT-CANONICAL'])], { filter: { grep: 'b' } }), context());
+    expect(baselineGate(narrowed, compareToBaseline(old(), narrowed))).toEqual({ code: 0, why: 'the gate passes: no failure beyond the baseline (a narrowed run claims nothing more)' });
+    for (const r of [full, narrowed, now() as ConformanceReport]) {
+      const g = baselineGate(r, compareToBaseline(old(), r));
+      expect(g.why.startsWith(g.code === 0 ? 'the gate passes' : 'the gate fails'), g.why).toBe(true);
+    }
   });
 });
 
@@ -137,6 +152,8 @@ test.describe('through the CLI', () => {
     const again = await run('mutant-a-again', MUTANT_A, ['--baseline', reports.a]);
     expect(again.code, again.stderr.slice(-2000)).toBe(0);
     expect(again.stdout).toMatch(/^conformance: baseline .*: 0 new failures, \d+ known failures \(still failing\), 0 baselined failures now passing$/m);
+    // The last line says the exit code and why.
+    expect(again.stdout.trimEnd().split('\n').at(-1)).toMatch(/^conformance: the gate passes: no failure beyond the baseline: exit 0$/);
     // The report itself still says what the run found.
     expect(read('mutant-a-again').verdict).toBe('not_conformant');
     expect(again.stdout).toMatch(/conformance: NOT CONFORMANT — service: \d+ checks? failed; reports in /);

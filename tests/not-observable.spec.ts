@@ -67,6 +67,16 @@ test.describe('the report rule (fabricated catalog)', () => {
     expect(r.warnings).toContain('requirement R-UNSEEN is observable by no run (fixtures/requirements/not-tested.json), yet check unseen names it: their outcomes are not counted for it');
   });
 
+  test('the HTML lists it once: under "Not observable by any run" with its reason, never again under "Without a check" (issue 40)', async () => {
+    const { toHtml } = await import('../reports/html.ts');
+    const r = buildReport(outcomes([check('seen', 'pass', ['R-SEEN'])]), ctx({ 'R-UNSEEN': 'why' }));
+    expect(r.coverage.uncovered).toContain('R-UNSEEN');
+    const coverage = /<div id="coverage">([\s\S]*?)<\/div>\n/.exec(toHtml(r))![1];
+    expect(coverage).toContain('Not observable by any run (1)');
+    expect(coverage).not.toContain('Without a check');
+    expect(coverage.match(/<code>R-UNSEEN<\/code>/g)).toHaveLength(1);
+  });
+
   test('without any check it is listed the same way, and a failure of a check naming it still fails the run', () => {
     const r = buildReport(outcomes([check('seen', 'pass', ['R-SEEN'])]), ctx({ 'R-UNSEEN': 'why' }));
     expect(r.requirements.find((x) => x.id === 'R-UNSEEN')!.status).toBe('not_observable');

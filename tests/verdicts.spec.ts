@@ -157,7 +157,19 @@ test.describe('through the CLI', () => {
     expect(r.code, r.stderr).toBe(2);
     const lines = r.stderr.trimEnd().split('\n');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^conformance: profile .* names environment variables that are unset or empty: CEC_TEST_UNSET_FULL_KEY \(credentials\.full\), CEC_TEST_EMPTY_KEY \(credentials\.revoked_key\)$/);
+    expect(lines[0]).toMatch(/^conformance: profile .* names 2 environment variables that are unset or empty \(credentials\): CEC_TEST_UNSET_FULL_KEY \(credentials\.full\), CEC_TEST_EMPTY_KEY \(credentials\.revoked_key\)\. Set them \(export NAME=value, or --env-file FILE of NAME=value lines\), or delete the roles the target cannot offer/);
+  });
+
+  test('every key variable unset (the template as written): one line with the count, the first names and the next step, never cut inside a word', async () => {
+    const dir = tmp();
+    const profile = path.join(dir, 'p.json');
+    const roles = ['full', 'malformed_token', 'invalid_key', 'disabled_key', 'revoked_key', 'expired_key', 'test_key', 'missing_scope_encounters_read', 'missing_scope_patients_read', 'missing_scope_documents_read', 'missing_scope_recordings_read', 'not_org_scoped', 'org_not_allowlisted', 'encounter_routes_disabled', 'document_routes_disabled', 'no_scopes_not_org_scoped', 'no_scopes_org_not_allowlisted', 'no_scopes_encounter_routes_disabled', 'no_scopes_document_routes_disabled'];
+    const credentials = Object.fromEntries(roles.map((r) => [r, { keyEnv: `CEC_TEST_UNSET_${r.toUpperCase()}` }]));
+    fs.writeFileSync(profile, JSON.stringify({ name: 'staging', baseUrl: 'http://127.0.0.1:1', credentials }));
+    const r = await cli(['run', '--profile', profile], { env: Object.fromEntries(roles.map((x) => [`CEC_TEST_UNSET_${x.toUpperCase()}`, undefined])) });
+    expect(r.code, r.stderr).toBe(2);
+    const line = r.stderr.trimEnd().split('\n').at(-1)!;
+    expect(line).toMatch(/names 19 environment variables that are unset or empty \(credentials\): CEC_TEST_UNSET_FULL \(credentials\.full\), .* and 15 more\. Set them .* conformance profile check --profile \S+ lists every role$/);
   });
 
   test.describe('against the reference as a target', () => {
