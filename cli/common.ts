@@ -287,11 +287,14 @@ export function tellProblems(report: ConformanceReport, outDir: string, opts: { 
  * summary appended to it. A summary file that cannot be written is one line on stderr, never a failed run.
  */
 export function publishToCi(report: ConformanceReport, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): void {
+  // Once per workflow run: a step whose results a later step merges and publishes (the reusable gate's run job)
+  // says so with CONFORMANCE_CI_PUBLISH=off.
+  if (setting('ciPublish', env) === 'off') return;
   if (env.GITHUB_ACTIONS === 'true') for (const line of githubAnnotations(report)) process.stdout.write(`${redact(line)}\n`);
   const file = env.GITHUB_STEP_SUMMARY;
   if (!file) return;
   try {
-    fs.appendFileSync(file, redact(stepSummary(report, extra)));
+    fs.appendFileSync(file, redact(stepSummary(report, extra, env)));
   } catch (e) {
     process.stderr.write(`conformance: cannot write the job summary to $GITHUB_STEP_SUMMARY: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}\n`);
   }

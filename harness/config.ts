@@ -22,6 +22,7 @@ export const SETTINGS = {
   shard: { name: 'CONFORMANCE_SHARD', about: 'set by `conformance run --shard I/N`: the cases of shard I of N, chosen by a hash of each case title (harness/planner.ts)' },
   casesOut: { name: 'CONFORMANCE_CASES_OUT', about: 'a file every declared case is appended to ("<file>\\t<case title>" per line) as suites load: with `playwright test --list`, the list of cases (a test runs a batch of them); tests/mutants.spec.ts reads it' },
   inFlight: { name: 'CONFORMANCE_IN_FLIGHT', about: 'set by `conformance run --in-flight N`: cases of a batch running at once in one worker (default 8)' },
+  ciPublish: { name: 'CONFORMANCE_CI_PUBLISH', about: 'off: write no GitHub job summary or annotations (a step whose reports a later step merges and publishes, so the summary appears once per workflow run)' },
   audioExpiryWait: { name: 'CONFORMANCE_AUDIO_EXPIRY_WAIT', about: 'set by `conformance run --audio-expiry-wait S`: the longest wait, in seconds, for an audio URL to pass its expires_at (default 120)' },
   listWindow: { name: 'CONFORMANCE_LIST_WINDOW', about: 'set by `conformance run --list-window N`: the most encounters a whole-list check walks (default 200); a larger list is judged on date windows of at most N (harness/list-window.ts)' },
   evidence: { name: 'CONFORMANCE_EVIDENCE', about: 'full: evidence and output keep patient and clinical content (--evidence full); otherwise it is replaced by placeholders (harness/redact.ts)' },

@@ -9,7 +9,7 @@
 // their small markdown (inline code, emphasis, table rows), never shown raw. Evidence bodies are shown
 // re-indented and cut to a readable length (the JSON report keeps them as recorded). A print stylesheet keeps the
 // verdict's colours and prints verdict, scope, the failures with their evidence, then the matrix in fixed
-// columns that never overprint (statements and reasons cut to two lines, passing checks counted, not named); the
+// columns that never overprint (statements and reasons printed whole, wrapping; passing checks counted, not named); the
 // list of every check stays on screen. Every interpolated string is HTML-escaped. Pure: report in, string out
 // (no fs, no network).
 import { checkAnchors, VERDICT_LABEL, type ConformanceReport, type ReportCheck, type ReportRequirement, type Verdict } from './model.ts';
@@ -102,7 +102,8 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
   .tools,a.anchor,#search-count,.no-print,#all-checks,#all-checks-heading,.counted,.screen-only{display:none!important}
   .print-only{display:inline}p.print-only,li.print-only{display:block}
   h2{font-size:11pt;margin:.8rem 0 .3rem;break-after:avoid}
-  #verdict,.top-grid,.check>h3,.check>p{break-inside:avoid}
+  /* The verdict stays whole; scope and coverage may continue on page 2 rather than leave page 1 blank. */
+  #verdict,.check>h3,.check>p{break-inside:avoid}
   #verdict{padding:.5rem .8rem;font-size:9.5pt}#verdict .label{font-size:14pt}
   .check{padding:.2rem .5rem;margin:.25rem 0}
   .check details>summary,#matrix details{display:none}
@@ -110,18 +111,21 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
   table{table-layout:fixed}
   th,td{font-size:7.5pt;padding:.08rem .25rem;overflow-wrap:anywhere}
   table.spec-table td{font-size:7pt;padding:0 .2rem}
-  tr{break-inside:avoid}
+  #matrix tr{break-inside:auto}tr{break-inside:avoid}
   thead{display:table-header-group}
-  #matrix col.c-id{width:18%}#matrix col.c-level{width:9%}#matrix col.c-st{width:13%}#matrix col.c-checks{width:24%}
-  #matrix th,#matrix td{font-size:7pt;line-height:1.15;padding:.04rem .22rem}
+  /* In print the checks column holds only the reasons (the check lists are the screen's): width goes to the status
+     and the statement, so rows are shorter and nothing is cut. */
+  #matrix col.c-id{width:17%}#matrix col.c-level{width:8%}#matrix col.c-st{width:21%}#matrix col.c-checks{width:16%}
+  #matrix th,#matrix td{font-size:6.5pt;line-height:1.12;padding:.03rem .2rem}
   #matrix .badge{font-size:6.5pt;padding:0 .3rem;line-height:1.3}
   #matrix .level,#matrix th.status,#matrix th.checks,#matrix .status .badge{overflow-wrap:normal;word-break:normal;white-space:nowrap}
   #matrix th.status,#matrix th.checks{white-space:normal}
   #matrix td.req code{overflow-wrap:anywhere}
-  #matrix .stmt{max-height:calc(2 * 1.15em);overflow:hidden}
-  #matrix ul.reasons li{max-height:calc(2 * 1.15em);overflow:hidden}
-  #matrix .stmt table.spec-table,#matrix .stmt small{display:inline}
-  #matrix .stmt table.spec-table td,#matrix .stmt{overflow-wrap:break-word}
+  /* Never clipped: an auditor signs off on every word of a statement and a reason (they wrap, rows continue). */
+  /* A statement's field table flows as text in print: it wraps within its cell, never wider than the column. */
+  #matrix .stmt table.spec-table,#matrix .stmt table.spec-table>tbody,#matrix .stmt table.spec-table tr,#matrix .stmt table.spec-table td,#matrix .stmt small{display:inline}
+  #matrix .stmt table.spec-table td+td::before{content:" · ";color:#888}
+  #matrix .stmt table.spec-table td,#matrix .stmt{overflow-wrap:break-word}#matrix .stmt code{overflow-wrap:anywhere}
   #matrix .counts{font-size:6.5pt}
   #matrix .counts span{white-space:normal}
   #matrix ul.reasons{font-size:6.5pt;padding-left:.7rem}
@@ -133,6 +137,17 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
   a{color:inherit;text-decoration:none}
 }
 `;
+
+/**
+ * The printed page's footer (CSS page margin boxes): the verdict and the specification's digest on every page, and
+ * "page N of M", so a printed page is never separated from what it belongs to.
+ */
+function pageFooter(report: ConformanceReport): string {
+  const css = (s: string) => s.replace(/[\\"]/g, '\\$&').replace(/[\n\r]/g, ' ');
+  const label = VERDICT_LABEL[report.verdict] ?? String(report.verdict);
+  const digest = report.run.specSha256 ? `specification SHA-256 ${report.run.specSha256}` : 'specification digest unknown';
+  return `@page{@bottom-left{content:"${css(`${label} (${report.run.subject ?? 'service'}) · ${digest}`)}";font:7pt system-ui,sans-serif;color:#555}@bottom-right{content:"page " counter(page) " of " counter(pages);font:7pt system-ui,sans-serif;color:#555}}`;
+}
 
 // The outcome filter and the search box combine: an element shows when it matches both. Section
 // headers of the matrix hide when all their rows are hidden. Nothing here fetches anything.
@@ -402,18 +417,29 @@ function counts(outcomes: string[]): string {
   return order.filter((o) => n.has(o)).map((o) => `<span class="o-${e(o)}">${n.get(o)} ${e(LABEL[o] ?? o)}</span>`).join('');
 }
 
-/** Not-verified, informational and warning reasons of a requirement's checks, one line per distinct reason. */
-function reasons(checks: LCheck[]): string {
+/**
+ * Not-verified, informational and warning reasons of a requirement's checks, one line per distinct reason. A row that
+ * passed prints no informational reason: it is an observation about an open point, printed in that point's own row
+ * (one list per thing); the screen shows them all.
+ */
+function reasons(checks: LCheck[], rowStatus?: string): string {
   const byReason = new Map<string, { outcome: string; n: number }>();
+  let elsewhere = 0;
   for (const c of checks) {
     if (!REASONED.has(c.outcome)) continue;
+    if (rowStatus === 'pass' && c.outcome === 'informational') elsewhere++;
     const key = `${c.outcome}\u0000${c.detail ?? '(no reason recorded)'}`;
     byReason.set(key, { outcome: c.outcome, n: (byReason.get(key)?.n ?? 0) + 1 });
   }
   if (byReason.size === 0) return '';
-  // Print keeps a row to a few lines: the first PRINTED_REASONS reasons, each cut to its first lines, then a count.
-  const items = [...byReason].map(([key, v], i) => `<li${i >= PRINTED_REASONS ? ' class="screen-only"' : ''}><span class="o-${e(v.outcome)}">${e(LABEL[v.outcome] ?? v.outcome)}${v.n > 1 ? ` ×${v.n}` : ''}</span>: ${e(key.split('\u0000')[1])}</li>`);
-  const more = byReason.size > PRINTED_REASONS ? `<li class="print-only">and ${byReason.size - PRINTED_REASONS} more reasons (in the HTML report)</li>` : '';
+  // Print keeps a row to a few lines: the first PRINTED_REASONS reasons, whole, then a count.
+  let printedN = 0;
+  const items = [...byReason].map(([key, v]) => {
+    const printed = !(rowStatus === 'pass' && v.outcome === 'informational') && printedN++ < PRINTED_REASONS;
+    return `<li${printed ? '' : ' class="screen-only"'}><span class="o-${e(v.outcome)}">${e(LABEL[v.outcome] ?? v.outcome)}${v.n > 1 ? ` ×${v.n}` : ''}</span>: ${e(key.split('\u0000')[1])}</li>`;
+  });
+  const hidden = byReason.size - Math.min(printedN, PRINTED_REASONS);
+  const more = hidden > 0 ? `<li class="print-only">${elsewhere && hidden === byReason.size ? `${hidden} observation${hidden === 1 ? '' : 's'} of open points (printed in their own rows)` : `and ${hidden} more reasons (in the HTML report)`}</li>` : '';
   return `<ul class="reasons">${items.join('')}${more}</ul>`;
 }
 
@@ -447,7 +473,7 @@ function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors
         ? `<span class="print-only">${others.slice(0, PRINTED_CHECKS).map((c) => checkLink(c, anchors)).join(' ')}${others.length > PRINTED_CHECKS ? ` and ${others.length - PRINTED_CHECKS} more` : ''}</span>`
         : '';
       const text = `${r.id} ${plain(r.statement)} ${plain(r.note ?? '')} ${unique.map((c) => c.id).join(' ')}`;
-      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td class="req"><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td class="level">${e(r.level)}</td><td><div class="stmt">${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</div></td><td class="status">${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td class="checks">${checks}${printed}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${r.notObservable ? `<ul class="reasons"><li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li></ul>` : ''}${reasons(mine)}</td></tr>`;
+      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td class="req"><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td class="level">${e(r.level)}</td><td><div class="stmt">${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</div></td><td class="status">${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td class="checks">${checks}${printed}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${r.notObservable ? `<ul class="reasons"><li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li></ul>` : ''}${reasons(mine, r.status)}</td></tr>`;
     }).join('\n');
     return `<tbody data-section="${e(section)}"><tr class="section-row" id="${e(sectionAnchor(section))}"><th colspan="5">§${e(section)} · ${e(reqs[0].area)}</th></tr>\n${rows}\n</tbody>`;
   }).join('\n');
@@ -600,7 +626,7 @@ export function toHtml(input: ConformanceReport): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
 <title>${e(verdictLabel)} — ${e(subject)} — conformance report — ${e(run.target?.name ?? 'target')}</title>
-<style>${CSS}</style>
+<style>${CSS}${pageFooter(report)}</style>
 </head>
 <body>
 <h1>Clinical Encounter Public API — conformance report</h1>

@@ -28,8 +28,20 @@ export function failingChecks(report: ConformanceReport): { check: ReportCheck; 
     .filter(({ check }) => check.outcome === 'fail' || (strict && check.outcome === 'warning'));
 }
 
+/**
+ * Where a reader of the job summary finds the reports: the workflow run's page (its artifacts are listed there), from
+ * GitHub's own variables; undefined outside GitHub Actions. A link into the HTML report would be relative to
+ * nothing on GitHub: the summary names the anchor as text instead.
+ */
+export function runPageUrl(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const { GITHUB_SERVER_URL: server, GITHUB_REPOSITORY: repo, GITHUB_RUN_ID: id } = env;
+  return server && repo && id ? `${server.replace(/\/+$/, '')}/${repo}/actions/runs/${id}` : undefined;
+}
+
 /** The Markdown job summary of a run. `extra` lines (a baseline comparison) are added before the failures. */
-export function stepSummary(report: ConformanceReport, extra: string[] = []): string {
+export function stepSummary(report: ConformanceReport, extra: string[] = [], env: NodeJS.ProcessEnv = process.env): string {
+  const page = runPageUrl(env);
+  const where = page ? `[the run's artifacts](${page}#artifacts)` : 'the run\'s report folder';
   const s = report.summary;
   const run = report.run;
   const label = VERDICT_LABEL[report.verdict] ?? String(report.verdict).toUpperCase();
@@ -52,12 +64,20 @@ export function stepSummary(report: ConformanceReport, extra: string[] = []): st
   if (report.problems.length) {
     lines.push(`### Problems (${report.problems.length})`, '', ...report.problems.slice(0, SUMMARY_MAX_FAILURES).map((p) => `- ${mdText(p)}`), '');
   }
+  // Waivers the owners must act on: expired (a problem already) and stale (matching nothing in this run).
+  const w = report.waivers;
+  if (w.expired.length || w.unmatched.length) {
+    lines.push(`### Waivers to review (${w.expired.length + w.unmatched.length})`, '');
+    for (const x of w.expired) lines.push(`- ${code(x.id)} (owner ${mdText(x.owner)}): expired on ${mdText(x.expires)}; it waives nothing`);
+    for (const x of w.unmatched) lines.push(`- ${code(x.id)} (owner ${mdText(x.owner)}): stale, ${mdText(x.why)}`);
+    lines.push('');
+  }
   const failing = failingChecks(report);
   if (failing.length) {
-    lines.push(`### Failing checks (${failing.length})`, '', '| Check | Requirements | What failed | Report |', '|---|---|---|---|');
+    lines.push(`### Failing checks (${failing.length})`, '', '| Check | Requirements | What failed | In the HTML report |', '|---|---|---|---|');
     for (const { check, anchor } of failing.slice(0, SUMMARY_MAX_FAILURES)) {
       const what = `${check.title}${check.detail ? `: ${check.detail}` : ''}`;
-      lines.push(`| ${code(check.id)} | ${check.requirements.map(code).join(' ') || 'none'} | ${mdText(what.length > 300 ? `${what.slice(0, 299)}…` : what)} | [${HTML}#${anchor}](${HTML}#${anchor}) |`);
+      lines.push(`| ${code(check.id)} | ${check.requirements.map(code).join(' ') || 'none'} | ${mdText(what.length > 300 ? `${what.slice(0, 299)}…` : what)} | ${code(`#${anchor}`)} |`);
     }
     if (failing.length > SUMMARY_MAX_FAILURES) lines.push('', `… and ${failing.length - SUMMARY_MAX_FAILURES} more in ${HTML}.`);
     lines.push('');
@@ -66,7 +86,7 @@ export function stepSummary(report: ConformanceReport, extra: string[] = []): st
     const roles = report.missingRoles.slice(0, 5).map((r) => code(r.role)).join(', ');
     lines.push(`${cov.mustNotVerified.length} must requirement${cov.mustNotVerified.length === 1 ? '' : 's'} in scope not verified${roles ? `; the profile would need: ${roles}${report.missingRoles.length > 5 ? ', …' : ''}` : ''}.`, '');
   }
-  lines.push(`Reports: ${HTML}, conformance.json, junit.xml (in the run's report folder or artifact).`, '');
+  lines.push(`Reports: ${HTML} (open it and go to an anchor above), conformance.json, junit.xml, in ${where}.`, '');
   return `${lines.join('\n')}\n`;
 }
 
@@ -90,6 +110,7 @@ export function githubAnnotations(report: ConformanceReport): string[] {
   }
   if (failing.length > MAX_ANNOTATIONS) out.push(`::error title=${commandProperty('conformance: more failing checks')}::${commandData(`${failing.length - MAX_ANNOTATIONS} more failing checks: see ${HTML}`)}`);
   for (const p of report.problems.slice(0, 5)) out.push(`::error title=${commandProperty('conformance: problem')}::${commandData(p)}`);
+  for (const x of report.waivers.unmatched.slice(0, 5)) out.push(`::warning title=${commandProperty(`conformance: stale waiver ${x.id}`)}::${commandData(`waiver ${x.id} (owner ${x.owner}) is stale: ${x.why}; remove it or correct its pattern`)}`);
   if (report.verdict !== 'conformant') {
     const label = VERDICT_LABEL[report.verdict] ?? report.verdict;
     const kind = report.verdict === 'not_conformant' ? 'error' : 'warning';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { buildReport } from '../reports/model.ts';
 import { githubAnnotations, MAX_ANNOTATIONS, stepSummary } from '../reports/summary.ts';
 import { toHtml } from '../reports/html.ts';
-import { check, context, outcomes } from './helpers/report-data.ts';
+import { check, context, outcomes, waiver } from './helpers/report-data.ts';
 import { runCli } from './helpers/cli-process.ts';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cec-ci-'));
@@ -24,11 +24,44 @@ test.describe('the job summary and the annotations', () => {
     expect(md).toContain('| Scope | full run; verified 2 of 6 must requirements in scope |');
     expect(md).toContain('| Checks | 2 passed · 1 failed · 0 warnings · 1 not verified · 1 informational · 0 waived |');
     expect(md).toContain('| `list-limit-rejects-plus-sign` | `LIST-LIMIT-CANONICAL` | limit=+1 answers 400 invalid_query_parameter: Undocumented success: expected 400, got 200 |');
-    expect(md).toContain('[conformance.html#check-list-limit-rejects-plus-sign](conformance.html#check-list-limit-rejects-plus-sign)');
+    // No link relative to nothing on GitHub: the anchor as text, the reports where the run keeps them.
+    expect(md).toContain('| `#check-list-limit-rejects-plus-sign` |');
+    expect(md).not.toMatch(/\]\(conformance\.html/);
     // The anchor exists in the HTML written beside it.
     expect(toHtml(report)).toContain('id="check-list-limit-rejects-plus-sign"');
     // Only failures are listed as failures: the passing and not-verified checks are counted, not listed.
     expect(md).not.toContain('`auth-missing-bearer-list`');
+  });
+
+  test('on GitHub the summary links the workflow run\'s artifacts, never a path relative to nothing; stale and expired waivers are listed with their owners and annotated (issue 40)', () => {
+    const env = { GITHUB_SERVER_URL: 'https://github.com', GITHUB_REPOSITORY: 'acme/service', GITHUB_RUN_ID: '42' };
+    const report = buildReport(outcomes(), context({ waivers: [{ ...waiver('no-such-check'), owner: 'team-a' }, { ...waiver('auth-missing-bearer-list', '2000-01-01'), owner: 'team-b' }] }));
+    const md = stepSummary(report, [], env);
+    const links = [...md.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]);
+    expect(links.length).toBeGreaterThan(0);
+    for (const l of links) expect(l).toMatch(/^https:\/\/github\.com\/acme\/service\/actions\/runs\/42#artifacts$/);
+    expect(md).toMatch(/### Waivers to review \(2\)/);
+    expect(md).toContain('`auth-missing-bearer-list` (owner team-b): expired on 2000-01-01');
+    expect(md).toMatch(/`no-such-check` \(owner team-a\): stale, /);
+    expect(githubAnnotations(report).some((l) => l.startsWith('::warning title=conformance%3A stale waiver no-such-check::waiver no-such-check (owner team-a) is stale'))).toBe(true);
+    expect(stepSummary(report, [], {})).not.toMatch(/\]\(/);
+  });
+
+  test('a step whose reports a later step merges publishes nothing (CONFORMANCE_CI_PUBLISH=off): one summary per workflow run', async () => {
+    const { publishToCi } = await import('../cli/common.ts');
+    const dir = tmp();
+    const file = path.join(dir, 'summary.md');
+    const report = buildReport(outcomes(), context());
+    publishToCi(report, [], { GITHUB_STEP_SUMMARY: file, CONFORMANCE_CI_PUBLISH: 'off' });
+    expect(fs.existsSync(file)).toBe(false);
+    publishToCi(report, [], { GITHUB_STEP_SUMMARY: file });
+    expect(fs.readFileSync(file, 'utf8')).toContain('Conformance: NOT CONFORMANT');
+    // The reusable gate's run job says so: its merge job is the one that publishes.
+    const action = fs.readFileSync(path.join(import.meta.dirname, '..', '.github', 'actions', 'conformance', 'action.yml'), 'utf8');
+    expect(action).toContain("CONFORMANCE_CI_PUBLISH: ${{ inputs.publish == 'false' && 'off' || '' }}");
+    const gate = fs.readFileSync(path.join(import.meta.dirname, '..', '.github', 'workflows', 'conformance-gate.yml'), 'utf8');
+    expect(gate).toMatch(/publish: "false"/);
+    expect(fs.readFileSync(path.join(import.meta.dirname, '..', '.github', 'workflows', 'conformance-gate-package.yml'), 'utf8')).toContain('CONFORMANCE_CI_PUBLISH: "off"');
   });
 
   test('table cells cannot be broken by what a target answered', () => {
@@ -79,7 +112,7 @@ test.describe('through the CLI (the gate workflow\'s merge job)', () => {
     expect(md.startsWith('# earlier step\n')).toBe(true);
     expect(md).toContain('## ❌ Conformance: NOT CONFORMANT — service');
     expect(md).toContain('| `list-limit-rejects-plus-sign` | `LIST-LIMIT-CANONICAL` |');
-    expect(md).toContain('(conformance.html#check-list-limit-rejects-plus-sign)');
+    expect(md).toContain('`#check-list-limit-rejects-plus-sign`');
     expect(fs.readFileSync(path.join(dir, 'out', 'conformance.html'), 'utf8')).toContain('id="check-list-limit-rejects-plus-sign"');
   });
 
