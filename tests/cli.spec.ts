@@ -3,7 +3,7 @@
 // target exits 1, the main job (reference started, every suite run) writes a schema-valid report, and
 // `merge` joins shard outputs.
 import { test, expect } from '@playwright/test';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -359,4 +359,12 @@ test.describe('run against a target', () => {
       await ref.stop();
     }
   });
+});
+
+test('npx conformance in a clone prints no npm engine warning, whatever Node the machine runs npm on (issue 40: quiet terminals)', () => {
+  // The machine's own npm and Node first on PATH (here Node 20: npm checks the project's "engines" on every npx).
+  const dirs = (process.env.PATH ?? '').split(path.delimiter).filter((d) => !d.includes('node_modules'));
+  const r = spawnSync('npx', ['conformance', '--help'], { cwd: ROOT, env: { ...process.env, PATH: dirs.join(path.delimiter) }, encoding: 'utf8', timeout: 60_000 });
+  expect(`${r.stdout}${r.stderr}`).not.toContain('EBADENGINE');
+  expect(r.stdout).toMatch(/^Usage: conformance <command>/);
 });
