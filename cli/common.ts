@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { EVIDENCE_MODES, redact, type EvidenceMode } from '../harness/redact.ts';
+import { EVIDENCE_MODES, oneLine, redact, type EvidenceMode } from '../harness/redact.ts';
 import { setting, settingName, type Setting } from '../harness/config.ts';
 import { lackedRole, verdictLine, type ConformanceReport } from '../reports/model.ts';
 import { githubAnnotations, stepSummary } from '../reports/summary.ts';
@@ -215,11 +215,8 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(command
   }
 }
 
-/** Any text, or an error's message (its name when it has none), as one redacted line of at most 600 characters. */
-export function oneLine(e: unknown): string {
-  const text = e instanceof Error ? e.message || e.name : String(e);
-  return redact(text).replace(/\s+/g, ' ').trim().slice(0, 600);
-}
+/** One redacted line (harness/redact.ts), for the commands that import it from here. */
+export { oneLine };
 
 export const REFERENCE_KINDS = ['process', 'container'] as const;
 export type ReferenceKind = (typeof REFERENCE_KINDS)[number];

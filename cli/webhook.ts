@@ -25,6 +25,7 @@ import { errorExit, SetupError, UsageError } from './errors.ts';
 import { BODY_HANDLING, isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, SIGNING_INPUT, specStepOf } from '../harness/webhook/receiver-suite.ts';
 import { startCountingApi } from '../harness/webhook/counting-api.ts';
 import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
+import { LACKS } from '../harness/webhook/receiver-suite.ts';
 import { redact, redactHeader, registerSecret, setEvidenceMode } from '../harness/redact.ts';
 import { evidenceOption } from './common.ts';
 import { ReceiverContext, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
@@ -272,7 +273,7 @@ export function causeOf(r: ReceiverCheckResult, c: ReceiverCase | undefined): st
   if ((r.outcome === 'not_verified' || r.outcome === 'warning') && refused && c?.expectation !== 'boundary' && isRetryableStatus(refused.response?.status)) {
     const what = `valid deliveries ${answerOf(refused)}: a retryable failure under §6.4 (the service re-sends them), not a §6.3 failure`;
     if (r.outcome === 'warning') return `${what}; the follow-up stand-in answered the receiver's fetches, yet it did not acknowledge them`;
-    return /stand-in saw no fetch/.test(r.detail ?? '') ? `${what}; the follow-up stand-in saw no fetch from the receiver (is its REST base URL the stand-in?)` : `${what}; nothing shows why: a follow-up fetch that cannot connect is the usual cause (--follow-up-port N)`;
+    return r.lacks === LACKS.standInUnused ? `${what}; the follow-up stand-in saw no fetch from the receiver (is its REST base URL the stand-in?)` : `${what}; nothing shows why: a follow-up fetch that cannot connect is the usual cause (--follow-up-port N)`;
   }
   if (r.outcome === 'not_verified') return r.detail ?? 'not verified';
   if (c?.expectation === 'boundary') return `a delivery exactly 300 s off (the open sub-second boundary) ${said}${r.outcome === 'warning' ? ': rejecting it is allowed, but this answer is retryable under §6.4' : ''}`;

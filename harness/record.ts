@@ -29,6 +29,16 @@ export interface Exchange {
   error?: { kind: string; message: string };
 }
 
+/**
+ * An exchange as a report reads it back from evidence JSON: any part may be missing (a trimmed or foreign record), so
+ * every field is optional. The writers type their reading of evidence with it, never with a shape of their own.
+ */
+export interface RecordedExchange {
+  request?: Partial<Exchange['request']> & { role?: string };
+  response?: Partial<NonNullable<Exchange['response']>>;
+  error?: Partial<NonNullable<Exchange['error']>>;
+}
+
 /** A check's identity: a permanent kebab-case id (reports key on it), the requirement ids it verifies, the rule stated positively. */
 export interface CheckDef {
   id: string;

@@ -521,3 +521,9 @@ function meetBodies(value: unknown, key: string | undefined): void {
     for (const [k, v] of Object.entries(value)) meetBodies(v, k);
   }
 }
+
+/** Any text, or an error's message (its name when it has none), as one redacted line of at most `max` characters (cut with …). */
+export function oneLine(e: unknown, max = 600): string {
+  const text = redact(e instanceof Error ? e.message || e.name : String(e)).replace(/\s+/g, ' ').trim();
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,10 +1,10 @@
-// The one registry of checks, for every subject (DESIGN.md principle 10). A check is declared once, when its module
+// The one registry of checks, for every subject (docs/architecture.md: one shape for a check). A check is declared once, when its module
 // is imported, with `defineCheck({ id, subject, requirements, title, needs })`: the service's checks (suites/ and
 // properties/, through harness/fixtures.ts `suite`, and the webhook sender's cases), the partner's receiver
 // (harness/webhook/receiver-suite.ts) and the partner's client (harness/client/checks.ts). The registry refuses a
 // second declaration of an id, and nothing runs a check that was not declared here (harness/checks.ts
 // evaluateCheck): what the reports, `--requirement`, coverage and "what would unlock" know of the checks is read
-// from these declarations (harness/declared-checks.ts loads every module that declares some), never from a run.
+// from these declarations (cli/declared-checks.ts loads every module that declares some), never from a run.
 // No Playwright, no target, no I/O: a table and its rules.
 import type { CheckDef } from './record.ts';
 

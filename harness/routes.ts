@@ -32,6 +32,9 @@ function docRoute(name: 'document' | 'transcript' | 'audio', operationId: Operat
   };
 }
 
+/** The five query keys of the list route (§4.1); any other key is unsupported there, and every key on the others. */
+export const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at'] as const;
+
 export const ROUTES: RouteRef[] = [
   {
     operationId: 'listPublicEncounters', name: 'list', routeGroup: 'encounters', scopes: ['encounters:read', 'patients:read', 'documents:read'], needs: [],

@@ -21,7 +21,7 @@ import type { Exchange } from '../harness/checks.ts';
 import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
 import { faultFormKind, type CredentialRole, type FaultName } from '../harness/profile.ts';
-import { ROUTES, type RouteRef } from '../harness/routes.ts';
+import { LIST_KEYS, ROUTES, type RouteRef } from '../harness/routes.ts';
 import { anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { As, CheckApi, Target } from '../harness/target.ts';
 
@@ -131,7 +131,7 @@ function sentKeys(c: FuzzCase): string[] {
 function unknownKey(c: FuzzCase): string | undefined {
   if (outsideRoutes(c) || c.auth.as !== 'full' || c.auth.headers !== undefined) return undefined;
   if (c.fault !== undefined && c.fault !== 'audio_storage_unavailable') return undefined;
-  const allowed: string[] = c.route.name === 'list' ? LIST_KEYS : [];
+  const allowed: readonly string[] = c.route.name === 'list' ? LIST_KEYS : [];
   return sentKeys(c).find((k) => k !== '' && !allowed.includes(k));
 }
 
@@ -141,7 +141,6 @@ function describeCase(c: FuzzCase): string {
 
 // ---------------------------------------------------------------- arbitraries
 
-const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at'];
 const OTHER_KEYS = ['Limit', 'OFFSET', 'Sort_Order', 'foo', 'owners', 'record_kind', 'date_of_service', 'patient_id', '', 'limit[]', 'limit.', ' limit', 'limit\u0000', 'лимит'];
 const DOT_IDS = ['..', '.', '...', '../..', '..%2F..', '%2e%2e', '%2E%2E%2F', 'a..b', '..;', '..\\..', '%2F', '%2F..%2F'];
 const ODD_IDS = ['%00', '\u0000', '%', '%zz', '%25', ' ', '+', '~', '\u202e', '\ufeff', 'null', 'undefined', '0', '-1', '[]', '{}', "'", '"', '\\', '<script>', 'encounter_id'];

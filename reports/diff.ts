@@ -4,6 +4,7 @@
 // in, a comparison and its text or Markdown out. `conformance diff` prints it; `run --baseline` gates on it.
 import { describeFilter, isPartial, VERDICT_LABEL, type ConformanceReport, type ReportedOutcome } from './model.ts';
 import { mdText } from './summary.ts';
+import { oneLine } from '../harness/redact.ts';
 
 /** The fields of a report a comparison reads (an older report may lack the newer ones). */
 export type ComparableReport = Pick<ConformanceReport, 'verdict' | 'verdictReason' | 'checks'> & {
@@ -114,7 +115,7 @@ export function diffText(d: ReportDiff, names: { old: string; new: string }): st
   for (const [key, title] of SECTIONS) {
     const list = d[key] as CheckState[];
     lines.push(`${title} (${list.length})${list.length ? ':' : ''}`);
-    for (const c of list) lines.push(`  ${c.id} [${c.requirements.join(', ') || 'no requirement'}]${c.outcome === 'fail' || c.outcome === 'not_verified' ? `: ${oneLine(c.detail ?? c.title)}` : ` (now ${c.outcome})`}`);
+    for (const c of list) lines.push(`  ${c.id} [${c.requirements.join(', ') || 'no requirement'}]${c.outcome === 'fail' || c.outcome === 'not_verified' ? `: ${oneLine(c.detail ?? c.title, 240)}` : ` (now ${c.outcome})`}`);
   }
   lines.push(`Scope changes (${d.scope.length})${d.scope.length ? ':' : ''}`, ...d.scope.map((s) => `  ${s}`));
   return `${lines.join('\n')}\n`;
@@ -130,17 +131,13 @@ export function diffMarkdown(d: ReportDiff, names: { old: string; new: string })
     const list = d[key] as CheckState[];
     if (!list.length) continue;
     lines.push(`### ${title} (${list.length})`, '', '| Check | Requirements | Outcome | Detail |', '|---|---|---|---|');
-    for (const c of list) lines.push(`| \`${c.id}\` | ${c.requirements.map((r) => `\`${r}\``).join(' ') || 'none'} | ${c.outcome} | ${mdText(oneLine(c.detail ?? c.title))} |`);
+    for (const c of list) lines.push(`| \`${c.id}\` | ${c.requirements.map((r) => `\`${r}\``).join(' ') || 'none'} | ${c.outcome} | ${mdText(oneLine(c.detail ?? c.title, 240))} |`);
     lines.push('');
   }
   if (d.scope.length) lines.push('### Scope changes', '', ...d.scope.map((s) => `- ${mdText(s)}`), '');
   return `${lines.join('\n')}\n`;
 }
 
-function oneLine(s: string): string {
-  const t = s.replace(/\s+/g, ' ').trim();
-  return t.length > 240 ? `${t.slice(0, 239)}…` : t;
-}
 
 /** A run judged against a baseline report: which of its failures were known, which are new, which known ones now pass. */
 export interface BaselineComparison {

@@ -13,6 +13,7 @@
 // list of every check stays on screen. Every interpolated string is HTML-escaped. Pure: report in, string out
 // (no fs, no network).
 import { checkAnchors, VERDICT_LABEL, type ConformanceReport, type ReportCheck, type ReportRequirement, type Verdict } from './model.ts';
+import type { RecordedExchange } from '../harness/record.ts';
 
 export function htmlEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -240,11 +241,8 @@ export function renderStatement(md: string): string {
 // ---------------------------------------------------------------------------------------------------
 // Evidence and replay.
 
-interface ExchangeLike {
-  request?: { method?: string; target?: string; headers?: Record<string, string>; body?: string; role?: string; credentialRole?: string };
-  response?: { status?: number; headers?: Record<string, string>; body?: string; durationMs?: number };
-  error?: { kind?: string; message?: string };
-}
+/** Evidence as recorded (harness/record.ts owns the shape). */
+type ExchangeLike = RecordedExchange;
 
 function isExchangeList(v: unknown): v is ExchangeLike[] {
   return Array.isArray(v) && v.every((x) => x && typeof x === 'object' && 'request' in x);

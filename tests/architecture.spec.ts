@@ -1,4 +1,4 @@
-// The import directions of the house (DESIGN.md "Layout"): entry points on top, the oracle and the
+// The import directions of the house (docs/architecture.md, its table): entry points on top, the oracle and the
 // implementation apart. cli → harness, reports, fixtures (and the example receiver it starts); reports →
 // harness, fixtures; suites and properties → harness, fixtures; harness → platform, fixtures; reference-impl
 // and reference-receiver → fixtures only (the oracle never imports an implementation, nor the reverse);
@@ -221,7 +221,7 @@ test('the run planner lives in harness/planner.ts alone, apart from the fixtures
 });
 
 /**
- * The registry rule (DESIGN.md principle 10): a check's identity (an object with `id`, `requirements` and `title`,
+ * The registry rule (docs/architecture.md: a check of any subject is declared only through the one registry): a check's identity (an object with `id`, `requirements` and `title`,
  * not a record: no `outcome`) is written only as the argument of `defineCheck` (harness/registry.ts) or of a suite's
  * `check` (which declares through it); a suite or property file has no other kind of case (`test(`). At run time
  * harness/checks.ts refuses to run a check the registry does not hold; this catches a second way before it runs.

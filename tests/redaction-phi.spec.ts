@@ -1,4 +1,4 @@
-// No patient data leaves a run unless the user asks for full evidence (DESIGN.md principle 8). First the layer
+// No patient data leaves a run unless the user asks for full evidence (docs/evidence.md). First the layer
 // itself (harness/redact.ts over the table of harness/patient-fields.ts): the table agrees with the contract both
 // ways; a body keeps its shape with every patient value replaced by a placeholder of its type and length, cut or
 // whole; free text loses the patient values met in bodies and quoted patient members; `full` keeps everything.

@@ -9,6 +9,7 @@ import { defineCheck, type Declaration } from '../registry.ts';
 import { reasonOf as bodyReason, STATUS_BY_REASON } from '../assertions.ts';
 import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 import { PART_LABEL, requirementOutOfScope, scopeOf } from './scenario.ts';
+import { LIST_KEYS } from '../routes.ts';
 import { bearerOf, decode, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from './traffic.ts';
 
 export interface ClientJudgement {
@@ -29,8 +30,6 @@ export interface ClientCheck extends Declaration {
 export const MAX_REPEATS_AFTER_4XX = 2;
 /** A retry of a 503 sooner than this after the answer is a retry without any pause. */
 export const MIN_RETRY_PAUSE_MS = 100;
-/** The five query keys of the list route (§4.1). */
-export const LIST_KEYS = ['limit', 'offset', 'sort_order', 'start_at', 'end_at'] as const;
 const CANONICAL = /^(0|[1-9][0-9]*)$/;
 // A timezone-aware ISO 8601 date-time: a date, a time, and a zone designator (Z or an offset). Which finer
 // forms a service accepts is open (LIST-DATETIME-FORMAT-DETAILS); the client fails only on a value with no

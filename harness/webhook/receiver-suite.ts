@@ -218,7 +218,7 @@ function judgeRejection(kind: Expectation, scope: CheckScope, answer: Answer, fo
   }
   if (kind === 'reject') {
     if (followUps === undefined) {
-      throw new NotVerified(`${what}: the receiver ${said} to an invalid delivery (§6.3: should answer non-2xx); whether it fetched follow-ups or did clinical work (the must) cannot be observed without a follow-up probe`);
+      throw new NotVerified(`${what}: the receiver ${said} to an invalid delivery (§6.3: should answer non-2xx); whether it fetched follow-ups or did clinical work (the must) cannot be observed without a follow-up probe`, LACKS.probe);
     }
     scope.warn(`${what}: the receiver ${said} to an invalid delivery and made no follow-up fetch; §6.3: it should answer non-2xx (a 2xx tells the service the delivery succeeded)`);
   } else if (kind === 'decision') {
@@ -258,6 +258,13 @@ function completedDuplicate(firstFollowUps: number | undefined): string | undefi
 export const BODY_HANDLING = 'Body handling:';
 /** Marks the sentence of a detail that shows what the harness signed. */
 export const SIGNING_INPUT = 'Signing input:';
+
+/**
+ * What a receiver check lacks when it ends not verified (its record's `lacks`, as a service check names a profile
+ * role): the follow-up probe (`--follow-up-port`), or a receiver whose REST base URL is the probe's stand-in. The CLI
+ * groups results on it, never on the wording of a detail.
+ */
+export const LACKS = { probe: '--follow-up-port', standInUnused: 'follow-up fetches at the stand-in (the receiver\'s REST base URL)' } as const;
 
 const FOLLOW_UP_HINT = "a receiver answers so when its own processing fails, most often because its follow-up REST fetches cannot connect: give `conformance webhook receiver` --follow-up-port N and set the receiver's REST base URL to http://127.0.0.1:N for the run, so its follow-ups reach the harness's stand-in";
 
@@ -353,8 +360,8 @@ async function judgeAccepted(ctx: ReceiverContext, scope: CheckScope, wire: Wire
   if (decided !== undefined) throw new CheckFailure('Duplicate of a completed event not answered with success', `${what}: the receiver ${said}; ${decided}. ${SIGNING_INPUT} ${signingInputOf(wire)}`);
   if (isRetryableAnswer(answer)) {
     const retryable = `${what}: the receiver ${said}, a retryable failure under §6.4 (the service will re-send the delivery), not a failure of §6.3`;
-    if (standIn === undefined) throw new NotVerified(`${retryable}; nothing shows why: ${FOLLOW_UP_HINT}`);
-    if (!standIn) throw new NotVerified(`${retryable}; the follow-up stand-in saw no fetch from the receiver during this check, so nothing shows why (is the receiver's REST base URL the stand-in for this run?)`);
+    if (standIn === undefined) throw new NotVerified(`${retryable}; nothing shows why: ${FOLLOW_UP_HINT}`, LACKS.probe);
+    if (!standIn) throw new NotVerified(`${retryable}; the follow-up stand-in saw no fetch from the receiver during this check, so nothing shows why (is the receiver's REST base URL the stand-in for this run?)`, LACKS.standInUnused);
     if (step === 'prerequisite') throw new NotVerified(`${retryable}; the follow-up stand-in answered its fetches, but the delivery was not acknowledged, so the rest of this scenario could not be judged`);
     scope.warn(`${retryable}; the follow-up stand-in answered the receiver's fetches, yet it did not acknowledge the delivery: a receiver whose processing succeeded answers 2xx (§6.4), or every delivery is sent again`);
     return false;
@@ -556,7 +563,7 @@ function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverC
       if (seconds === 300 && !is2xx(answer) && isRetryableAnswer(answer)) {
         // A retryable answer is a rejection (allowed here) or a failure of the receiver's own processing after it
         // accepted; the follow-up stand-in tells which. Without it nothing does.
-        if (followUps === undefined) throw new NotVerified(`timestamp exactly 300 s ${direction}: the receiver ${describeAnswer(answer)}: a rejection (allowed at the open boundary, though retryable) or a failure of its own processing after accepting; nothing shows which: ${FOLLOW_UP_HINT}`);
+        if (followUps === undefined) throw new NotVerified(`timestamp exactly 300 s ${direction}: the receiver ${describeAnswer(answer)}: a rejection (allowed at the open boundary, though retryable) or a failure of its own processing after accepting; nothing shows which: ${FOLLOW_UP_HINT}`, LACKS.probe);
         if (followUps > 0) {
           await judgeAccepted(ctx, scope, delivery, answer, `timestamp exactly 300 s ${direction} (accepted: it made ${followUps} follow-up fetch(es))`, true, 'final');
           return;
@@ -661,7 +668,7 @@ const SCENARIOS: ReceiverCase[] = [
     }),
     expectation: 'scenario',
     async run(ctx, scope) {
-      if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE);
+      if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE, LACKS.probe);
       // How much follow-up work one event causes at this receiver (its own event, sent alone).
       const alone = await deliverFirst(ctx, scope);
       const perEvent = alone.followUps!;
@@ -732,11 +739,11 @@ const NO_FOLLOWUP_SWEEP: ReceiverCase = {
   def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' }),
   expectation: 'scenario',
   async run(ctx, scope) {
-    if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE);
+    if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE, LACKS.probe);
     // Control: the probe must see the follow-ups of a valid delivery, or "none after invalid ones" proves nothing.
     const control = await deliverFirst(ctx, scope);
     if (control.followUps === 0) {
-      throw new NotVerified('the follow-up probe saw no fetch after a valid delivery either, so it cannot show whether invalid deliveries are acted on (is the receiver\'s REST base URL the probe?)');
+      throw new NotVerified('the follow-up probe saw no fetch after a valid delivery either, so it cannot show whether invalid deliveries are acted on (is the receiver\'s REST base URL the probe?)', LACKS.standInUnused);
     }
     const before = (await ctx.followUps())!;
     const sent: string[] = [];
