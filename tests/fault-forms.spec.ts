@@ -132,3 +132,24 @@ test('live data: the sandbox creating an encounter every 150 ms throughout a com
     clearInterval(live);
   }
 });
+
+test('an audio URL living a few seconds is judged without any switch: waited for within --audio-expiry-wait, not verified (naming the option) beyond it', async () => {
+  const short = await startReference({ args: ['--audio-ttl-seconds', '4'] });
+  try {
+    const p = JSON.parse(fs.readFileSync(short.profilePath, 'utf8'));
+    delete p.faults.audio_url_expires_soon;
+    const file = path.join(dir, 'short-ttl.profile.json');
+    fs.writeFileSync(file, JSON.stringify(p));
+    const judged = async (extra: string[], name: string) => {
+      const out = path.join(dir, `out-${name}`);
+      await runCli(['run', '--profile', file, '--out', out, '--grep', 'audio-url-refused-after-expiry', ...extra], { timeoutMs: 120_000, sampleMs: 0 });
+      return (JSON.parse(fs.readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { checks: { id: string; outcome: string; detail?: string }[] }).checks.find((c) => c.id === 'audio-url-refused-after-expiry')!;
+    };
+    expect((await judged([], 'ttl-waited')).outcome).toBe('pass');
+    const beyond = await judged(['--audio-expiry-wait', '1'], 'ttl-beyond');
+    expect(beyond.outcome).toBe('not_verified');
+    expect(beyond.detail).toMatch(/at most 1 s is waited for \(--audio-expiry-wait S\), or give faults\.audio_url_expires_soon/);
+  } finally {
+    await short.stop();
+  }
+});
