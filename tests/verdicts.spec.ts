@@ -160,6 +160,24 @@ test.describe('through the CLI', () => {
     expect(lines[0]).toMatch(/^conformance: profile .* names 2 environment variables that are unset or empty \(credentials\): CEC_TEST_UNSET_FULL_KEY \(credentials\.full\), CEC_TEST_EMPTY_KEY \(credentials\.revoked_key\)\. Set them \(export NAME=value, or --env-file FILE of NAME=value lines\), or delete the roles the target cannot offer/);
   });
 
+  test('--env-file FILE (NAME=value lines, a CI secret\'s format) gives the keys; a variable already set wins; the values are never printed; a missing file is one line, exit 2', async () => {
+    const dir = tmp();
+    const profile = path.join(dir, 'p.json');
+    fs.writeFileSync(profile, JSON.stringify({ name: 'staging', baseUrl: 'http://127.0.0.1:1', credentials: { full: { keyEnv: 'CEC_TEST_ENVFILE_FULL' }, revoked_key: { keyEnv: 'CEC_TEST_ENVFILE_REVOKED' } } }));
+    const secrets = path.join(dir, 'staging.env');
+    fs.writeFileSync(secrets, 'CEC_TEST_ENVFILE_FULL=k_live_envfile_full_0123456789\n# a comment\nexport CEC_TEST_ENVFILE_REVOKED="k_live_envfile_revoked_0123456789"\n');
+    const r = await cli(['run', '--profile', profile, '--env-file', secrets], { env: { CEC_TEST_ENVFILE_FULL: undefined, CEC_TEST_ENVFILE_REVOKED: undefined } });
+    // The keys resolved: the run got as far as the target, which is not there.
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/is unreachable: connection_refused/);
+    expect(`${r.stdout}${r.stderr}`).not.toMatch(/k_live_envfile/);
+    // A missing file: Node itself checks an `--env-file` it sees anywhere on the command line (nodejs/node#54232)
+    // and exits 9 naming it before the harness starts; where it does not, the harness says it, exit 2.
+    const missing = await cli(['run', '--profile', profile, '--env-file', path.join(dir, 'nope.env')]);
+    expect([2, 9]).toContain(missing.code);
+    expect(missing.stderr.trim()).toMatch(missing.code === 9 ? /^node: .*nope\.env: not found$/ : /^conformance: --env-file .*nope\.env: cannot read it \(ENOENT\)$/);
+  });
+
   test('every key variable unset (the template as written): one line with the count, the first names and the next step, never cut inside a word', async () => {
     const dir = tmp();
     const profile = path.join(dir, 'p.json');
