@@ -147,7 +147,7 @@ test.describe('bad targets', () => {
 
   test('a host name that does not resolve is unreachable', async () => {
     const file = write(tmp(), 'p.json', { ...OK_PROFILE, baseUrl: 'http://no-such-host.invalid' });
-    expectOneLine(await cli(['run', '--profile', file]), /^conformance: target http:\/\/no-such-host\.invalid is unreachable: dns$/);
+    expectOneLine(await cli(['run', '--profile', file]), /^conformance: target http:\/\/no-such-host\.invalid is unreachable: dns \(one TCP connection to no-such-host\.invalid:80 was tried\): is the host name right, and resolvable from here\? The profile's baseUrl, or --target, names it$/);
   });
 
   const notApi: [string, http.RequestListener, RegExp][] = [

@@ -414,6 +414,10 @@ const CASES: Record<string, CheckCases> = {
         detail: /1 of 1 declared reason judged over 1 run, each handled as declared \(encounter_not_found: skip-resource\)/,
       },
       {
+        name: 'stop: a concurrent worker\'s request already on its way (arriving 100 ms after the answer) is not "more"',
+        t: traffic([req(L, { at: T0 }), injected(L, 'revoked_key', 401, { at: T0 + 1000, durationMs: 2 }), req(`${L}/${e(ENC)}`, { at: T0 + 1100 })], { scenario: { revoked_key: 'stop' } }),
+      },
+      {
         name: 'stop: nothing more with that key (the other key goes on, and a later run starts over)',
         t: traffic([req(L), injected(L, 'revoked_key', 401), req(L, { headers: { authorization: `Bearer ${OTHER_KEY}` } }), req(L, { phase: 2 })], { scenario: { revoked_key: 'stop' } }),
       },

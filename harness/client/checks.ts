@@ -28,6 +28,8 @@ export interface ClientCheck extends Declaration {
 
 /** Identical requests after a terminal 4xx beyond this many are a retry storm. */
 export const MAX_REPEATS_AFTER_4XX = 2;
+/** After a stop answer, requests arriving within this much are taken for ones already on their way. */
+export const STOP_GRACE_MS = 250;
 /** A retry of a 503 sooner than this after the answer is a retry without any pause. */
 export const MIN_RETRY_PAUSE_MS = 100;
 const CANONICAL = /^(0|[1-9][0-9]*)$/;
@@ -438,8 +440,9 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         const after = all.filter((x) => x.seq > e.seq && x.phase === e.phase);
         const same = after.filter((x) => sameRequest(x, e));
         if (action === 'stop') {
-          // Requests already on their way when the answer was sent (a concurrent client) are not "more".
-          const more = after.filter((x) => x.headers.authorization === e.headers.authorization && x.at >= e.at + e.durationMs);
+          // Requests already on their way when the answer reached the client (a concurrent client's other workers,
+          // within STOP_GRACE_MS of the answer) are not "more"; a client that goes on sends far more, later.
+          const more = after.filter((x) => x.headers.authorization === e.headers.authorization && x.at >= e.at + e.durationMs + STOP_GRACE_MS);
           if (more.length) return fail(`declared \`stop\` for ${reason}, but the client sent ${more.length} more request${more.length === 1 ? '' : 's'} with that key`, [e, ...more]);
         } else if (action === 'retry-later') {
           if (same.length === 0) return fail(`declared \`retry-later\` for ${reason}, but the client never sent the request again`, [e]);
