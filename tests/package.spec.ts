@@ -265,7 +265,8 @@ test.describe('the npm package, installed into an empty project', () => {
           .replaceAll('127.0.0.1:9400', `127.0.0.1:${followUpPort}`).replace(/--follow-up-port 9400\b/, `--follow-up-port ${followUpPort}`);
         if (command.endsWith('&')) {
           // The example receiver, started as written and left running while the next commands judge it.
-          const child = spawn('sh', ['-c', `exec ${command.slice(0, -1).trim()}`], { cwd: partner, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+          // Its own process group, so that stopping it stops npx and the harness under it.
+          const child = spawn('sh', ['-c', command.slice(0, -1).trim()], { cwd: partner, env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
           background.push(child);
           let said = '';
           await new Promise<void>((resolve, reject) => {
@@ -296,7 +297,11 @@ test.describe('the npm package, installed into an empty project', () => {
         expect(fs.existsSync(path.join(partner, f)), f).toBe(true);
       }
     } finally {
-      for (const c of background) c.kill('SIGTERM');
+      for (const c of background) {
+        try {
+          process.kill(-c.pid!, 'SIGTERM');
+        } catch { /* already gone */ }
+      }
     }
   });
 
