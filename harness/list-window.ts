@@ -33,6 +33,11 @@ export interface ListWindow {
   about: string;
   /** How many encounters the whole list holds (the first count). */
   total: number;
+  /**
+   * An instant just before the window was found (end_at, exclusive): the walks that compare reads over time bound
+   * themselves by it, so encounters a live deployment creates during the run never enter them (issue 38).
+   */
+  still: string;
 }
 
 const found = new WeakMap<Target, Map<End, Promise<ListWindow>>>();
@@ -78,8 +83,9 @@ async function first(target: Target, params: Record<string, string>): Promise<{ 
 }
 
 async function findWindow(target: Target, end: End, bound: number): Promise<ListWindow> {
+  const still = formatInstant(BigInt(Date.now() - 1_000) * NS_PER_MS);
   const whole = await first(target, {});
-  if (whole.total <= bound) return { params: {}, about: `the whole list (${whole.total} encounters)`, total: whole.total };
+  if (whole.total <= bound) return { params: {}, about: `the whole list (${whole.total} encounters)`, total: whole.total, still };
   const [lo0, hi0] = await Promise.all([first(target, { sort_order: 'asc' }), first(target, { sort_order: 'desc' })]);
   if (lo0.created === undefined || hi0.created === undefined) throw new NotVerified('the list reports a total but its first pages are empty: no window can be found');
   // The ends of the timeline, whatever order the two sorts really gave (a target may get sort_order wrong; the checks judge that).
@@ -111,5 +117,5 @@ async function findWindow(target: Target, end: End, bound: number): Promise<List
     }
   }
   const t = formatInstant(fits);
-  return { params: { [param]: t }, about: `the ${size} ${end} encounters (${param}=${t}) of ${whole.total}`, total: whole.total };
+  return { params: { [param]: t }, about: `the ${size} ${end} encounters (${param}=${t}) of ${whole.total}`, total: whole.total, still };
 }

@@ -62,7 +62,10 @@ async function judge(api: CheckApi, scope: CheckScope, problem: Problem | undefi
  */
 async function walkWindow(api: CheckApi, params: Record<string, string | undefined> = {}, limit?: number, opts?: WalkOptions, end: End = 'newest'): Promise<Walk> {
   const began = BigInt(Date.now() - 1_000) * NS_PER_MS;
-  const query = { ...(await listWindow(api, end)).params, ...params };
+  const window = await listWindow(api, end);
+  // Bounded before the run's list was first read (end_at, exclusive): what stands still on a deployment with traffic,
+  // the same bound for every walk of the worker, so two walks compare alike (issue 38).
+  const query = { ...window.params, ...(window.params.end_at === undefined && !('end_at' in params) ? { end_at: window.still } : {}), ...params };
   const walk = await walkList(api, query, limit, opts);
   // Encounters arrived while the pages were read (a deployment with traffic; offset pages are not snapshot-consistent,
   // §4.1): what the checks judge across pages is then read again, bounded before the walk began (end_at is exclusive).
