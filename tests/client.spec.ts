@@ -518,6 +518,16 @@ test.describe('the client checks on fabricated traffic', () => {
     expect(j.detail).toMatch(/declared `skip-resource` for encounter_not_found; the client sent the same request again 1 time/);
   });
 
+  test('client-follows-declared-reason-handling › declared stop, the refused request asked once more (its key keeps its state) before stopping: a warning; other work after it fails', () => {
+    const handling = byId.get('client-follows-declared-reason-handling')!;
+    const again = handling.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401), { ...injected(`${L}/${e(ENC)}`, 'revoked_key', 401), carried: true }], { scenario: { revoked_key: 'stop' } }));
+    expect(again.outcome).toBe('warning');
+    expect(again.detail).toMatch(/declared `stop` for revoked_key; the client sent the refused request again 1 time before stopping/);
+    const onwards = handling.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401), { ...injected(`${L}/${e(DOC)}`, 'revoked_key', 401), carried: true }], { scenario: { revoked_key: 'stop' } }));
+    expect(onwards.outcome).toBe('fail');
+    expect(onwards.detail).toMatch(/declared `stop` for revoked_key, but the client sent 1 more request with that key/);
+  });
+
   test('client-list-walk-sees-every-item › pages that overlap read encounters twice: a warning, not a failure', () => {
     const j = byId.get('client-list-walk-sees-every-item')!.judge(traffic([req(`${L}?limit=3&offset=0`, { body: page(3) }), req(`${L}?limit=3&offset=2`, { body: page(3) })]));
     expect(j.outcome).toBe('warning');

@@ -431,7 +431,8 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       const declared = Object.keys(t.scenario?.reasons ?? {});
       if (!t.scenario || declared.length === 0) return notVerified('no scenario `reasons`: pass --scenario FILE naming what the client does per reason code (stop, retry-later, skip-resource)', 'a scenario whose `reasons` declare what the client does per reason code (--scenario FILE)');
       const reasons = t.scenario.reasons;
-      const injected = t.exchanges.filter((e) => e.injected);
+      // A key's state carried on after a stop is not a new injection: those requests are judged as "more" below.
+      const injected = t.exchanges.filter((e) => e.injected && !e.carried);
       const all = api(t);
       const warnings: string[] = [];
       for (const e of injected) {
@@ -443,7 +444,11 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
           // Requests already on their way when the answer reached the client (a concurrent client's other workers,
           // within STOP_GRACE_MS of the answer) are not "more"; a client that goes on sends far more, later.
           const more = after.filter((x) => x.headers.authorization === e.headers.authorization && x.at >= e.at + e.durationMs + STOP_GRACE_MS);
-          if (more.length) return fail(`declared \`stop\` for ${reason}, but the client sent ${more.length} more request${more.length === 1 ? '' : 's'} with that key`, [e, ...more]);
+          // Going on with other work is what stop rules out; asking the same thing again before stopping is poor
+          // practice (a should: the key keeps its state, so the repeat gets the same answer).
+          const others = more.filter((x) => !sameRequest(x, e));
+          if (others.length) return fail(`declared \`stop\` for ${reason}, but the client sent ${others.length} more request${others.length === 1 ? '' : 's'} with that key`, [e, ...others]);
+          if (more.length) warnings.push(`declared \`stop\` for ${reason}; the client sent the refused request again ${more.length} time${more.length === 1 ? '' : 's'} before stopping (good practice: stop at once)`);
         } else if (action === 'retry-later') {
           if (same.length === 0) return fail(`declared \`retry-later\` for ${reason}, but the client never sent the request again`, [e]);
           // §5.6 and §8 say nothing of a pause: retrying at once is poor practice, a should (a warning).

@@ -94,7 +94,14 @@ export class RecordingProxy {
 
   /** The reason to inject for this request, if its turn has come. */
   #injectionFor(ex: ClientExchange): string | undefined {
-    if (ex.kind !== 'api' || this.#pending.length === 0) return undefined;
+    if (ex.kind !== 'api') return undefined;
+    // A key answered with a stop reason stays in that state for the rest of the run (a revoked key stays revoked).
+    const stopped = this.#injected.find((i) => !i.carried && this.#actions[i.injected!] === 'stop' && i.headers.authorization === ex.headers.authorization);
+    if (stopped) {
+      ex.carried = true;
+      return stopped.injected;
+    }
+    if (this.#pending.length === 0) return undefined;
     // A request repeating one that got an injected answer goes through: the client's retry gets the real answer.
     if (this.#injected.some((i) => i.method === ex.method && i.target === ex.target && i.headers.authorization === ex.headers.authorization)) return undefined;
     const route = parseTarget(ex.target).route?.name;
@@ -135,8 +142,10 @@ export class RecordingProxy {
       ex.status = status;
       ex.body = body;
       ex.durationMs = Date.now() - started;
-      this.#injected.push(ex);
-      this.#sinceInjection = 0;
+      if (!ex.carried) {
+        this.#injected.push(ex);
+        this.#sinceInjection = 0;
+      }
       res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(body);
       return;

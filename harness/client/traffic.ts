@@ -25,6 +25,11 @@ export interface ClientExchange {
   body: string;
   /** The reason code the scenario injected instead of forwarding, if any. */
   injected?: string;
+  /**
+   * The injection is a key's state carried on, not a new one: after a stop reason (a revoked key, say) every later
+   * request with that key in the run gets the same answer, as a real key in that state would.
+   */
+  carried?: true;
   durationMs: number;
 }
 
