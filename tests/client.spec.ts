@@ -414,8 +414,9 @@ const CASES: Record<string, CheckCases> = {
         detail: /1 of 1 declared reason judged over 1 run, each handled as declared \(encounter_not_found: skip-resource\)/,
       },
       {
-        name: 'stop: a concurrent worker\'s request already on its way (arriving 100 ms after the answer) is not "more"',
-        t: traffic([req(L, { at: T0 }), injected(L, 'revoked_key', 401, { at: T0 + 1000, durationMs: 2 }), req(`${L}/${e(ENC)}`, { at: T0 + 1100 })], { scenario: { revoked_key: 'stop' } }),
+        name: 'stop: a concurrent client\'s other request already on its way (arriving 100 ms after the answer) is not "more"',
+        // Two requests in flight at once earlier in the run: the client works two at a time.
+        t: traffic([req(L, { at: T0, durationMs: 500 }), req(`${L}/${e(DOC)}`, { at: T0 + 10 }), injected(L, 'revoked_key', 401, { at: T0 + 1000, durationMs: 2 }), req(`${L}/${e(ENC)}`, { at: T0 + 1100 })], { scenario: { revoked_key: 'stop' } }),
       },
       {
         name: 'stop: nothing more with that key (the other key goes on, and a later run starts over)',
@@ -516,6 +517,13 @@ test.describe('the client checks on fabricated traffic', () => {
     const j = byId.get('client-follows-declared-reason-handling')!.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'encounter_not_found', 404), req(`${L}/${e(ENC)}`), req(`${L}/${e(DOC)}`)], { scenario: { encounter_not_found: 'skip-resource' } }));
     expect(j.outcome).toBe('warning');
     expect(j.detail).toMatch(/declared `skip-resource` for encounter_not_found; the client sent the same request again 1 time/);
+  });
+
+  test('client-follows-declared-reason-handling › a sequential client going on at once after a stop (its carried answers come back in milliseconds) fails: only a concurrent client\'s requests on their way are excused', () => {
+    const handling = byId.get('client-follows-declared-reason-handling')!;
+    const fast = handling.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401, { at: T0 + 1000, durationMs: 1 }), { ...injected(`${L}/${e(DOC)}`, 'revoked_key', 401, { at: T0 + 1005 }), carried: true }, { ...injected(`${L}/${e(PCT)}`, 'revoked_key', 401, { at: T0 + 1010 }), carried: true }], { scenario: { revoked_key: 'stop' } }));
+    expect(fast.outcome).toBe('fail');
+    expect(fast.detail).toMatch(/sent 2 more requests with that key/);
   });
 
   test('client-follows-declared-reason-handling › declared stop, the refused request asked once more (its key keeps its state) before stopping: a warning; other work after it fails', () => {

@@ -28,7 +28,17 @@ export interface ClientCheck extends Declaration {
 
 /** Identical requests after a terminal 4xx beyond this many are a retry storm. */
 export const MAX_REPEATS_AFTER_4XX = 2;
-/** After a stop answer, requests arriving within this much are taken for ones already on their way. */
+/** The most API requests the client had in flight at once (its requests' spans overlapping), in its normal run. */
+export function concurrencyOf(exchanges: readonly ClientExchange[]): number {
+  const spans = exchanges.filter((e) => e.phase === 1).flatMap((e) => [[e.at, 1], [e.at + Math.max(1, e.durationMs), -1]] as [number, number][]);
+  spans.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let most = 1;
+  for (const [, d] of spans) most = Math.max(most, (now += d));
+  return most;
+}
+
+/** After a stop answer, requests arriving within this much may have been on their way (a concurrent client's). */
 export const STOP_GRACE_MS = 250;
 /** A retry of a 503 sooner than this after the answer is a retry without any pause. */
 export const MIN_RETRY_PAUSE_MS = 100;
@@ -443,7 +453,11 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         if (action === 'stop') {
           // Requests already on their way when the answer reached the client (a concurrent client's other workers,
           // within STOP_GRACE_MS of the answer) are not "more"; a client that goes on sends far more, later.
-          const more = after.filter((x) => x.headers.authorization === e.headers.authorization && x.at >= e.at + e.durationMs + STOP_GRACE_MS);
+          // A concurrent client's other workers may each have one request on its way when the answer reaches it: at
+          // most (its concurrency − 1) requests arriving within STOP_GRACE_MS are excused; a sequential client, none.
+          const withKey = after.filter((x) => x.headers.authorization === e.headers.authorization);
+          const onTheirWay = withKey.filter((x) => x.at < e.at + e.durationMs + STOP_GRACE_MS).slice(0, Math.max(0, concurrencyOf(all) - 1));
+          const more = withKey.filter((x) => !onTheirWay.includes(x));
           // Going on with other work is what stop rules out; asking the same thing again before stopping is poor
           // practice (a should: the key keeps its state, so the repeat gets the same answer).
           const others = more.filter((x) => !sameRequest(x, e));
