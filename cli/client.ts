@@ -181,6 +181,7 @@ export async function client(argv: string[]): Promise<number> {
   const placeholder = new URL('http://127.0.0.1:9');
   let proxy: RecordingProxy | undefined;
   let ref: ReferenceHandle | undefined;
+  let log: fs.WriteStream | undefined;
   try {
     let upstream = placeholder;
     // The proxy learns its keys and upstream once the sandbox is up; it listens first so its URL is known.
@@ -203,8 +204,8 @@ export async function client(argv: string[]): Promise<number> {
     const out = { stdout: '', stderr: '' };
     // The client's own output, redacted, in a file beside the reports; the runs that were cut, and why.
     const logFile = path.join(outDir, CLIENT_LOG);
-    fs.writeFileSync(logFile, '');
-    const logLine = (text: string) => fs.appendFileSync(logFile, text);
+    log = fs.createWriteStream(logFile);
+    const logLine = (text: string) => void log!.write(text);
     const cut: string[] = [];
     const startedAt = new Date().toISOString();
     const actions = scenario?.reasons ?? {};
@@ -318,6 +319,8 @@ export async function client(argv: string[]): Promise<number> {
     process.stdout.write(`${redact(verdictLine(report))}; reports in ${displayPath(outDir)}/ (${REPORT_FILES.html}, ${REPORT_FILES.json}, ${REPORT_FILES.junit})\n`);
     return exitCodeFor(report, { allowIncomplete: o['allow-incomplete'] === true });
   } finally {
+    // Streamed, not written a chunk at a time: the proxy shares this process's event loop with the client's output.
+    if (log) await new Promise((r) => log!.end(r));
     await ref?.stop().catch(() => undefined);
     await proxy?.close().catch(() => undefined);
     fs.rmSync(dir, { recursive: true, force: true });

@@ -252,10 +252,9 @@ async function check(argv: string[]): Promise<number> {
       out.push(`  ${l.ok === true ? 'ok      ' : l.ok === false ? 'WRONG   ' : 'skipped '}${l.text}${enables}`);
     }
   }
-  // A role nothing declares a need for is not missing (audio_url_expires_soon: an ordinary URL is waited for); nor is
-  // test_key where the condition test_prefix_not_allowed is given as a test key of its own.
+  // Not missing: test_key where the condition test_prefix_not_allowed is given as a test key of its own, and
+  // audio_url_expires_soon where an ordinary URL lives no longer than the wait bound.
   const notNeeded = (r: RoleSpec) => (r.kind === 'credential' && r.role === 'test_key' && faultFormKind(profile, 'test_prefix_not_allowed') === 'credential')
-    || (r.kind === 'fault' && !measured && unlocks(r, declared) !== 'most' && (unlocks(r, declared) as { checks: number }).checks === 0)
     // URLs that live no longer than the wait bound are waited for: no condition needed to see one expire.
     || (r.kind === 'fault' && r.role === 'audio_url_expires_soon' && audioLifetimeS !== undefined && audioLifetimeS <= waitS);
   const stillMissing = missing.filter((r) => !notNeeded(r));

@@ -2,7 +2,9 @@
 // shell, in the profile's folder, inheriting the environment plus what the harness hands it, killed at its time
 // limit. Its output is kept only as a short redacted tail for the message of a command that failed.
 import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { settingName } from './config.ts';
+import type { SwitchCommand } from './profile.ts';
 import { redact } from './redact.ts';
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
@@ -50,4 +52,13 @@ export function runCommand(argv: readonly string[], opts: { cwd: string; env: No
 /** `with exit status 3 (said this)`, `ENOENT`: how a failed command is named in a message. */
 export function describeEnd(r: CommandResult): string {
   return `${typeof r.code === 'number' ? `with exit status ${r.code}` : r.code}${r.said ? ` (${r.said})` : ''}`;
+}
+
+/**
+ * Runs one side of a condition's on/off switch (profile `faults.<name>.command`), in the profile's folder (the current
+ * one without a file), told the target's base URL: the switched phase and `profile check` alike.
+ */
+export function flip(side: 'on' | 'off', cmd: SwitchCommand, baseUrl: string, profileFile: string | undefined): Promise<CommandResult> {
+  const cwd = profileFile ? path.dirname(path.resolve(profileFile)) : process.cwd();
+  return runCommand(cmd[side], { cwd, env: commandEnv(baseUrl, cwd), timeoutMs: cmd.timeoutMs });
 }

@@ -22,8 +22,8 @@ import { setting, settingName } from './config.ts';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
 import { matchesPattern, NotVerified, recordCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
-import { DEFAULT_COMMAND_TIMEOUT_MS, describeEnd } from './command.ts';
-import { flip, offFailed, onFailed, plannedSwitches, switchOf } from './switched.ts';
+import { DEFAULT_COMMAND_TIMEOUT_MS, describeEnd, flip } from './command.ts';
+import { offFailed, onFailed, plannedSwitches, switchOf } from './switched.ts';
 import { defineCheck, identity, type Declaration } from './registry.ts';
 import { registerSecret } from './redact.ts';
 import { waitForReady } from './ready.ts';
@@ -234,7 +234,7 @@ export function declareSwitched(): void {
       const cmd = target.profile.faults![f]!.command!;
       const file = setting('profile')!;
       testInfo.setTimeout(testInfo.timeout + 2 * (cmd.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS));
-      const on = await flip('on', cmd, target.profile, file);
+      const on = await flip('on', cmd, target.profile.baseUrl, file);
       testInfo.annotations.push({ type: 'switch', description: `${f} on: ${on.code === 0 ? 'done' : describeEnd(on)} in ${on.durationMs} ms` });
       const switched = new Target(target.profile, target.breaker, [f]);
       const checker: Checker = (info, caseTitle, sink, caseFile) => async (def, body) => {
@@ -246,7 +246,7 @@ export function declareSwitched(): void {
       try {
         await runGroups([{ cases, lanes: 'default' }], checker, undefined, testInfo, false);
       } finally {
-        const off = await flip('off', cmd, target.profile, file);
+        const off = await flip('off', cmd, target.profile.baseUrl, file);
         testInfo.annotations.push({ type: 'switch', description: `${f} off: ${off.code === 0 ? 'done' : describeEnd(off)} in ${off.durationMs} ms` });
         if (off.code !== 0) throw new Error(offFailed(f, off));
       }

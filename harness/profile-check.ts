@@ -4,12 +4,11 @@
 // one role table (harness/profile.ts KEY_ROLE_ANSWER) and the routes (harness/routes.ts); cli/profile.ts only
 // prints. Keys and response bodies are never in a line: a line names the role, the route, the status and the reason.
 import fs from 'node:fs';
-import path from 'node:path';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { reasonOf } from './assertions.ts';
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
-import { commandEnv, describeEnd, runCommand } from './command.ts';
-import { credentialKey, environmentKey, faultFormKind, faultKey, KEY_ROLE_ANSWER, missingSenderSetting, ProfileError, ROLE_SECTION, type CredentialRole, type FaultName, type Profile, type RoleKind, type SwitchCommand } from './profile.ts';
+import { describeEnd, flip } from './command.ts';
+import { credentialKey, environmentKey, faultFormKind, faultKey, KEY_ROLE_ANSWER, missingSenderSetting, ProfileError, ROLE_SECTION, type CredentialRole, type FaultName, type Profile, type RoleKind } from './profile.ts';
 import { registerSecret } from './redact.ts';
 import { ROUTES, type RouteRef } from './routes.ts';
 
@@ -156,10 +155,6 @@ function question(kind: RoleKind, role: string, description: string): string {
 interface Where { baseUrl?: string; resource?: { encounter_id: string; document_id: string }; form?: string }
 
 /** Runs one side of a condition's on/off commands in the profile's folder (harness/command.ts). */
-function flipCommand(side: 'on' | 'off', cmd: SwitchCommand, profile: Profile, profileFile: string | undefined) {
-  const cwd = profileFile ? path.dirname(path.resolve(profileFile)) : process.cwd();
-  return runCommand(cmd[side], { cwd, env: commandEnv(profile.baseUrl, cwd), timeoutMs: cmd.timeoutMs });
-}
 
 type Send = (e: Expectation, key: string | undefined) => Promise<{ target: string; res: RawResponse | null; error?: string }>;
 
@@ -291,14 +286,14 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
       continue;
     }
     // A process-wide switch: on, one request, off (always), each command's end said.
-    const on = await flipCommand('on', form.command!, profile, opts.profileFile);
+    const on = await flip('on', form.command!, profile.baseUrl, opts.profileFile);
     if (on.code !== 0) {
       lines.push({ kind: r.kind, role: r.role, ok: false, text: `${r.role}: the 'on' command ended ${describeEnd(on)}` });
     } else {
       try {
         await judge(r.kind, r.role, r.description, e, key, undefined, where);
       } finally {
-        const off = await flipCommand('off', form.command!, profile, opts.profileFile);
+        const off = await flip('off', form.command!, profile.baseUrl, opts.profileFile);
         if (off.code !== 0) lines.push({ kind: r.kind, role: r.role, ok: false, text: `${r.role}: the 'off' command ended ${describeEnd(off)}: the deployment may still hold the condition` });
       }
     }

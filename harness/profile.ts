@@ -79,12 +79,12 @@ export function faultFormKind(profile: Pick<Profile, 'faults'>, name: FaultName)
 }
 
 /**
- * Whether the condition can be sent with any caller and any request: a header switch, another environment, or a
- * process-wide switch while it is on. A credential fixes the caller, a resource the document.
+ * Whether a check outside the switched phase can send the condition with any caller and any request: a header switch
+ * or another environment. A credential fixes the caller, a resource the document, a command holds only in its phase.
  */
 export function faultJoinsAnyRequest(profile: Pick<Profile, 'faults'>, name: FaultName): boolean {
   const k = faultFormKind(profile, name);
-  return k === 'headers' || k === 'baseUrl' || k === 'command';
+  return k === 'headers' || k === 'baseUrl';
 }
 
 /** The conditions the profile gives as on/off commands: the checks that need one run alone, with it on. */

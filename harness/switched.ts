@@ -5,11 +5,10 @@
 // failed. While it is on, only requests that name the condition are sent (harness/target.ts Target.switchedOn).
 // Pure planning and the commands: the tests are declared by harness/fixtures.ts declareSwitched.
 import fs from 'node:fs';
-import path from 'node:path';
 import { setting } from './config.ts';
-import { commandEnv, describeEnd, runCommand, type CommandResult } from './command.ts';
+import { describeEnd, type CommandResult } from './command.ts';
 import { declaration } from './registry.ts';
-import { switchedFaults, type FaultName, type Profile, type SwitchCommand } from './profile.ts';
+import { switchedFaults, type FaultName, type Profile } from './profile.ts';
 
 /**
  * The conditions the run's profile gives as commands, read when the run's tests are planned (before any worker has
@@ -34,12 +33,6 @@ export function needsCondition(id: string, f: FaultName): boolean {
 /** The first of `switches` the check declared as `id` needs, if any: the phase it runs in. */
 export function switchOf(id: string, switches: readonly FaultName[]): FaultName | undefined {
   return switches.find((f) => needsCondition(id, f));
-}
-
-/** Runs one side of a condition's switch, in the profile's folder, told the target's base URL. */
-export function flip(side: 'on' | 'off', cmd: SwitchCommand, profile: Profile, profileFile: string): Promise<CommandResult> {
-  const cwd = path.dirname(path.resolve(profileFile));
-  return runCommand(cmd[side], { cwd, env: commandEnv(profile.baseUrl, cwd), timeoutMs: cmd.timeoutMs });
 }
 
 /** Why the checks of a condition were not judged when its `on` command failed. */

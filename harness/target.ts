@@ -106,6 +106,11 @@ export class Target {
     return this.profile.faults?.[name];
   }
 
+  /** A condition among `faults` is given as a credential: its own key stands for the caller, whose role is not needed. */
+  callerReplaced(faults: readonly FaultName[] | undefined): boolean {
+    return (faults ?? []).some((f) => !this.switchedOn.has(f) && faultFormKind(this.profile, f) === 'credential');
+  }
+
   /**
    * Sends one request; never throws for transport failures (they are part of the evidence). Throws
    * TargetStoppedAnswering when the run's breaker is open, before sending or while waiting.
@@ -155,10 +160,9 @@ export class Target {
     // A condition given as another environment sends the request there, with that environment's key for the role.
     const elsewhere = (opts.faults ?? []).find((f) => !this.switchedOn.has(f) && this.fault(f)?.baseUrl !== undefined);
     const baseUrl = elsewhere ? this.fault(elsewhere)!.baseUrl! : this.profile.baseUrl;
-    // A condition given as a credential: its key stands for the caller (set below), whose own key is not asked for.
-    const ownKey = (opts.faults ?? []).some((f) => !this.switchedOn.has(f) && this.fault(f)?.credential !== undefined);
     if (typeof as === 'string') {
-      if (as !== 'none' && !ownKey) {
+      // A condition given as a credential: its key stands for the caller (set below), whose own key is not asked for.
+      if (as !== 'none' && !this.callerReplaced(opts.faults)) {
         const key = elsewhere ? environmentKey(this.profile, elsewhere, as) : this.key(as);
         if (!key) throw new Error(`credential ${as} is not in the profile (call need() first)`);
         headers.authorization = `Bearer ${key}`;
@@ -263,9 +267,9 @@ export class CheckApi {
     return this.scope.need(this.target.fault(name), `condition '${name}' (a fault role)`, settingPath('fault', name));
   }
 
-  /** A condition among `faults` is given as a credential: its own key stands for the caller, whose role is not needed. */
+  /** A condition among `faults` is given as a credential: its own key stands for the caller (Target.callerReplaced). */
   callerReplaced(faults: readonly FaultName[] | undefined): boolean {
-    return (faults ?? []).some((f) => !this.target.switchedOn.has(f) && faultFormKind(this.target.profile, f) === 'credential');
+    return this.target.callerReplaced(faults);
   }
 
   /**

@@ -20,7 +20,7 @@ import { describe, expectDocumented, expectSuccess, fail, FIELD_BY_REASON, type 
 import type { Exchange } from '../harness/checks.ts';
 import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
-import { faultFormKind, type CredentialRole, type FaultName } from '../harness/profile.ts';
+import { faultJoinsAnyRequest, type CredentialRole, type FaultName } from '../harness/profile.ts';
 import { LIST_KEYS, ROUTES, type RouteRef } from '../harness/routes.ts';
 import { anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { As, CheckApi, Target } from '../harness/target.ts';
@@ -230,7 +230,7 @@ function caseArb(target: Target): fc.Arbitrary<FuzzCase> {
     if ('document_id' in r) documents.add(r.document_id);
   }
   // Only a condition that joins any caller and request (a header switch, another environment) is drawn beside random queries.
-  const faults = (Object.keys(target.profile.faults ?? {}) as FaultName[]).filter((f) => ['headers', 'baseUrl'].includes(faultFormKind(target.profile, f) ?? ''));
+  const faults = (Object.keys(target.profile.faults ?? {}) as FaultName[]).filter((f) => faultJoinsAnyRequest(target.profile, f));
   return fc.record({
     route: fc.constantFrom(...ROUTES),
     encounter: idArb([...encounters]),

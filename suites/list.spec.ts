@@ -61,18 +61,10 @@ async function judge(api: CheckApi, scope: CheckScope, problem: Problem | undefi
  * organization. The check's own parameters override the window's.
  */
 async function walkWindow(api: CheckApi, params: Record<string, string | undefined> = {}, limit?: number, opts?: WalkOptions, end: End = 'newest'): Promise<Walk> {
-  const began = BigInt(Date.now() - 1_000) * NS_PER_MS;
   const window = await listWindow(api, end);
   // Bounded before the run's list was first read (end_at, exclusive): what stands still on a deployment with traffic,
   // the same bound for every walk of the worker, so two walks compare alike (issue 38).
-  const query = { ...window.params, ...(window.params.end_at === undefined && !('end_at' in params) ? { end_at: window.still } : {}), ...params };
-  const walk = await walkList(api, query, limit, opts);
-  // Encounters arrived while the pages were read (a deployment with traffic; offset pages are not snapshot-consistent,
-  // §4.1): what the checks judge across pages is then read again, bounded before the walk began (end_at is exclusive).
-  if (query.end_at === undefined && new Set(walk.pages.map((p) => p.body.total)).size > 1) {
-    return walkList(api, { ...query, end_at: formatInstant(began) }, limit, { ...opts, fresh: true });
-  }
-  return walk;
+  return walkList(api, { ...window.params, ...(window.params.end_at === undefined && !('end_at' in params) ? { end_at: window.still } : {}), ...params }, limit, opts);
 }
 
 /** Tie groups of the windows at both ends of the timeline (one walk when the list is walked whole): ties are sparse. */
@@ -173,23 +165,13 @@ check({ id: 'list-order-deterministic', requirements: ['CONTRACT-DISCLOSURE-NO-E
   const runs = (await windowEnds(api)).flatMap((end) => (['asc', 'desc'] as const).map((dir) => ({ end, dir })));
   let unnoticed = 1;
   const groups: { items: EncounterSummary[] }[] = [];
-  // What stands still on a deployment with traffic: the encounters created before this check began.
-  const began = BigInt(Date.now() - 1_000) * 1_000_000n;
   await inPool(runs, 2, async ({ end, dir }) => {
-    const pair = async (extra: Record<string, string>) => {
-      const first = await walkWindow(api, { sort_order: dir, ...extra }, undefined, undefined, end);
-      const second = await walkWindow(api, { sort_order: dir, ...extra }, undefined, { fresh: true }, end);
-      return { first, second, diff: firstDifference(ids(first.items), ids(second.items)) };
-    };
+    // Both walks are bounded before the run (walkWindow): encounters a live deployment creates meanwhile stay out.
+    const first = await walkWindow(api, { sort_order: dir }, undefined, undefined, end);
+    const second = await walkWindow(api, { sort_order: dir }, undefined, { fresh: true }, end);
+    const diff = firstDifference(ids(first.items), ids(second.items));
     // A changed total means the data moved (no snapshot guarantee); the same total and another order does not.
     const totals = (w: Walk) => w.pages.map((p) => p.body.total).join(',');
-    let { first, second, diff } = await pair({});
-    const window = (await listWindow(api, end)).params;
-    if (diff && totals(first) !== totals(second) && window.end_at === undefined) {
-      // Encounters arrived meanwhile (a live deployment): the same walks, bounded before they could arrive (end_at
-      // is exclusive, §4.1), are compared instead.
-      ({ first, second, diff } = await pair({ end_at: formatInstant(began) }));
-    }
     if (diff && totals(first) !== totals(second)) return scope.observe(`sort_order=${dir}: the total changed between two walks, so their order was not compared (${diff})`);
     if (diff) fail(`two identical sort_order=${dir} walks disagree`, diff);
     const ties = tieGroups(first.items);
@@ -237,8 +219,6 @@ const BOUNDS = [
 
 for (const bound of BOUNDS) {
   check({ id: bound.id, requirements: [bound.requirement, 'LIST-OFFSET-NO-SNAPSHOT'], title: bound.title, run: async (api, scope) => {
-    // Encounters a live deployment creates after the unbounded walk are not "unknown" (a minute's margin for clocks).
-    const arrivedFrom = BigInt(Date.now() - 60_000) * NS_PER_MS;
     const all = await walkWindow(api, { sort_order: 'asc' });
     const b = boundary(all);
     const t = createdAt(b);
@@ -248,7 +228,7 @@ for (const bound of BOUNDS) {
     const q = `${bound.param}=${b.created_at}`;
     const missing = ids(all.items.filter((i) => bound.isInside(createdAt(i), t))).filter((x) => !got.has(x));
     const outside = bounded.items.filter((i) => !bound.isInside(createdAt(i), t)).map((i) => `${i.encounter_id} ${i.created_at}`);
-    const unknown = bounded.items.filter((i) => !known.has(i.encounter_id) && createdAt(i) < arrivedFrom).map((i) => i.encounter_id);
+    const unknown = bounded.items.filter((i) => !known.has(i.encounter_id)).map((i) => i.encounter_id);
     let problem: Problem | undefined;
     if (got.has(b.encounter_id) !== bound.boundaryListed) {
       problem = { title: `${bound.param} is not ${bound.boundaryListed ? 'inclusive' : 'exclusive'}`, detail: `${b.encounter_id} (created_at ${b.created_at}) is ${bound.boundaryListed ? 'missing' : 'listed'} with ${q}` };

@@ -445,18 +445,17 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       const injected = t.exchanges.filter((e) => e.injected && !e.carried);
       const all = api(t);
       const warnings: string[] = [];
+      const concurrency = concurrencyOf(all);
       for (const e of injected) {
         const reason = e.injected!;
         const action = reasons[reason];
         const after = all.filter((x) => x.seq > e.seq && x.phase === e.phase);
         const same = after.filter((x) => sameRequest(x, e));
         if (action === 'stop') {
-          // Requests already on their way when the answer reached the client (a concurrent client's other workers,
-          // within STOP_GRACE_MS of the answer) are not "more"; a client that goes on sends far more, later.
           // A concurrent client's other workers may each have one request on its way when the answer reaches it: at
           // most (its concurrency − 1) requests arriving within STOP_GRACE_MS are excused; a sequential client, none.
           const withKey = after.filter((x) => x.headers.authorization === e.headers.authorization);
-          const onTheirWay = withKey.filter((x) => x.at < e.at + e.durationMs + STOP_GRACE_MS).slice(0, Math.max(0, concurrencyOf(all) - 1));
+          const onTheirWay = withKey.filter((x) => x.at < e.at + e.durationMs + STOP_GRACE_MS).slice(0, Math.max(0, concurrency - 1));
           const more = withKey.filter((x) => !onTheirWay.includes(x));
           // Going on with other work is what stop rules out; asking the same thing again before stopping is poor
           // practice (a should: the key keeps its state, so the repeat gets the same answer).
