@@ -18,7 +18,7 @@ import { settingName } from '../harness/config.ts';
 import { judgeClientTraffic, type ClientVerdicts } from '../harness/client/judge.ts';
 import { RecordingProxy } from '../harness/client/proxy.ts';
 import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes, routesText, stopTargets, type ReasonPlan } from '../harness/client/runs.ts';
-import { INJECTABLE_REASONS } from '../harness/client/checks.ts';
+import { INJECTABLE_REASONS } from '../harness/client/traffic.ts';
 import { parseTarget, type Route } from '../harness/client/traffic.ts';
 import { loadScenario as readScenario, PART_LABEL, scopeOf, ScenarioError, type Scenario } from '../harness/client/scenario.ts';
 import type { ClientTraffic } from '../harness/client/traffic.ts';

@@ -15,7 +15,7 @@ import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import type { Declaration } from '../harness/registry.ts';
 import { allDeclaredChecks } from './declared-checks.ts';
 import { DEFAULT_HEADER_WORD, faultFormKind, headerWordOf, loadProfile, settingPath, unresolvedVariables, type FaultName, type Profile } from '../harness/profile.ts';
-import type { CheckScope } from '../harness/checks.ts';
+import type { CheckScope } from '../harness/record.ts';
 import { checkProfile, profileRoles, readProfileSchema, type RoleKind, type RoleSpec } from '../harness/profile-check.ts';
 import { SetupError } from './errors.ts';
 import { SENDER_CASES } from '../harness/webhook/sender-suite.ts';

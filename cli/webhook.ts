@@ -30,9 +30,10 @@ import { redact, redactHeader, registerSecret, setEvidenceMode } from '../harnes
 import { evidenceOption } from './common.ts';
 import { ReceiverContext, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
 import { buildReceiverVectors, deliveryByName, expectedOf, singleDeliveryCases, vectorName, VECTORS_FILE } from '../harness/webhook/vectors.ts';
-import { Capture, deliveryExchange, header } from '../harness/webhook/sender-suite.ts';
+import { deliveryExchange } from '../harness/webhook/sender-suite.ts';
+import { Capture, header } from '../harness/webhook/capture.ts';
 import { PassiveSenderJudge } from '../harness/webhook/passive-sender.ts';
-import type { ScriptStep } from '../harness/webhook/sender-suite.ts';
+import type { ScriptStep } from '../harness/webhook/capture.ts';
 import { SPEC_HEADER_WORD, webhookHeaders } from '../harness/webhook/signature.ts';
 import { credentialKey, headerWordOf, loadProfile, ProfileError, signingSecret, unresolvedVariables, type CredentialRole } from '../harness/profile.ts';
 import { DEPLOYMENT_CASES, SENDER_CASES, SenderContext } from '../harness/webhook/sender-suite.ts';
@@ -41,7 +42,7 @@ import { senderRequirementIds } from '../harness/webhook/sender-scope.ts';
 import { runStandalone } from '../harness/webhook/standalone-check.ts';
 import type { StandaloneRecord } from '../harness/webhook/standalone-check.ts';
 import { connectOnce, sendRaw } from '../harness/http.ts';
-import type { Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/record.ts';
 
 export interface WebhookIo {
   stdout: (line: string) => void;

@@ -1,6 +1,6 @@
 // Assertions the checks share. Each throws a CheckFailure whose title names the violation. The
 // status/category/reason table here is the oracle's own reading of spec §7.1 (never the reference's).
-import { CheckFailure, type Exchange } from './checks.ts';
+import { CheckFailure, type Exchange } from './record.ts';
 import { responseSchemaName, validateAgainst, type OperationId } from './contract.ts';
 
 export const CATEGORY_BY_STATUS: Record<number, string | undefined> = {

@@ -7,56 +7,7 @@ import { notePatientData, redact } from './redact.ts';
 import { encodeCheckAnnotation, evidenceOf, type CheckDef, type CheckRecord, type Exchange } from './record.ts';
 import { isDeclared } from './registry.ts';
 
-export { OUTCOMES, evidenceOf, type Outcome, type CheckDef, type CheckRecord, type Exchange } from './record.ts';
-export { defineCheck, type Declaration, type Subject } from './registry.ts';
-
-/** Thrown by a check when the target departs from the contract. `title` names the violation. */
-export class CheckFailure extends Error {
-  readonly title: string;
-  readonly detail: string;
-  constructor(title: string, detail = '') {
-    super(detail ? `${title}: ${detail}` : title);
-    this.name = 'CheckFailure';
-    this.title = title;
-    this.detail = detail;
-  }
-}
-
-/**
- * Thrown when the profile lacks what the check needs. Never counted as a pass. `lacks`: the profile setting whose
- * absence ended the check (`credentials.no_scopes`, `resources.other_org_encounter`, `webhook.sandboxControlUrl`),
- * carried in the record so the reports say what would unlock it without reading the reason's words.
- */
-export class NotVerified extends Error {
-  readonly lacks?: string;
-  constructor(reason: string, lacks?: string) {
-    super(reason);
-    this.name = 'NotVerified';
-    if (lacks !== undefined) this.lacks = lacks;
-  }
-}
-
-/** What the check body can call besides sending requests. */
-export interface CheckScope {
-  /**
-   * Returns the value, or ends the check as not_verified naming what the profile lacks. `setting`: the profile
-   * setting that gives the value (`credentials.no_scopes`), recorded among the settings the check used and, when
-   * absent, as what it lacks.
-   */
-  need<T>(value: T | undefined | null, what: string, setting?: string): T;
-  /** Marks the check informational (unspecified behaviour, recorded as observed). */
-  observe(text: string): void;
-  /** Marks the check `warning`: a `should` of the specification not met (fails the run only under --strict). */
-  warn(text: string): void;
-  /**
-   * Records an open detail observed beside a decided rule (e.g. which 4xx reason a rejection carried when the
-   * spec decides the rejection but not its reason): the outcome stays what the decided rule gives; the note
-   * is kept as the detail. Use `observe` instead when the check judges nothing decided.
-   */
-  note(text: string): void;
-  /** Records an exchange as evidence. */
-  record(ex: Exchange): void;
-}
+import { CheckFailure, NotVerified, type CheckScope } from './record.ts';
 
 /** A mutant-matrix pattern names a check id exactly, or every id with a prefix when it ends in `*`. */
 export function matchesPattern(pattern: string, checkId: string): boolean {

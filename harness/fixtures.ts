@@ -21,14 +21,15 @@ import * as playwrightTest from '@playwright/test';
 import { setting, settingName } from './config.ts';
 import { loadProfile } from './profile.ts';
 import { Target, CheckApi } from './target.ts';
-import { matchesPattern, NotVerified, recordCheck, type CheckDef, type CheckRecord, type CheckScope } from './checks.ts';
+import { matchesPattern, recordCheck } from './checks.ts';
+import { NotVerified, type CheckDef, type CheckRecord, type CheckScope } from './record.ts';
 import { DEFAULT_COMMAND_TIMEOUT_MS, describeEnd, flip } from './command.ts';
 import { offFailed, onFailed, plannedSwitches, switchOf } from './switched.ts';
 import { defineCheck, identity, type Declaration } from './registry.ts';
 import { registerSecret } from './redact.ts';
 import { waitForReady } from './ready.ts';
 import { claimBatch, planRun, runGroups, selection, type CaseBody, type Checker, type Registered, type ServiceRun, type SuiteOptions } from './planner.ts';
-import type { Capture } from './webhook/sender-suite.ts';
+import type { Capture } from './webhook/capture.ts';
 
 function mutantsFor(id: string, matrix: Record<string, string[]>): string[] {
   return Object.entries(matrix).filter(([, ps]) => ps.some((p) => matchesPattern(p, id))).map(([m]) => m);
@@ -65,7 +66,7 @@ const base: typeof playwrightTest._baseTest = playwrightTest._baseTest ?? playwr
 const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
   capture: [
     async ({}, use) => {
-      const { Capture } = await import('./webhook/sender-suite.ts');
+      const { Capture } = await import('./webhook/capture.ts');
       // A target in a container reaches the harness through the host's gateway, not its loopback.
       const callbackHost = setting('callbackHost');
       const capture = new Capture({ holdMs: SENDER_TIMEOUT_MS + 1000, ...(callbackHost ? { host: '0.0.0.0', advertiseHost: callbackHost } : {}) });

@@ -4,7 +4,7 @@
 // totals or bounds: the checks do that from what the walk returns.
 import type { CheckApi, Target } from './target.ts';
 import { expectSuccess } from './assertions.ts';
-import { NotVerified, type Exchange } from './checks.ts';
+import { NotVerified, type Exchange } from './record.ts';
 
 export interface DocumentSummary {
   document_id: string;

@@ -11,7 +11,7 @@
 // evidence; the walks of the window are).
 import { setting } from './config.ts';
 import { expectSuccess } from './assertions.ts';
-import { CheckFailure, NotVerified } from './checks.ts';
+import { CheckFailure, NotVerified } from './record.ts';
 import { TargetStoppedAnswering, type CheckApi, type Target } from './target.ts';
 import { createdAt, formatInstant, listTarget, NS_PER_MS, type ListBody } from './list-walk.ts';
 

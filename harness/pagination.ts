@@ -2,7 +2,7 @@
 // of arbitrary text exactly as chosen (no URL object, no normalisation), the canonical-integer rule of
 // §4.1/§8 as the oracle reads it, and the check that a 200 page honours limit, offset and total.
 import { expectSuccess, fail } from './assertions.ts';
-import type { Exchange } from './checks.ts';
+import type { Exchange } from './record.ts';
 
 export const LIST_PATH = '/external/v1/encounters';
 

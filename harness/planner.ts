@@ -12,11 +12,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TestInfo } from '@playwright/test';
 import { setting } from './config.ts';
-import type { CheckDef, CheckRecord, CheckScope, Recorded } from './checks.ts';
+import type { Recorded } from './checks.ts';
+import type { CheckDef, CheckRecord, CheckScope } from './record.ts';
 import { redact } from './redact.ts';
 import { inFlight, inPool } from './pool.ts';
 import type { CheckApi } from './target.ts';
-import type { Capture } from './webhook/sender-suite.ts';
+import type { Capture } from './webhook/capture.ts';
 
 export type CheckBody = (api: CheckApi, scope: CheckScope) => Promise<void>;
 

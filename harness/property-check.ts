@@ -6,7 +6,7 @@
 // after another, so a target 150 ms away would cost 100 × 150 ms per property; sent ahead, the answers are
 // there when fast-check asks for them. Every case still makes its own request and is judged by the same function.
 import fc from 'fast-check';
-import { CheckFailure, NotVerified, type Exchange } from './checks.ts';
+import { CheckFailure, NotVerified, type Exchange } from './record.ts';
 import { inFlight } from './pool.ts';
 
 /**

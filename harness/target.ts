@@ -5,9 +5,9 @@
 // requests are no longer sent (nor waited for) and their checks fail with the last attempts as evidence.
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
 import { describeAttempts, isNoAnswer, runBreaker, type Attempt, type Breaker } from './breaker.ts';
-import { CheckFailure } from './checks.ts';
+import { CheckFailure } from './record.ts';
 import { credentialKey, environmentKey, faultFormKind, faultKey, settingPath, type CredentialRole, type DocumentRole, type EncounterRole, type FaultForm, type FaultName, type Profile } from './profile.ts';
-import { NotVerified, type CheckScope, type Exchange } from './checks.ts';
+import { NotVerified, type CheckScope, type Exchange } from './record.ts';
 import { MAX_ATTEMPTS, throttleWaitMs, workerPace } from './throttle.ts';
 
 /** An exchange, with the throttled answers (429, a gateway's 503 with Retry-After) that came before it. */

@@ -9,7 +9,7 @@ import type { TestInfo } from '@playwright/test';
 import { suite } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
 import { expectError } from '../harness/assertions.ts';
-import type { Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/record.ts';
 import { ENCODINGS, expectPage, isCanonicalInRange, LIMIT_RANGE, LIST_PATH, OFFSET_RANGE, percentEncode, type Encoding } from '../harness/pagination.ts';
 import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';

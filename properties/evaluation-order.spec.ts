@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { suite } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
 import { expectError, expectSuccess } from '../harness/assertions.ts';
-import { NotVerified, type Exchange } from '../harness/checks.ts';
+import { NotVerified, type Exchange } from '../harness/record.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import { startProperty } from '../harness/seed.ts';
 import type { CheckApi } from '../harness/target.ts';

@@ -17,7 +17,7 @@ import fc from 'fast-check';
 import { suite } from '../harness/fixtures.ts';
 import { checkProperty } from '../harness/property-check.ts';
 import { describe, expectDocumented, expectSuccess, fail, FIELD_BY_REASON, type ErrorBody } from '../harness/assertions.ts';
-import type { Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/record.ts';
 import { operation } from '../harness/contract.ts';
 import { ENCODINGS, LIST_PATH, percentEncode, type Encoding } from '../harness/pagination.ts';
 import { faultJoinsAnyRequest, type CredentialRole, type FaultName } from '../harness/profile.ts';

@@ -7,7 +7,7 @@
 // moment it is read, never printed, and the storage request is recorded as evidence without its target or body.
 import { suite } from '../harness/fixtures.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
-import { NotVerified, type Exchange } from '../harness/checks.ts';
+import { NotVerified, type Exchange } from '../harness/record.ts';
 import { sendRaw, TransportError } from '../harness/http.ts';
 import { instantNs } from '../harness/list-walk.ts';
 import { registerSecret } from '../harness/redact.ts';

@@ -5,7 +5,7 @@
 // route only audio_url and expires_at, minted per call, may differ).
 import { suite } from '../harness/fixtures.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
-import type { Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/record.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 
 const check = suite(import.meta.filename, { fresh: true });

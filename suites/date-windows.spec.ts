@@ -9,11 +9,11 @@
 import { suite } from '../harness/fixtures.ts';
 import { mapPool } from '../harness/pool.ts';
 import { expectSuccess, fail } from '../harness/assertions.ts';
-import { NotVerified } from '../harness/checks.ts';
+import { NotVerified } from '../harness/record.ts';
 import { createdAt, formatInstant, listTarget, NS_PER_MS, sample, walkList, type EncounterSummary, type ListBody, type Walk } from '../harness/list-walk.ts';
 import type { CheckApi } from '../harness/target.ts';
 import { listWindow, type End } from '../harness/list-window.ts';
-import type { CheckScope } from '../harness/checks.ts';
+import type { CheckScope } from '../harness/record.ts';
 
 const check = suite(import.meta.filename);
 

@@ -6,7 +6,7 @@
 // Authentication (401) and access (403) rows per route live in authentication.spec.ts and access.spec.ts.
 import { suite } from '../harness/fixtures.ts';
 import { describe, expectError, expectErrorOrOpen, expectJson, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import type { Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/record.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import type { CheckApi } from '../harness/target.ts';

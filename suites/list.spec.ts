@@ -6,7 +6,7 @@
 import { suite } from '../harness/fixtures.ts';
 import { inPool } from '../harness/pool.ts';
 import { describe, expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import { NotVerified, type CheckScope } from '../harness/checks.ts';
+import { NotVerified, type CheckScope } from '../harness/record.ts';
 import type { CheckApi } from '../harness/target.ts';
 import {
   createdAt, createdAtViolations, formatInstant, ID_ORDERS, listTarget, NS_PER_MS, sameWalk, sample, strictlyOrdered, tieGroups, walkList,

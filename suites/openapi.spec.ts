@@ -14,7 +14,7 @@ import {
   closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, judgingContract, openapiVersionDiffs, operationNameDiffs, parameterDiffs,
   PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, swaggerParser, type Json, type JudgingContract,
 } from '../harness/openapi-meaning.ts';
-import type { CheckScope, Exchange } from '../harness/checks.ts';
+import type { CheckScope, Exchange } from '../harness/record.ts';
 import type { CheckApi } from '../harness/target.ts';
 
 const check = suite(import.meta.filename);

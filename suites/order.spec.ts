@@ -6,7 +6,7 @@
 // errors; which one is recorded as informational.
 import { suite } from '../harness/fixtures.ts';
 import { expectError, fail, STATUS_BY_REASON, type ErrorBody } from '../harness/assertions.ts';
-import type { Exchange } from '../harness/checks.ts';
+import type { Exchange } from '../harness/record.ts';
 import { ROUTES, type RouteRef } from '../harness/routes.ts';
 import {
   ORG_NOT_ALLOWLISTED, NOT_ORG_SCOPED, OTHER_ORG, DEMO, UNKNOWN_ENCOUNTER, STAGE_NAME, STAGE_REQUIREMENT,

@@ -8,7 +8,7 @@
 // a list item may leave `documents` out (§2.1).
 import { suite } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import { NotVerified } from '../harness/checks.ts';
+import { NotVerified } from '../harness/record.ts';
 import { listTarget, sample, type EncounterSummary, type ListBody } from '../harness/list-walk.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 import { inPool, mapPool, READS_IN_FLIGHT } from '../harness/pool.ts';

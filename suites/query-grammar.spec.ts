@@ -15,7 +15,7 @@
 // Request targets go on the wire exactly as written here (harness/http.ts).
 import { suite } from '../harness/fixtures.ts';
 import { describe, expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import { NotVerified, type CheckScope, type Exchange } from '../harness/checks.ts';
+import { NotVerified, type CheckScope, type Exchange } from '../harness/record.ts';
 import { compareInstants, describeInstant, floorSecond, instant, parseInstant, plus, type Instant } from '../harness/instant.ts';
 import { expectPage, percentEncode } from '../harness/pagination.ts';
 import type { CheckApi } from '../harness/target.ts';

@@ -7,7 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { suite } from '../harness/fixtures.ts';
 import { expectDocumented, expectError, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import { NotVerified } from '../harness/checks.ts';
+import { NotVerified } from '../harness/record.ts';
 import { registerSecret } from '../harness/redact.ts';
 import type { CheckApi } from '../harness/target.ts';
 import type { DocumentRole } from '../harness/profile.ts';

@@ -6,7 +6,7 @@
 import { suite } from '../harness/fixtures.ts';
 import { inPool, READS_IN_FLIGHT } from '../harness/pool.ts';
 import { expectDocumented, expectSuccess, fail, type ErrorBody } from '../harness/assertions.ts';
-import { NotVerified } from '../harness/checks.ts';
+import { NotVerified } from '../harness/record.ts';
 import { listTarget, sample, type ListBody } from '../harness/list-walk.ts';
 import type { DocumentRole } from '../harness/profile.ts';
 

@@ -12,7 +12,8 @@ import { registerSecret } from '../harness/redact.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { deliveryNotActivated, headerWordOf, missingSenderSetting, signingSecret, type CredentialRole, type Profile } from '../harness/profile.ts';
-import { DEPLOYMENT_CASES, SandboxControl, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
+import { DEPLOYMENT_CASES, SenderContext, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
+import { SandboxControl } from '../harness/webhook/capture.ts';
 import { Deployment } from '../harness/webhook/deployment.ts';
 
 const check = suite(import.meta.filename, { capture: true, inFlight: 64, waits: true });

@@ -2,7 +2,7 @@
 // CheckFailure whose title names the violation.
 import { test, expect } from '@playwright/test';
 import { expectError, expectErrorOrOpen, expectSuccess, expectDocumented, expectJson, isJsonMediaType, describe as describeExchange, fail, CATEGORY_BY_STATUS, REASONS_BY_STATUS, STATUS_BY_REASON, reasonOf } from '../harness/assertions.ts';
-import { CheckFailure, type Exchange } from '../harness/checks.ts';
+import { CheckFailure, type Exchange } from '../harness/record.ts';
 
 const TS = '2025-03-04T05:06:07Z';
 const LIST = '/external/v1/encounters?limit=0';

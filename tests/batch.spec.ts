@@ -3,7 +3,8 @@
 // cases exactly (each case in one shard, in every process alike). Run against fakes: no target, no runner.
 import { test, expect } from '@playwright/test';
 import type { TestInfo } from '@playwright/test';
-import { CheckFailure, NotVerified, recordCheck, type CheckDef } from '../harness/checks.ts';
+import { recordCheck } from '../harness/checks.ts';
+import { CheckFailure, NotVerified, type CheckDef } from '../harness/record.ts';
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -2,7 +2,9 @@
 // depend on nothing internal to Playwright.
 import type { TestInfo } from '@playwright/test';
 import { test, expect } from '@playwright/test';
-import { runCheck, defineCheck, CheckFailure, NotVerified, OUTCOMES, evidenceOf, type CheckDef, type Declaration, type Exchange } from '../harness/checks.ts';
+import { runCheck } from '../harness/checks.ts';
+import { defineCheck, type Declaration } from '../harness/registry.ts';
+import { CheckFailure, NotVerified, OUTCOMES, evidenceOf, type CheckDef, type Exchange } from '../harness/record.ts';
 import { declaration, declaredChecks } from '../harness/registry.ts';
 import { declared } from './helpers/declared.ts';
 import { registerSecret, REDACTED } from '../harness/redact.ts';

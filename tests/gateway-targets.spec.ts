@@ -41,7 +41,8 @@ test('Pace spaces the starts of a worker\'s requests and holds them after a thro
 test('a check that only ever sees throttling is not_verified, never fail; one throttled answer then a real one is judged on the real one', async () => {
   const { Target, CheckApi } = await import('../harness/target.ts');
   const { MemoryBreaker } = await import('../harness/breaker.ts');
-  const { evaluateCheck, CheckFailure } = await import('../harness/checks.ts');
+  const { evaluateCheck } = await import('../harness/checks.ts');
+  const { CheckFailure } = await import('../harness/record.ts');
   let n = 0;
   let mode: 'always' | 'once' = 'always';
   const server = http.createServer((_req, res) => {

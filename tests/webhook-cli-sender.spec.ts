@@ -7,7 +7,7 @@ import { test, expect } from '@playwright/test';
 import { webhookCommand } from '../cli/webhook.ts';
 import type { WebhookIo } from '../cli/webhook.ts';
 import { DELIVERY_JUDGES, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
-import type { CapturedDelivery } from '../harness/webhook/sender-suite.ts';
+import type { CapturedDelivery } from '../harness/webhook/capture.ts';
 import { buildDelivery, WEBHOOK_HEADERS as H } from '../harness/webhook/signature.ts';
 import { sampleEvent } from '../harness/webhook/adversarial.ts';
 

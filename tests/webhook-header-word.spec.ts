@@ -3,7 +3,7 @@
 // receiver deliveries. And a sender's uppercase hex digest is informational with the interop note, never a fail.
 import { test, expect } from '@playwright/test';
 import { DELIVERY_JUDGES, judgeRetryIds, UPPERCASE_HEX_NOTE } from '../harness/webhook/sender-suite.ts';
-import type { CapturedDelivery } from '../harness/webhook/sender-suite.ts';
+import type { CapturedDelivery } from '../harness/webhook/capture.ts';
 import { buildDelivery, verify, webhookHeaders, withHeaderWord, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
 import { sampleEvent } from '../harness/webhook/adversarial.ts';
 import { headerWordOf, validateProfile } from '../harness/profile.ts';

@@ -495,21 +495,6 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
   }),
 ];
 
-/** Reason codes the sandbox may inject: the state of a key or resource the client cannot know in advance. */
-export const INJECTABLE_REASONS: Readonly<Record<string, readonly Route[]>> = (() => {
-  const all: Route[] = ['list', 'encounter', 'document', 'transcript', 'audio'];
-  const notList: Route[] = ['encounter', 'document', 'transcript', 'audio'];
-  const docs: Route[] = ['document', 'transcript', 'audio'];
-  return {
-    api_keys_disabled: all, test_prefix_not_allowed: all, malformed_token: all, invalid_key: all, disabled_key: all, revoked_key: all, expired_key: all,
-    org_scope_only_required: all, route_not_allowed: all, organization_not_allowlisted: all, missing_scope: all,
-    cross_organization_denied: notList, demo_training_denied: notList, encounter_not_found: notList,
-    document_not_found: docs, unsupported_document_type: docs, transcript_not_found: ['transcript'],
-    audio_not_found: ['audio'], audio_not_available_for_document: ['audio'], audio_storage_unavailable: ['audio'],
-    digest_key_unavailable: all,
-  };
-})();
-
 const AUDIO_UNLOCK = 'the client fetches audio (the audio route hands out audio URLs), or the scenario\'s `uses` leaves out audio';
 
 export interface JudgedClientCheck {
@@ -531,11 +516,4 @@ export function judgeClientChecks(t: ClientTraffic): JudgedClientCheck[] {
     if (out.some((x) => x === undefined)) return { check, judgement };
     return { check, judgement: { ...judgement, detail: `out of scope: ${[...new Set(out)].join('; ')} (${judgement.detail})`, unlock: undefined } };
   });
-}
-
-/** Why a declared reason can never be injected: the client's own request decides it. */
-export function notInjectable(reason: string): string | undefined {
-  if (INJECTABLE_REASONS[reason]) return undefined;
-  if (STATUS_BY_REASON[reason] === undefined) return 'not a reason code of §7.1';
-  return "the client's own request decides it (a malformed request is the client's fault, never injected)";
 }

@@ -9,7 +9,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { CATEGORY_BY_STATUS, STATUS_BY_REASON } from '../assertions.ts';
 import { notePatientData, registerSecret } from '../redact.ts';
-import { INJECTABLE_REASONS, notInjectable } from './checks.ts';
+import { INJECTABLE_REASONS, notInjectable } from './traffic.ts';
 import { bearerOf, issuedAudioUrls, parseTarget, type ClientExchange, type ReasonAction, type Route } from './traffic.ts';
 
 const MAX_KEPT_BODY = 4 * 1024 * 1024;

@@ -3,7 +3,7 @@
 // scenario's reasons: every non-stop reason, carried over to a further run while some are still waiting and the
 // last run injected at least one; then one run per declared `stop` reason (a stop ends the client's work, so
 // one is seen per run). Bounded by MAX_RUNS; `--reasons` narrows what is injected. Pure functions.
-import { INJECTABLE_REASONS, notInjectable } from './checks.ts';
+import { INJECTABLE_REASONS, notInjectable } from './traffic.ts';
 import type { ClientScope } from './scenario.ts';
 import type { ReasonAction, ReasonNote, Route } from './traffic.ts';
 

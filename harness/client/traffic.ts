@@ -3,6 +3,7 @@
 // injected by the partner's scenario; plus the command's own output. The client checks
 // (harness/client/checks.ts) are pure functions of this record. Nothing here talks to the network.
 
+import { STATUS_BY_REASON } from '../assertions.ts';
 /** One request of the client and the answer it got. Headers keep their received values (redacted on the way out). */
 export interface ClientExchange {
   seq: number;
@@ -173,4 +174,26 @@ export function bearerOf(headers: Record<string, string>): { scheme: string; tok
   if (h === undefined) return null;
   const m = /^\s*(\S+)\s+(\S+)\s*$/.exec(h);
   return m ? { scheme: m[1], token: m[2] } : null;
+}
+
+/** Reason codes the sandbox may inject: the state of a key or resource the client cannot know in advance. */
+export const INJECTABLE_REASONS: Readonly<Record<string, readonly Route[]>> = (() => {
+  const all: Route[] = ['list', 'encounter', 'document', 'transcript', 'audio'];
+  const notList: Route[] = ['encounter', 'document', 'transcript', 'audio'];
+  const docs: Route[] = ['document', 'transcript', 'audio'];
+  return {
+    api_keys_disabled: all, test_prefix_not_allowed: all, malformed_token: all, invalid_key: all, disabled_key: all, revoked_key: all, expired_key: all,
+    org_scope_only_required: all, route_not_allowed: all, organization_not_allowlisted: all, missing_scope: all,
+    cross_organization_denied: notList, demo_training_denied: notList, encounter_not_found: notList,
+    document_not_found: docs, unsupported_document_type: docs, transcript_not_found: ['transcript'],
+    audio_not_found: ['audio'], audio_not_available_for_document: ['audio'], audio_storage_unavailable: ['audio'],
+    digest_key_unavailable: all,
+  };
+})();
+
+/** Why a declared reason can never be injected: the client's own request decides it. */
+export function notInjectable(reason: string): string | undefined {
+  if (INJECTABLE_REASONS[reason]) return undefined;
+  if (STATUS_BY_REASON[reason] === undefined) return 'not a reason code of §7.1';
+  return "the client's own request decides it (a malformed request is the client's fault, never injected)";
 }

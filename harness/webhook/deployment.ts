@@ -5,12 +5,13 @@
 // step n of the scenario's script, so the §6.4 table is judged on the deployment's real retries. Scenarios run one at a
 // time: two events in flight at once could not be told apart by the order they arrive in.
 import path from 'node:path';
-import { NotVerified } from '../checks.ts';
-import type { CheckScope, Exchange } from '../checks.ts';
+import { NotVerified } from '../record.ts';
+import type { CheckScope, Exchange } from '../record.ts';
 import { settingName } from '../config.ts';
 import { commandEnv, describeEnd, runCommand } from '../command.ts';
-import { Capture, deliveryExchange, redirectPath } from './sender-suite.ts';
-import type { CapturedDelivery, Deployment as DeploymentSource, ScenarioResultOf, ScriptStep } from './sender-suite.ts';
+import { deliveryExchange } from './sender-suite.ts';
+import { Capture, redirectPath } from './capture.ts';
+import type { CapturedDelivery, Deployment as DeploymentSource, ScenarioResultOf, ScriptStep } from './capture.ts';
 import type { SenderSettings } from '../profile.ts';
 
 export interface DeploymentOptions {

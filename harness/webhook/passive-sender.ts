@@ -2,9 +2,10 @@
 // judges (harness/webhook/sender-suite.ts DELIVERY_JUDGES), and once the listening ends, each event's deliveries by
 // §6.4: a retryable answer must be followed by a retry with the same ids, a terminal or successful one by nothing.
 // The judging lives here; the command listens and prints.
-import { CheckFailure } from '../checks.ts';
+import { CheckFailure } from '../record.ts';
 import { isRetryableStatus } from './receiver-suite.ts';
-import { DELIVERY_JUDGES, header, judgeRetryIds, type CapturedDelivery, type ScriptStep } from './sender-suite.ts';
+import { DELIVERY_JUDGES, judgeRetryIds } from './sender-suite.ts';
+import { header, type CapturedDelivery, type ScriptStep } from './capture.ts';
 import { webhookHeaders } from './signature.ts';
 
 const retryable = (s: ScriptStep) => isRetryableStatus(typeof s === 'number' ? s : undefined);

@@ -23,9 +23,9 @@
 import crypto from 'node:crypto';
 import { sendRaw, TransportError } from '../http.ts';
 import type { TransportErrorKind } from '../http.ts';
-import { CheckFailure, NotVerified } from '../checks.ts';
+import { CheckFailure, NotVerified } from '../record.ts';
 import { defineCheck, type Declaration } from '../registry.ts';
-import type { CheckDef, CheckScope, Exchange } from '../checks.ts';
+import type { CheckDef, CheckScope, Exchange } from '../record.ts';
 import { registerSecret } from '../redact.ts';
 import { buildDelivery, REASON_REQUIREMENTS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE, withHeaderWord } from './signature.ts';
 import type { HeaderBag, VerifyReason, WebhookEvent } from './signature.ts';

@@ -4,7 +4,7 @@
 // detail and evidence are redacted; the evidence stays typed exchanges (never JSON to parse back).
 import { evaluateCheck } from '../checks.ts';
 import { evidenceExchanges, type CheckDef, type CheckRecord, type Exchange } from '../record.ts';
-import type { CheckScope } from '../checks.ts';
+import type { CheckScope } from '../record.ts';
 
 export interface StandaloneRecord extends CheckRecord {
   /** The exchanges the check recorded, trimmed and redacted (empty when none). */
