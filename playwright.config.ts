@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { defineConfig } from '@playwright/test';
-import { setting } from './harness/config.ts';
+import { setting } from './engine/config.ts';
 
 const outDir = setting('out') ?? 'reports/out';
 const terse = setting('progress') === 'terse';
@@ -31,10 +31,10 @@ export default defineConfig({
     ...(fs.existsSync(path.join(import.meta.dirname, 'tests')) ? [{ name: 'unit', testDir: 'tests' }] : []),
     // Suites and properties in one project: they share worker processes (a second project would start its own
     // workers only after the first one's tests ran out, about a second of a cold run).
-    // One test file, suites/run.spec: it loads every suite and property and plans the run's tests (harness/planner.ts).
-    { name: 'conformance', testDir: '.', testMatch: [`suites/run.spec.${ext}`] },
-    // The checks of a condition the profile switches on and off by a command (harness/switched.ts): after every other
+    // One test file, suites/run.spec: it loads every suite and property and plans the run's tests (engine/planner.ts).
+    { name: 'conformance', testDir: '.', testMatch: [`engine/playwright/run.spec.${ext}`] },
+    // The checks of a condition the profile switches on and off by a command (engine/switched.ts): after every other
     // check, one worker, nothing else in flight. Without such a condition it has no test.
-    { name: 'conformance-switched', testDir: '.', testMatch: [`suites/switched.spec.${ext}`], dependencies: ['conformance'], workers: 1, fullyParallel: false },
+    { name: 'conformance-switched', testDir: '.', testMatch: [`engine/playwright/switched.spec.${ext}`], dependencies: ['conformance'], workers: 1, fullyParallel: false },
   ],
 });

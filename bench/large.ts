@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
-import { startCluster } from '../harness/embedded-cluster.ts';
+import { startCluster } from '../platform/embedded-cluster.ts';
 import { bulkInsert } from './dataset.ts';
 import { delayProxy } from './distant.ts';
 import { rssSampler } from './phases.ts';

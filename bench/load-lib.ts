@@ -2,7 +2,7 @@
 // reference runs as a child process, never imported). One run:
 //   1. starts an embedded PostgreSQL this module controls, and the reference on it (`--db url`);
 //   2. learns which encounter ids belong to which organization (the two full keys list their own);
-//   3. sends `requests` steady requests at `concurrency` (a promise pool over harness/http.ts sendRaw),
+//   3. sends `requests` steady requests at `concurrency` (a promise pool over observe/http.ts sendRaw),
 //      mixing every credential role of the written profile, the other organization's full key, no key,
 //      and every route (own, other-org, demo, unknown and unsupported resources; valid and invalid
 //      queries), and verifies EVERY response: a status documented for its route, a body valid against
@@ -17,11 +17,11 @@
 // It only measures and reports; the caller decides what to assert.
 import fs from 'node:fs';
 import path from 'node:path';
-import { sendRaw, type RawResponse } from '../harness/http.ts';
-import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
+import { sendRaw, type RawResponse } from '../observe/http.ts';
+import { startCluster, type Cluster } from '../platform/embedded-cluster.ts';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
-import { operation, responseSchemaName, validateAgainst, type OperationId } from '../harness/contract.ts';
-import { redact, registerSecret } from '../harness/redact.ts';
+import { operation, responseSchemaName, validateAgainst, type OperationId } from '../judge/contract.ts';
+import { redact, registerSecret } from '../record/redact.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SEED_PATH = path.join(ROOT, 'fixtures/seed/seed.json');

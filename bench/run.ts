@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
-import { startCluster } from '../harness/embedded-cluster.ts';
+import { startCluster } from '../platform/embedded-cluster.ts';
 import { bulkInsert } from './dataset.ts';
 import { distant } from './distant.ts';
 import { large } from './large.ts';
@@ -158,7 +158,7 @@ async function conformanceRun(scale: number): Promise<VerdictRun> {
   const report = JSON.parse(fs.readFileSync(path.join(outDir, 'conformance.json'), 'utf8')) as {
     verdict: string; summary: Record<string, number>; checks: { file: string; test: string; project: string; seed: string | null }[];
   };
-  // Property cases: every property prints `[seed] <title>: seed=S runs=N` (harness/seed.ts recordSeed); the
+  // Property cases: every property prints `[seed] <title>: seed=S runs=N` (engine/seed.ts recordSeed); the
   // report's seed annotations are the cross-check.
   const cases = new Map<string, number>();
   for (const m of text.matchAll(/^\[seed\] (.*): seed=-?[0-9]+ runs=([0-9]+)$/gm)) cases.set(m[1], Number(m[2]));

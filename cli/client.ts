@@ -1,28 +1,28 @@
 // `conformance client -- <command> [args…]`: a partner's API client judged from its own traffic. Starts the
 // sandbox (the reference on embedded PostgreSQL, in its client mode: opaque ids a client must percent-encode,
-// audio URLs that expire within seconds) behind a recording proxy (harness/client/proxy.ts), runs the
+// audio URLs that expire within seconds) behind a recording proxy (observe/client-proxy.ts), runs the
 // partner's command with CONFORMANCE_BASE_URL, CONFORMANCE_API_KEY (the full key) and CONFORMANCE_PROFILE
 // (every role's key, resource ids) in its environment: once with normal answers only, then once more per
-// group of the scenario's injected reasons and once per declared `stop` reason (harness/client/runs.ts).
-// It records every request and the command's output, judges the record (harness/client/checks.ts) within
-// the client's scope (harness/client/scenario.ts) and writes the reports of `run` with the subject `client`.
+// group of the scenario's injected reasons and once per declared `stop` reason (engine/client-runs.ts).
+// It records every request and the command's output, judges the record (checks/client/checks.ts) within
+// the client's scope (checks/client/scenario.ts) and writes the reports of `run` with the subject `client`.
 // `--watch` records a client the partner drives by hand instead, until Ctrl-C or --duration. The command's
 // own exit status (of its normal run) is reported beside the verdict.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadProfile } from '../harness/profile.ts';
-import { redact, registerSecret, setEvidenceMode } from '../harness/redact.ts';
-import { settingName } from '../harness/config.ts';
-import { judgeClientTraffic, type ClientVerdicts } from '../harness/client/judge.ts';
-import { RecordingProxy } from '../harness/client/proxy.ts';
-import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes, routesText, stopTargets, type ReasonPlan } from '../harness/client/runs.ts';
-import { INJECTABLE_REASONS } from '../harness/client/traffic.ts';
-import { parseTarget, type Route } from '../harness/client/traffic.ts';
-import { loadScenario as readScenario, PART_LABEL, scopeOf, ScenarioError, type Scenario } from '../harness/client/scenario.ts';
-import type { ClientTraffic } from '../harness/client/traffic.ts';
-import type { Exchange } from '../harness/record.ts';
+import { loadProfile } from '../profile/profile.ts';
+import { redact, registerSecret, setEvidenceMode } from '../record/redact.ts';
+import { settingName } from '../engine/config.ts';
+import { judgeClientTraffic, type ClientVerdicts } from '../engine/client-judge.ts';
+import { RecordingProxy } from '../observe/client-proxy.ts';
+import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes, routesText, stopTargets, type ReasonPlan } from '../engine/client-runs.ts';
+import { INJECTABLE_REASONS } from '../observe/client-traffic.ts';
+import { parseTarget, type Route } from '../observe/client-traffic.ts';
+import { loadScenario as readScenario, PART_LABEL, scopeOf, ScenarioError, type Scenario } from '../checks/client/scenario.ts';
+import type { ClientTraffic } from '../observe/client-traffic.ts';
+import type { Exchange } from '../record/record.ts';
 import { subjectRunContext } from '../reports/context.ts';
 import { collectedOf, exitCodeFor, summaryLine, verdictLine, type OutcomesFile } from '../reports/model.ts';
 import { REPORT_FILES, writeOutcomes, writeReports } from '../reports/write.ts';
@@ -62,10 +62,10 @@ export interface JudgedRun extends Omit<ClientVerdicts, 'records'> {
   outcomes: OutcomesFile;
 }
 
-/** The client's verdicts (harness/client/judge.ts) as a run's outcomes, for the report writers. */
+/** The client's verdicts (engine/client-judge.ts) as a run's outcomes, for the report writers. */
 export function judgeClient(traffic: ClientTraffic, command: string, baseUrl: string, startedAt: string): JudgedRun {
   const { records, ...rest } = judgeClientTraffic(traffic);
-  const checks = records.map((r) => collectedOf(r, { project: 'client', file: 'harness/client/checks.ts' }));
+  const checks = records.map((r) => collectedOf(r, { project: 'client', file: 'checks/client/checks.ts' }));
   return { outcomes: { startedAt, finishedAt: new Date().toISOString(), runStatus: 'passed', seed: null, target: { name: `client: ${command}`, baseUrl }, checks }, ...rest };
 }
 

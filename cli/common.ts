@@ -5,8 +5,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { EVIDENCE_MODES, oneLine, redact, type EvidenceMode } from '../harness/redact.ts';
-import { setting, settingName, type Setting } from '../harness/config.ts';
+import { EVIDENCE_MODES, oneLine, redact, type EvidenceMode } from '../record/redact.ts';
+import { setting, settingName, type Setting } from '../engine/config.ts';
 import { lackedRole, verdictLine, type ConformanceReport } from '../reports/model.ts';
 import { githubAnnotations, stepSummary } from '../reports/summary.ts';
 import { makeDir, REPORT_FILES } from '../reports/write.ts';
@@ -215,7 +215,7 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(command
   }
 }
 
-/** One redacted line (harness/redact.ts), for the commands that import it from here. */
+/** One redacted line (record/redact.ts), for the commands that import it from here. */
 export { oneLine };
 
 export const REFERENCE_KINDS = ['process', 'container'] as const;
@@ -236,7 +236,7 @@ export function dbKind(value: string | undefined): DbKind {
 }
 
 /** Sets (or, for undefined, removes) one setting in a child's environment. */
-/** `--evidence redacted|full` (harness/redact.ts): the mode, or undefined when the flag is absent (redacted). */
+/** `--evidence redacted|full` (record/redact.ts): the mode, or undefined when the flag is absent (redacted). */
 export function evidenceOption(value: string | undefined): EvidenceMode | undefined {
   if (value === undefined) return undefined;
   if (!(EVIDENCE_MODES as readonly string[]).includes(value)) throw new SetupError(`--evidence must be ${EVIDENCE_MODES.join(' or ')} (got ${value})`);

@@ -1,11 +1,11 @@
-// Every check the project declares, for every subject, read from the one registry (harness/registry.ts) after
+// Every check the project declares, for every subject, read from the one registry (engine/registry.ts) after
 // importing every module that declares some: the service's suites and properties, the webhook sender's cases, the
 // receiver's and the client's checks. What `--requirement`, `profile init`, coverage and "what would unlock" know
 // of the checks comes from here, never from a file a run once wrote. Importing a suite declares its checks without
-// running anything (a suite's cases run only under suites/run.spec.ts). The one place outside a run that loads the
+// running anything (a suite's cases run only under engine/playwright/run.spec.ts). The one place outside a run that loads the
 // suites: the CLI derives from their declarations, it never runs or judges them here.
-import { declaredChecks, type Declaration, type Subject } from '../harness/registry.ts';
-import { loadCheckFiles } from '../suites/load.ts';
+import { declaredChecks, type Declaration, type Subject } from '../engine/registry.ts';
+import { loadCheckFiles } from '../engine/load.ts';
 
 let loaded: Promise<void> | undefined;
 
@@ -14,9 +14,9 @@ function loadAll(): Promise<void> {
   loaded ??= (async () => {
     await loadCheckFiles();
     // The other subjects' checks and the sender's cases: loaded only when asked for (not on every `run`).
-    await import('../harness/webhook/sender-suite.ts');
-    await import('../harness/webhook/receiver-suite.ts');
-    await import('../harness/client/checks.ts');
+    await import('../checks/sender/cases.ts');
+    await import('../checks/receiver/cases.ts');
+    await import('../checks/client/checks.ts');
   })();
   return loaded;
 }

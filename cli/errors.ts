@@ -1,8 +1,8 @@
 // The CLI's errors, one table: each error a command may end with, its code, how its one line reads and its
 // exit status. The dispatcher (cli/main.ts, and `webhook`'s own for its two subcommands) reads it; a
 // command only throws. Anything not in the table is an internal error: exit 2, one line, never a stack.
-import { ProfileError } from '../harness/profile.ts';
-import { redact } from '../harness/redact.ts';
+import { ProfileError } from '../profile/profile.ts';
+import { redact } from '../record/redact.ts';
 import { WaiverError } from '../reports/context.ts';
 
 /** A usage or setup error: exit 2 with one line. */

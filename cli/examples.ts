@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { settingName } from '../harness/config.ts';
-import { registerSecret } from '../harness/redact.ts';
+import { settingName } from '../engine/config.ts';
+import { registerSecret } from '../record/redact.ts';
 import { ROOT } from './common.ts';
 import { SetupError } from './errors.ts';
 

@@ -4,17 +4,17 @@
 // conformance check fails with that one clear reason.
 // Under `conformance run` the CLI starts the reference itself, while Playwright loads; it names a file
 // (CONFORMANCE_WAIT_READY) that it writes once the reference is ready (`ready`) or failed (the reason):
-// the workers wait for it (harness/ready.ts), so they start while the reference does, and no check runs
+// the workers wait for it (observe/ready.ts), so they start while the reference does, and no check runs
 // before it is ready.
 // A run judges one subject: the suites judge the service. A partner's receiver is judged by
 // `conformance webhook receiver`, a partner's client by `conformance client`; neither is started here.
-// Every run gets a fresh breaker file (CONFORMANCE_BREAKER_FILE, harness/breaker.ts) shared by its
+// Every run gets a fresh breaker file (CONFORMANCE_BREAKER_FILE, observe/breaker.ts) shared by its
 // workers; an inherited one (a run started by a test of another run) is never reused.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setting, settingName } from '../harness/config.ts';
-import { markProfileChecked } from '../harness/profile.ts';
+import { setting, settingName } from '../engine/config.ts';
+import { markProfileChecked } from '../profile/profile.ts';
 import type { FullConfig } from '@playwright/test';
 import { startReference } from './reference-process.ts';
 
@@ -34,7 +34,7 @@ export default async function globalSetup(config: FullConfig): Promise<(() => Pr
   let teardown: (() => Promise<void>) | void;
   try {
     teardown = await setup(config);
-    // Validated once here, trusted by the workers for these bytes (harness/profile.ts loadProfile). A profile
+    // Validated once here, trusted by the workers for these bytes (profile/profile.ts loadProfile). A profile
     // that does not validate is left to the workers, whose fixture reports it as the setup error it is. (A
     // reference the CLI is still starting has no profile yet: each worker validates it when it is ready.)
     const file = setting('profile');
@@ -57,7 +57,7 @@ export default async function globalSetup(config: FullConfig): Promise<(() => Pr
 }
 
 async function setup(config: FullConfig): Promise<Teardown | void> {
-  // `conformance run` starts the reference itself; the workers wait for it (harness/ready.ts).
+  // `conformance run` starts the reference itself; the workers wait for it (observe/ready.ts).
   if (setting('waitReady')) return;
   if (setting('profile')) return;
   const wanted = config.projects.some((p) => p.name === 'conformance');

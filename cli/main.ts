@@ -4,9 +4,9 @@
 import { HELP } from './common.ts';
 import fs from 'node:fs';
 import { errorExit, SetupError, UsageError } from './errors.ts';
-import { settingName } from '../harness/config.ts';
-import { SECRET_HEADER } from '../harness/profile.ts';
-import { registerSecret } from '../harness/redact.ts';
+import { settingName } from '../engine/config.ts';
+import { SECRET_HEADER } from '../profile/profile.ts';
+import { registerSecret } from '../record/redact.ts';
 
 // Each command's module is loaded when it is the one asked for: `run` starts its runner sooner without loading
 // the webhook sender, the client proxy or the sandbox server it does not use.

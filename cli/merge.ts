@@ -1,8 +1,8 @@
 // `conformance merge`: one report (JSON, JUnit, HTML) and one verdict from the outcomes of several shards, or of a
 // service run and `conformance webhook sender --profile` (the sender judged apart).
 import path from 'node:path';
-import { loadProfile } from '../harness/profile.ts';
-import { setting } from '../harness/config.ts';
+import { loadProfile } from '../profile/profile.ts';
+import { setting } from '../engine/config.ts';
 import { loadWaivers, loadRunContext, type WaiverError } from '../reports/context.ts';
 import { exitCodeFor, mergeOutcomes, summaryLine, type OutcomesFile } from '../reports/model.ts';
 import { readOutcomes, writeOutcomes, writeReports } from '../reports/write.ts';

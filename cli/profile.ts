@@ -2,7 +2,7 @@
 // `init` writes a complete template (every credential role, resource role, fault switch and webhook
 // setting of fixtures/profiles/profile.schema.json, generated from the schema so it cannot drift) and a
 // guide beside it (what each role is, the variable it reads, the checks that need it, from their declarations).
-// `check` resolves every variable and hands the profile to harness/profile-check.ts, which calls the target once
+// `check` resolves every variable and hands the profile to engine/profile-check.ts, which calls the target once
 // per role and judges whether each answers as its role should ("expired_key answers 401 revoked_key: is this the
 // expired key?"); this command prints that, then the missing roles with the checks and requirements that need
 // them. Exit codes like `run`: 0 every role answers as it should, 1 some role does not, 2 usage or setup error
@@ -12,14 +12,14 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
-import type { Declaration } from '../harness/registry.ts';
+import type { Declaration } from '../engine/registry.ts';
 import { allDeclaredChecks } from './declared-checks.ts';
-import { DEFAULT_HEADER_WORD, faultFormKind, headerWordOf, loadProfile, settingPath, unresolvedVariables, type FaultName, type Profile } from '../harness/profile.ts';
-import type { CheckScope } from '../harness/record.ts';
-import { checkProfile, profileRoles, readProfileSchema, type RoleKind, type RoleSpec } from '../harness/profile-check.ts';
+import { DEFAULT_HEADER_WORD, faultFormKind, headerWordOf, loadProfile, settingPath, unresolvedVariables, type FaultName, type Profile } from '../profile/profile.ts';
+import type { CheckScope } from '../record/record.ts';
+import { checkProfile, profileRoles, readProfileSchema, type RoleKind, type RoleSpec } from '../engine/profile-check.ts';
 import { SetupError } from './errors.ts';
-import { SENDER_CASES } from '../harness/webhook/sender-suite.ts';
-import { redact } from '../harness/redact.ts';
+import { SENDER_CASES } from '../checks/sender/cases.ts';
+import { redact } from '../record/redact.ts';
 import { TEMPLATE_PROFILE_NAME } from '../reports/context.ts';
 
 export const PROFILE_HELP = `Usage: conformance profile init [--out FILE] [--base-url URL] [--force]
@@ -60,7 +60,7 @@ export const SIGNING_SECRET_VARIABLE = 'CONFORMANCE_WEBHOOK_SIGNING_SECRET';
 // ------------------------------------------------------------------------------------------ the checks that need a role
 
 /**
- * The service checks that declare they need a role (harness/registry.ts `needs`), and the requirements they verify:
+ * The service checks that declare they need a role (engine/registry.ts `needs`), and the requirements they verify:
  * without the role they end not_verified. The full key is every check's own ('most'). Read from the declarations,
  * not from a run; a run counts what it could not verify exactly (`profile check --report`).
  */
@@ -303,7 +303,7 @@ async function check(argv: string[]): Promise<number> {
 async function tryTrigger(profile: Profile, file: string): Promise<{ ok: boolean; text: string }> {
   const sender = profile.webhook?.sender;
   if (!sender || sender.trigger === 'none') return { ok: false, text: '--trigger needs webhook.sender.trigger, a command' };
-  const { Deployment } = await import('../harness/webhook/deployment.ts');
+  const { Deployment } = await import('../observe/deployment.ts');
   const word = headerWordOf(profile);
   const d = new Deployment({ settings: sender, baseUrl: profile.baseUrl, cwd: path.dirname(path.resolve(file)), headerWord: word, document: profile.resources?.ambient_transcript_with_audio });
   const scope = { need: <T>(v: T | undefined | null) => v as T, observe() {}, warn() {}, note() {}, record() {} } as unknown as CheckScope;

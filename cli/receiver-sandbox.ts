@@ -1,15 +1,15 @@
 // The example webhook receiver (reference-receiver/), ready to be judged: an embedded PostgreSQL cluster
 // (temp dir, free port) for its dedupe table, the counting stand-in of the REST API (the oracle's
-// follow-up probe, harness/webhook/counting-api.ts) for its follow-up fetches, and the receiver itself.
+// follow-up probe, observe/counting-api.ts) for its follow-up fetches, and the receiver itself.
 // Started once per sandbox run by global setup (cli/global-setup.ts), and by the receiver self-tests.
 // An entry point's job: the harness never imports the example receiver, and the receiver nothing of
 // the harness. Nothing here touches the reference implementation of the service.
 import crypto from 'node:crypto';
 import pg from 'pg';
-import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
-import { registerSecret } from '../harness/redact.ts';
-import { startCountingApi } from '../harness/webhook/counting-api.ts';
-import type { CountingApi } from '../harness/webhook/counting-api.ts';
+import { startCluster, type Cluster } from '../platform/embedded-cluster.ts';
+import { registerSecret } from '../record/redact.ts';
+import { startCountingApi } from '../observe/counting-api.ts';
+import type { CountingApi } from '../observe/counting-api.ts';
 import { startReferenceReceiver } from '../reference-receiver/receiver.ts';
 import type { ReferenceReceiverOptions, RunningReceiver } from '../reference-receiver/receiver.ts';
 

@@ -8,8 +8,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../harness/embedded-cluster.ts';
-import { setting, settingName } from '../harness/config.ts';
+import { freePort } from '../platform/embedded-cluster.ts';
+import { setting, settingName } from '../engine/config.ts';
 import { nodeBinary } from './reference-process.ts';
 import { referenceImageTag } from './reference-image.ts';
 

@@ -5,11 +5,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { credentialKey, loadProfile, markProfileChecked, prepareProfileValidation, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../harness/profile.ts';
-import { writeReady } from '../harness/ready.ts';
+import { credentialKey, loadProfile, markProfileChecked, prepareProfileValidation, profileDigest, validateProfile, unresolvedVariables, type Profile } from '../profile/profile.ts';
+import { writeReady } from '../observe/ready.ts';
 import { checksByRequirement } from './declared-checks.ts';
-import { connectOnce, sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
-import { isJsonMediaType } from '../harness/media-type.ts';
+import { connectOnce, sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../observe/http.ts';
+import { isJsonMediaType } from '../judge/media-type.ts';
 import { startReference } from './reference-process.ts';
 import { CALLBACK_HOST, startContainerReference } from './reference-container.ts';
 import { loadWaivers, loadCatalog, type WaiverError } from '../reports/context.ts';
@@ -19,7 +19,7 @@ import { mdText } from '../reports/summary.ts';
 import { readComparableReport } from './diff.ts';
 import { attestDir, loadKey } from './attest.ts';
 import { REPORT_FILES } from '../reports/write.ts';
-import { setting, settingName } from '../harness/config.ts';
+import { setting, settingName } from '../engine/config.ts';
 import { clearReports, dbKind, DEFAULT_OUT, evidenceOption, referenceKind, put, displayPath, HELP, oneLine, parse, PLAYWRIGHT_CLI, prepareOutDir, readReport, ROOT, runPlaywright, SetupError, tellProblems } from './common.ts';
 
 /** The unauthenticated list request of the identity probe; every route of the API answers JSON (spec §4). */
@@ -253,7 +253,7 @@ function unreachable(baseUrl: string, kind: string): string {
 async function requirementGrep(id: string): Promise<string> {
   const catalog = loadCatalog();
   if (catalog && !catalog.requirements.some((r) => r.id === id)) throw new SetupError(`--requirement ${id} is not in the requirement catalog`);
-  // From the checks' declarations (harness/registry.ts), the service's: the other subjects have runs of their own.
+  // From the checks' declarations (engine/registry.ts), the service's: the other subjects have runs of their own.
   const checks = (await checksByRequirement('service'))[id] ?? [];
   if (checks.length === 0) throw new SetupError(`no check of the service verifies ${id} (none declares it)`);
   const escaped = checks.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
@@ -344,7 +344,7 @@ export async function run(argv: string[]): Promise<number> {
     // A target run: the runner starts at once and loads its suites while the profile is validated and the target
     // probed (the profile's schema alone is a quarter of a second); its workers wait for the ready file, its
     // output is held until then, and on a refusal it is stopped and writes nothing (reports/conformance-reporter.ts).
-    /** Resolves once the target may be used, with what the ready file says (harness/ready.ts). */
+    /** Resolves once the target may be used, with what the ready file says (observe/ready.ts). */
     let targetGate: (() => Promise<string>) | undefined;
     if (o.profile !== undefined) {
       const file = path.resolve(o.profile);
@@ -406,7 +406,7 @@ export async function run(argv: string[]): Promise<number> {
         },
       );
       // Playwright loads its configuration and every test file while the reference starts; its workers wait
-      // for this file (harness/ready.ts) before any check runs. It also names the bytes of the reference's
+      // for this file (observe/ready.ts) before any check runs. It also names the bytes of the reference's
       // profile, validated here once (the schema compiled while the reference starts), so that no worker
       // compiles the profile's schema again.
       readyFile = path.join(dir, 'ready');
@@ -451,7 +451,7 @@ export async function run(argv: string[]): Promise<number> {
     const env: NodeJS.ProcessEnv = { ...process.env };
     put(env, 'profile', profilePath);
     // The profile this command validated (a target run) is trusted by the runner's processes for these bytes
-    // (harness/profile.ts loadProfile); the reference's own profile is validated by global setup. Never the
+    // (profile/profile.ts loadProfile); the reference's own profile is validated by global setup. Never the
     // caller's environment.
     put(env, 'profileChecked', o.profile !== undefined ? profileDigest(fs.readFileSync(profilePath, 'utf8')) : undefined);
     put(env, 'out', outDir);
@@ -464,7 +464,7 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'sandbox', switchboardToken !== undefined ? '1' : undefined);
     const filter = { ...(o.grep !== undefined ? { grep: o.grep } : {}), ...(o.requirement !== undefined ? { requirement: o.requirement } : {}) };
     put(env, 'filter', Object.keys(filter).length > 0 ? JSON.stringify(filter) : undefined);
-    // Cases, not the runner's tests, are filtered and sharded: a test runs a batch of cases (harness/fixtures.ts).
+    // Cases, not the runner's tests, are filtered and sharded: a test runs a batch of cases (engine/playwright/fixtures.ts).
     put(env, 'grep', grep);
     put(env, 'shard', shard ? `${shard.i}/${shard.n}` : undefined);
     put(env, 'inFlight', o['in-flight']);

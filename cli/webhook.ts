@@ -22,27 +22,27 @@ import { buildReport, collectedOf, exitCodeFor, summaryLine, verdictLine } from 
 import type { CollectedCheck, ConformanceReport, OutcomesFile, RunContext } from '../reports/model.ts';
 import { writeOutcomes, writeReports, REPORT_FILES } from '../reports/write.ts';
 import { errorExit, SetupError, UsageError } from './errors.ts';
-import { BODY_HANDLING, isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, SIGNING_INPUT, specStepOf } from '../harness/webhook/receiver-suite.ts';
-import { startCountingApi } from '../harness/webhook/counting-api.ts';
-import type { ReceiverCase, ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
-import { LACKS } from '../harness/webhook/receiver-suite.ts';
-import { redact, redactHeader, registerSecret, setEvidenceMode } from '../harness/redact.ts';
+import { BODY_HANDLING, isRetryableStatus, RECEIVER_CASES, ReceiverRunStopped, SIGNING_INPUT, specStepOf } from '../checks/receiver/cases.ts';
+import { startCountingApi } from '../observe/counting-api.ts';
+import type { ReceiverCase, ReceiverCheckResult } from '../checks/receiver/cases.ts';
+import { LACKS } from '../checks/receiver/cases.ts';
+import { redact, redactHeader, registerSecret, setEvidenceMode } from '../record/redact.ts';
 import { evidenceOption } from './common.ts';
-import { ReceiverContext, runReceiverSuite } from '../harness/webhook/receiver-suite.ts';
-import { buildReceiverVectors, deliveryByName, expectedOf, singleDeliveryCases, vectorName, VECTORS_FILE } from '../harness/webhook/vectors.ts';
-import { deliveryExchange } from '../harness/webhook/sender-suite.ts';
-import { Capture, header } from '../harness/webhook/capture.ts';
-import { PassiveSenderJudge } from '../harness/webhook/passive-sender.ts';
-import type { ScriptStep } from '../harness/webhook/capture.ts';
-import { SPEC_HEADER_WORD, webhookHeaders } from '../harness/webhook/signature.ts';
-import { credentialKey, headerWordOf, loadProfile, ProfileError, signingSecret, unresolvedVariables, type CredentialRole } from '../harness/profile.ts';
-import { DEPLOYMENT_CASES, SENDER_CASES, SenderContext } from '../harness/webhook/sender-suite.ts';
-import { Deployment } from '../harness/webhook/deployment.ts';
-import { senderRequirementIds } from '../harness/webhook/sender-scope.ts';
-import { runStandalone } from '../harness/webhook/standalone-check.ts';
-import type { StandaloneRecord } from '../harness/webhook/standalone-check.ts';
-import { connectOnce, sendRaw } from '../harness/http.ts';
-import type { Exchange } from '../harness/record.ts';
+import { ReceiverContext, runReceiverSuite } from '../checks/receiver/cases.ts';
+import { buildReceiverVectors, deliveryByName, expectedOf, singleDeliveryCases, vectorName, VECTORS_FILE } from '../checks/receiver/vectors.ts';
+import { deliveryExchange } from '../checks/sender/cases.ts';
+import { Capture, header } from '../observe/capture.ts';
+import { PassiveSenderJudge } from '../engine/passive-sender.ts';
+import type { ScriptStep } from '../observe/capture.ts';
+import { SPEC_HEADER_WORD, webhookHeaders } from '../judge/signature.ts';
+import { credentialKey, headerWordOf, loadProfile, ProfileError, signingSecret, unresolvedVariables, type CredentialRole } from '../profile/profile.ts';
+import { DEPLOYMENT_CASES, SENDER_CASES, SenderContext } from '../checks/sender/cases.ts';
+import { Deployment } from '../observe/deployment.ts';
+import { senderRequirementIds } from '../checks/sender/scope.ts';
+import { runStandalone } from '../engine/standalone.ts';
+import type { StandaloneRecord } from '../engine/standalone.ts';
+import { connectOnce, sendRaw } from '../observe/http.ts';
+import type { Exchange } from '../record/record.ts';
 
 export interface WebhookIo {
   stdout: (line: string) => void;
@@ -364,7 +364,7 @@ export function refusalHint(results: ReceiverCheckResult[], secretEnv: string, p
 
 /** The receiver results as a run's outcomes, for the report writers. */
 export function receiverOutcomes(results: ReceiverCheckResult[], url: string, startedAt: string, finishedAt: string): OutcomesFile {
-  const checks = results.map((r) => collectedOf(r, { project: 'webhook-receiver', file: 'harness/webhook/receiver-suite.ts' }));
+  const checks = results.map((r) => collectedOf(r, { project: 'webhook-receiver', file: 'checks/receiver/cases.ts' }));
   return { startedAt, finishedAt, runStatus: 'passed', seed: null, target: { name: 'webhook receiver', baseUrl: url }, checks };
 }
 
@@ -514,13 +514,13 @@ async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
 
 /** The sender's records as a run's outcomes, for the report writers (and `conformance merge`). */
 export function senderOutcomes(results: StandaloneRecord[], target: { name: string; baseUrl: string }, startedAt: string, finishedAt: string): OutcomesFile {
-  const checks = results.map((r) => collectedOf(r, { project: 'webhook-sender', file: 'harness/webhook/sender-suite.ts' }));
+  const checks = results.map((r) => collectedOf(r, { project: 'webhook-sender', file: 'checks/sender/cases.ts' }));
   return { startedAt, finishedAt, runStatus: 'passed', seed: null, target, checks };
 }
 
 /**
  * The report of a sender run: the report model of `run`, subject the service, its scope the sender's requirements
- * (harness/webhook/sender-scope.ts), said in the verdict ("webhook sender"); merged with a run's outcomes by
+ * (checks/sender/scope.ts), said in the verdict ("webhook sender"); merged with a run's outcomes by
  * `conformance merge`, the whole service is judged.
  */
 export function senderContext(profilePath: string, opts: { outDir: string; strict?: boolean }): RunContext {

@@ -3,7 +3,7 @@
 // throws out of verifyDelivery, and no secret or computed digest ever appears in a result.
 //
 // Written apart from the harness on purpose. The harness has its own signer and verifier
-// (harness/webhook/signature.ts) to judge receivers with; this file shares no code with it and imports
+// (judge/signature.ts) to judge receivers with; this file shares no code with it and imports
 // nothing of the oracle (fixtures/ only). A bug in a shared verifier would pass both sides: the harness
 // would sign and judge with the same mistake the example receiver makes, and no check could see it.
 // The two meet only on the wire, where the receiver suite judges this receiver like any partner's.

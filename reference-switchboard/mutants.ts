@@ -101,7 +101,7 @@ export const MUTANTS = {
   'webhook-payload-audio-url': { area: 'webhook-sender', description: 'the event resources carry an audio_url (a URL in a thin payload)' },
   'webhook-sends-api-key': { area: 'webhook-sender', description: 'deliveries carry an Authorization: Bearer header (a fixed dummy token) as if the receiver used API keys' },
   'webhook-subscription-active-by-default': { area: 'webhook-sender', description: 'the active flag of a subscription is not consulted: an inactive (never activated or deactivated) subscription is delivered to anyway' },
-  // Errors matrix and pagination (suites/errors.spec.ts, suites/pagination.spec.ts, properties/canonical-integers.spec.ts, properties/query-fuzz.spec.ts)
+  // Errors matrix and pagination (checks/service/errors.ts, checks/service/pagination.ts, checks/service/properties/canonical-integers.ts, checks/service/properties/query-fuzz.ts)
   'field-offset-wrong': { area: 'error-shape', description: 'invalid_offset errors carry field "limit"' },
   'field-sort-null': { area: 'error-shape', description: 'invalid_sort errors carry field null' },
   'reason-invalid-sort-as-invalid-query': { area: 'error-shape', description: 'an invalid sort_order reports invalid_query instead of invalid_sort' },
@@ -135,7 +135,7 @@ export const MUTANTS = {
   'raw-space-target-lenient': { area: 'robustness', description: 'a request line with a raw space in the target is repaired (spaces dropped) and served instead of refused' },
   'non-get-touches-resource': { area: 'contract', description: 'POST, PUT, PATCH and DELETE are refused as they should be, but each still touches the resource: a later GET of the same path reads a later updated_at' },
   'non-get-answers-204': { area: 'contract', description: 'DELETE on a /external/v1 route is answered 204 No Content (without changing anything) instead of being refused' },
-  // Semantics of issue 12 (suites/date-windows.spec.ts, ownership.spec.ts, transcripts.spec.ts, audio-links.spec.ts, credentials.spec.ts, properties/query-fuzz.spec.ts)
+  // Semantics of issue 12 (checks/service/date-windows.ts, ownership.spec.ts, transcripts.spec.ts, audio-links.spec.ts, credentials.spec.ts, checks/service/properties/query-fuzz.ts)
   'date-window-total-unfiltered': { area: 'list-semantics', description: 'with start_at/end_at, total counts every listable encounter of the organization instead of the matching ones' },
   'date-offset-ignored': { area: 'query-validation', description: 'the UTC offset of start_at/end_at is ignored: the local date and time are read as UTC' },
   'date-window-desc-ignores-start': { area: 'list-semantics', description: 'with both bounds and sort_order=desc, the start_at bound is not applied' },
@@ -162,7 +162,7 @@ export const MUTANTS = {
   'api-key-query-param-accepted': { area: 'auth-reason', description: 'a key in the api_key query parameter authenticates a request that has no Authorization header' },
   'api-key-anywhere-accepted': { area: 'auth-reason', description: 'a key in the api_key or access_token query parameter, an api_key/access_token cookie or an X-API-Key header authenticates a request that has no Authorization header' },
   'bearer-scheme-case-sensitive': { area: 'auth-reason', description: 'the Authorization scheme must be spelled "Bearer": bearer and BEARER count as no bearer key' },
-  // Query values and path ids at the edges of their grammar, issue 30 (suites/query-grammar.spec.ts)
+  // Query values and path ids at the edges of their grammar, issue 30 (checks/service/query-grammar.ts)
   'date-epoch-number-accepted': { area: 'query-validation', description: 'a start_at/end_at that is a bare number (1767225600, 0, -5) is read as Unix seconds instead of rejected' },
   'date-offset-seconds-accepted': { area: 'query-validation', description: 'a UTC offset with seconds (+00:00:30) is accepted (its seconds dropped) instead of rejected' },
   'date-trailing-text-ignored': { area: 'query-validation', description: 'a date-time is read up to its offset and whatever follows (junk, a space, a newline, a second offset) is ignored' },

@@ -509,7 +509,7 @@ const MUTANT_OVERRIDES: Partial<Record<MutantName, Override>> = {
   'webhook-retries-410-422': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 410 || r.status === 422), true) },
   'webhook-conflict-too-early-terminal': { retryable: retryWhen((r) => r.kind === 'status' && (r.status === 409 || r.status === 425), false) },
   'webhook-only-503-retried': { retryable: retryWhen((r) => r.kind === 'status' && r.status >= 500 && r.status !== 503, false) },
-  // query values and path ids at the edges of their grammar (issue 30, suites/query-grammar.spec.ts)
+  // query values and path ids at the edges of their grammar (issue 30, checks/service/query-grammar.ts)
   'date-epoch-number-accepted': {
     dateTimeText: (correct) => (t) => correct(/^-?[0-9]+(\.[0-9]+)?$/.test(t) && Math.abs(Number(t)) < 8.64e12 ? new Date(Number(t) * 1000).toISOString() : t),
   },

@@ -11,7 +11,7 @@ type Json = Record<string, any>;
 // The order is the order of application, also when the reference chains them one override per variant (overrides.ts):
 // the open choices first, as they address the contract's own component names and layout.
 export const OPENAPI_VARIANTS = [
-  // The catalog's open choices and the §2 tables as written (harness/open-choices.ts judges between them).
+  // The catalog's open choices and the §2 tables as written (judge/open-choices.ts judges between them).
   'openapi-content-subfields-required', 'openapi-summary-nulls-unencoded', 'openapi-other-summaries-null',
   'openapi-rate-limit-documented', 'openapi-datetime-whole-seconds', 'openapi-errors-pinned-per-response',
   'openapi-no-webhook', 'openapi-nullable-anyof', 'openapi-closed-by-unevaluated', 'openapi-allof-wrappers',

@@ -5,11 +5,11 @@
 // from conformance.json).
 import path from 'node:path';
 import type { FullConfig, FullResult, Reporter, Suite, TestCase, TestError, TestResult } from '@playwright/test/reporter';
-import { setting } from '../harness/config.ts';
-import { redact, redactValue } from '../harness/redact.ts';
-import { loadProfile, registerProfileSecrets } from '../harness/profile.ts';
-import { decodeCheckAnnotation, decodeEvidence } from '../harness/record.ts';
-import { readyState } from '../harness/ready.ts';
+import { setting } from '../engine/config.ts';
+import { redact, redactValue } from '../record/redact.ts';
+import { loadProfile, registerProfileSecrets } from '../profile/profile.ts';
+import { decodeCheckAnnotation, decodeEvidence } from '../record/record.ts';
+import { readyState } from '../observe/ready.ts';
 import { sanitizeEvidence, suiteFileOf, summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
 import { loadRunContext } from './context.ts';
 import { writeOutcomes, writeReports } from './write.ts';
@@ -34,7 +34,7 @@ export default class ConformanceReporter implements Reporter {
   }
 
   onBegin(config: FullConfig, suite: Suite): void {
-    // The CLI shards by case (harness/planner.ts selection, CONFORMANCE_SHARD); a runner's own --shard splits tests.
+    // The CLI shards by case (engine/planner.ts selection, CONFORMANCE_SHARD); a runner's own --shard splits tests.
     if (config.shard) this.shard = `${config.shard.current}/${config.shard.total}`;
     else if (setting('shard')) this.shard = setting('shard')!;
     this.conformanceTests = suite.allTests().filter((t) => RUN_PROJECTS.has(t.parent.project()?.name ?? '')).length;
@@ -67,7 +67,7 @@ export default class ConformanceReporter implements Reporter {
   onTestEnd(test: TestCase, result: TestResult): void {
     this.learnSecrets();
     const project = test.parent.project()?.name ?? '';
-    // A test runs cases of many suite files: each record names its own (harness/fixtures.ts).
+    // A test runs cases of many suite files: each record names its own (engine/playwright/fixtures.ts).
     const testFile = path.relative(process.cwd(), suiteFileOf(test).file);
     const seed = result.annotations.find((a) => a.type === 'seed')?.description;
     let failedCheck = false;

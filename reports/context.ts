@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { setting } from '../harness/config.ts';
-import { redact } from '../harness/redact.ts';
-import { deliveryNotActivated, DELIVERY_NOT_ACTIVATED, DELIVERY_NOT_ACTIVATED_REASON, loadProfile, registerProfileSecrets, SECRET_HEADER, type Profile } from '../harness/profile.ts';
-import { senderRequirementIds } from '../harness/webhook/sender-scope.ts';
+import { setting } from '../engine/config.ts';
+import { redact } from '../record/redact.ts';
+import { deliveryNotActivated, DELIVERY_NOT_ACTIVATED, DELIVERY_NOT_ACTIVATED_REASON, loadProfile, registerProfileSecrets, SECRET_HEADER, type Profile } from '../profile/profile.ts';
+import { senderRequirementIds } from '../checks/sender/scope.ts';
 import { todayUtc, type Catalog, type MutationInput, type OutOfScope, type RunContext, type Subject, type VariantInput, type Waiver } from './model.ts';
 import { SPEC_PATH } from '../fixtures/paths.ts';
 import { readNotTested } from './coverage.ts';
@@ -62,7 +62,7 @@ function canonicalJson(v: unknown): string {
 
 /**
  * The profile's digest with its secret values left out: SHA-256 of its canonical JSON (keys sorted) in which
- * every inline key, the inline signing secret and the value of every secret-named header (harness/profile.ts
+ * every inline key, the inline signing secret and the value of every secret-named header (profile/profile.ts
  * SECRET_HEADER, the rule redaction uses) are replaced by one placeholder. Variable names (`keyEnv`) stay:
  * they are the profile's shape, not its secrets. Two runs with the same profile and rotated keys share the digest,
  * and the digest cannot be used to guess a key.
@@ -220,7 +220,7 @@ export function loadRunContext(opts: ContextOptions): RunContext {
   if (opts.profilePath) {
     try {
       const profile = loadProfile(opts.profilePath);
-      // loadProfile registered every secret it resolves to (harness/profile.ts profileSecrets), keys held
+      // loadProfile registered every secret it resolves to (profile/profile.ts profileSecrets), keys held
       // in environment variables included; said again here, explicitly, for the reporter process.
       registerProfileSecrets(profile);
       target = targetOf(profile);

@@ -4,7 +4,7 @@
 // in, a comparison and its text or Markdown out. `conformance diff` prints it; `run --baseline` gates on it.
 import { describeFilter, isPartial, VERDICT_LABEL, type ConformanceReport, type ReportedOutcome } from './model.ts';
 import { mdText } from './summary.ts';
-import { oneLine } from '../harness/redact.ts';
+import { oneLine } from '../record/redact.ts';
 
 /** The fields of a report a comparison reads (an older report may lack the newer ones). */
 export type ComparableReport = Pick<ConformanceReport, 'verdict' | 'verdictReason' | 'checks'> & {

@@ -13,7 +13,7 @@
 // list of every check stays on screen. Every interpolated string is HTML-escaped. Pure: report in, string out
 // (no fs, no network).
 import { checkAnchors, VERDICT_LABEL, type ConformanceReport, type ReportCheck, type ReportRequirement, type Verdict } from './model.ts';
-import type { RecordedExchange } from '../harness/record.ts';
+import type { RecordedExchange } from '../record/record.ts';
 
 export function htmlEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
@@ -241,7 +241,7 @@ export function renderStatement(md: string): string {
 // ---------------------------------------------------------------------------------------------------
 // Evidence and replay.
 
-/** Evidence as recorded (harness/record.ts owns the shape). */
+/** Evidence as recorded (record/record.ts owns the shape). */
 type ExchangeLike = RecordedExchange;
 
 function isExchangeList(v: unknown): v is ExchangeLike[] {
@@ -303,7 +303,7 @@ export function curlFor(ex: ExchangeLike, baseUrl: string | null): { command: st
 }
 
 // What the HTML shows of an evidence body: JSON re-indented, then cut to a readable length. The body as recorded
-// (already trimmed to harness/record.ts MAX_EVIDENCE_BODY) stays whole in conformance.json.
+// (already trimmed to record/record.ts MAX_EVIDENCE_BODY) stays whole in conformance.json.
 export const BODY_LINES_SHOWN = 30;
 export const BODY_CHARS_SHOWN = 3000;
 const TRUNCATED_MARK = /…\[truncated, [^\]\n]*\]$/;

@@ -3,7 +3,7 @@
 // format (JUnit, HTML, the summary line) renders this object. It aggregates recorded outcomes; it never
 // re-judges a check. Nothing here touches the file system or the network.
 
-import { OUTCOMES, trimExchanges, type CheckRecord, type Exchange, type Outcome } from '../harness/record.ts';
+import { OUTCOMES, trimExchanges, type CheckRecord, type Exchange, type Outcome } from '../record/record.ts';
 
 export const CHECK_OUTCOMES = OUTCOMES;
 export type CheckOutcome = Outcome;
@@ -21,8 +21,8 @@ export type RequirementLevel = 'must' | 'should' | 'unspecified';
  * `receiver` (§6.3/§6.4 receiver side), or a `client` of the REST API. One subject per run: `run` judges the
  * service, `webhook receiver` the receiver, `client` the client; a run's scope is its subject's requirements.
  */
-import { declaration, SUBJECTS, type Subject } from '../harness/registry.ts';
-import { roleOfSetting } from '../harness/profile.ts';
+import { declaration, SUBJECTS, type Subject } from '../engine/registry.ts';
+import { roleOfSetting } from '../profile/profile.ts';
 export { SUBJECTS, type Subject };
 /** The subjects a catalog row binds (a row that names none binds the service). */
 export const subjectsOf = (r: { subjects?: readonly Subject[] }): readonly Subject[] => (r.subjects && r.subjects.length ? r.subjects : ['service']);
@@ -68,7 +68,7 @@ export interface CollectedCheck {
   variant?: string;
   /** How long the check's test took. */
   durationMs?: number;
-  /** not_verified for want of a profile setting: which (harness/checks.ts NotVerified). */
+  /** not_verified for want of a profile setting: which (engine/evaluate.ts NotVerified). */
   lacks?: string;
   /** The profile settings the check asked for (tests/check-needs.spec.ts holds them to its declared needs). */
   uses?: string[];
@@ -311,7 +311,7 @@ export interface ConformanceReport {
   warnings: string[];
 }
 
-/** Trims recorded evidence to the exchange fields (owned by harness/record.ts). */
+/** Trims recorded evidence to the exchange fields (owned by record/record.ts). */
 export const sanitizeEvidence = trimExchanges;
 
 /** A waiver applies through the end of its `expires` day (UTC). */
@@ -360,7 +360,7 @@ export function isPartial(filter: RunFilter | null | undefined, shards: string[]
 /**
  * The profile role (or setting path) a not_verified check lacks, as missingRoles names it: a credential, resource
  * or fault by its role name (`no_scopes`), any other setting by its path (`webhook.sandboxControlUrl`). Read from the
- * record's `lacks` (harness/checks.ts NotVerified), never from the words of its detail.
+ * record's `lacks` (engine/evaluate.ts NotVerified), never from the words of its detail.
  */
 export function lackedRole(lacks: string | null | undefined): { role: string; kind: MissingRole['kind'] } | undefined {
   if (!lacks) return undefined;
@@ -473,7 +473,7 @@ export function buildReport(outcomes: OutcomesFile, ctx: RunContext): Conformanc
     return row;
   });
   for (const r of requirements) {
-    // A check that can only show a breach (harness/registry.ts breachOnly) names such a requirement on purpose.
+    // A check that can only show a breach (engine/registry.ts breachOnly) names such a requirement on purpose.
     const naming = r.checks.filter((id) => !declaration(id)?.breachOnly);
     if (r.status === 'not_observable' && naming.length) warnings.push(`requirement ${r.id} is observable by no run (fixtures/requirements/not-tested.json), yet check${r.checks.length === 1 ? '' : 's'} ${r.checks.join(', ')} name${r.checks.length === 1 ? 's' : ''} it: their outcomes are not counted for it`);
   }
@@ -650,7 +650,7 @@ export function mergeOutcomes(parts: OutcomesFile[]): OutcomesFile {
 }
 
 /**
- * The test file a runner test belongs to. A batch of checks is declared by harness/fixtures.ts on behalf of its
+ * The test file a runner test belongs to. A batch of checks is declared by engine/playwright/fixtures.ts on behalf of its
  * suite file, so the test's own location names fixtures.ts; the file suite above it names the suite file.
  */
 export function suiteFileOf(test: { location: { file: string; line: number }; parent?: unknown }): { file: string; line?: number } {

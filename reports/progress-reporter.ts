@@ -3,8 +3,8 @@
 // with its replay command only when the property failed (every seed with --verbose). It only prints;
 // outcomes are collected by conformance-reporter.ts, and the CLI prints the counts and verdict once.
 import type { FullConfig, Reporter, Suite, TestCase, TestResult } from '@playwright/test/reporter';
-import { setting } from '../harness/config.ts';
-import { redact } from '../harness/redact.ts';
+import { setting } from '../engine/config.ts';
+import { redact } from '../record/redact.ts';
 
 export default class ProgressReporter implements Reporter {
   private total = 0;
@@ -20,7 +20,7 @@ export default class ProgressReporter implements Reporter {
 
   private readonly verbose = setting('verbose') === '1';
 
-  /** With --verbose, every property seed (`[seed] title: seed=S runs=N`, from harness/seed.ts) is shown as it is drawn. */
+  /** With --verbose, every property seed (`[seed] title: seed=S runs=N`, from engine/seed.ts) is shown as it is drawn. */
   onStdOut(chunk: string | Buffer): void {
     if (!this.verbose) return;
     for (const line of chunk.toString().split('\n')) if (line.startsWith('[seed] ')) process.stderr.write(`${redact(line)}\n`);

@@ -1,12 +1,12 @@
 // Prints the plain closing line CI reads: `N passed, N failed, N skipped`, counted from the runner's
 // own results (a flaky test that passed on retry counts as passed; interrupted and timed-out as failed),
 // except that a test whose check recorded `fail` counts as failed: a failing check ends its test without
-// throwing (harness/checks.ts runCheck), so the runner keeps its worker; the run's status is then failed.
+// throwing (engine/evaluate.ts runCheck), so the runner keeps its worker; the run's status is then failed.
 // Just above it, one line per failed test with the first lines of its error: CI logs are often read
 // from the tail only, and the runner's own failure blocks may be far above.
 import type { FullResult, Reporter, TestCase, TestResult } from '@playwright/test/reporter';
 import path from 'node:path';
-import { redact } from '../harness/redact.ts';
+import { redact } from '../record/redact.ts';
 import { suiteFileOf } from './model.ts';
 
 // eslint-disable-next-line no-control-regex

@@ -5,7 +5,7 @@
 // redacted again as text: a pattern run over escaped JSON can eat an escape and break the file.
 import fs from 'node:fs';
 import path from 'node:path';
-import { redactSecrets, redactValue } from '../harness/redact.ts';
+import { redactSecrets, redactValue } from '../record/redact.ts';
 import { buildReport, sanitizeEvidence, type ConformanceReport, type OutcomesFile, type RunContext } from './model.ts';
 import { toJunit } from './junit.ts';
 import { toHtml } from './html.ts';

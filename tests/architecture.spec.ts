@@ -6,9 +6,9 @@
 // tests/; platform/ (machine support: the embedded PostgreSQL loader) imports nothing of the project.
 // Inside a top folder no import circle (STYLE §13.6: shared types move to a lower module), and no file of
 // reference-impl/ names a mutant or a variant (the reference runs the rules it is handed; the switchboard wraps
-// it from outside). The run's planner (selection, batches, claims) lives in harness/planner.ts alone, apart from
-// the Playwright fixtures (harness/fixtures.ts), and imports neither the fixtures nor Playwright at run time; a
-// check of any subject is declared only through the one registry (harness/registry.ts `defineCheck`, or a suite's
+// it from outside). The run's planner (selection, batches, claims) lives in engine/planner.ts alone, apart from
+// the Playwright fixtures (engine/playwright/fixtures.ts), and imports neither the fixtures nor Playwright at run time; a
+// check of any subject is declared only through the one registry (engine/registry.ts `defineCheck`, or a suite's
 // `check`, which declares through it). Each rule is a pure function over (file, source) pairs, proven on
 // planted cases first.
 import { test, expect } from '@playwright/test';
@@ -19,7 +19,7 @@ import ts from 'typescript';
 import { projectFiles } from './helpers/project-files.ts';
 
 const ALLOWED: Record<string, readonly string[]> = {
-  // cli/declared-checks.ts loads the suites and properties (suites/load.ts) for their declarations.
+  // cli/declared-checks.ts loads the suites and properties (engine/load.ts) for their declarations.
   cli: ['cli', 'harness', 'reports', 'fixtures', 'suites', 'reference-receiver', 'reference-switchboard'],
   reports: ['reports', 'harness', 'fixtures'],
   suites: ['suites', 'harness', 'fixtures'],
@@ -115,28 +115,28 @@ const SWITCH_NAMES = [...Object.keys(MUTANTS), ...Object.keys(VARIANTS)];
 
 test('the rule catches planted wrong imports in every direction and lets the right ones through', () => {
   const planted = [
-    { file: 'harness/target.ts', source: "import { x } from '../reports/model.ts';\nimport { y } from '../fixtures/paths.ts';" },
+    { file: 'observe/target.ts', source: "import { x } from '../reports/model.ts';\nimport { y } from '../fixtures/paths.ts';" },
     { file: 'harness/a.ts', source: "const m = await import('../cli/run.ts');" },
-    { file: 'suites/list.spec.ts', source: "import { startServer } from '../reference-impl/server.ts';\nimport { test } from '../harness/fixtures.ts';" },
-    { file: 'reference-impl/server.ts', source: "export { redact } from '../harness/redact.ts';\nimport fs from 'node:fs';" },
-    { file: 'reports/html.ts', source: "import type { Profile } from '../cli/profile.ts';\nimport { OUTCOMES } from '../harness/record.ts';" },
-    { file: 'cli/run.ts', source: "import { toHtml } from '../reports/html.ts';\nimport { Target } from '../harness/target.ts';" },
-    { file: 'reference-receiver/receiver.ts', source: "import { verify } from '../harness/webhook/signature.ts';" },
-    { file: 'reference-switchboard/overrides.ts', source: "import type { Points } from '../reference-impl/context.ts';\nimport { x } from '../harness/record.ts';" },
+    { file: 'checks/service/list.ts', source: "import { startServer } from '../reference-impl/server.ts';\nimport { test } from '../engine/playwright/fixtures.ts';" },
+    { file: 'reference-impl/server.ts', source: "export { redact } from '../record/redact.ts';\nimport fs from 'node:fs';" },
+    { file: 'reports/html.ts', source: "import type { Profile } from '../cli/profile.ts';\nimport { OUTCOMES } from '../record/record.ts';" },
+    { file: 'cli/run.ts', source: "import { toHtml } from '../reports/html.ts';\nimport { Target } from '../observe/target.ts';" },
+    { file: 'reference-receiver/receiver.ts', source: "import { verify } from '../judge/signature.ts';" },
+    { file: 'reference-switchboard/overrides.ts', source: "import type { Points } from '../reference-impl/context.ts';\nimport { x } from '../record/record.ts';" },
     { file: 'reference-impl/server.ts', source: "import { switchboardHook } from '../reference-switchboard/switchboard.ts';" },
-    { file: 'suites/errors.spec.ts', source: "import { MUTANTS } from '../reference-switchboard/mutants.ts';" },
+    { file: 'checks/service/errors.ts', source: "import { MUTANTS } from '../reference-switchboard/mutants.ts';" },
     { file: 'cli/reference-process.ts', source: "import type { MutantName } from '../reference-switchboard/mutants.ts';" },
   ];
   expect(violations(planted)).toEqual([
     'harness/a.ts → cli/run.ts',
-    'harness/target.ts → reports/model.ts',
-    'reference-impl/server.ts → harness/redact.ts',
+    'observe/target.ts → reports/model.ts',
+    'reference-impl/server.ts → record/redact.ts',
     'reference-impl/server.ts → reference-switchboard/switchboard.ts',
-    'reference-receiver/receiver.ts → harness/webhook/signature.ts',
-    'reference-switchboard/overrides.ts → harness/record.ts',
+    'reference-receiver/receiver.ts → judge/signature.ts',
+    'reference-switchboard/overrides.ts → record/record.ts',
     'reports/html.ts → cli/profile.ts',
-    'suites/errors.spec.ts → reference-switchboard/mutants.ts',
-    'suites/list.spec.ts → reference-impl/server.ts',
+    'checks/service/errors.ts → reference-switchboard/mutants.ts',
+    'checks/service/list.ts → reference-impl/server.ts',
   ]);
 });
 
@@ -184,17 +184,17 @@ test('no file of reference-impl/ names a mutant or a variant (the switchboard ho
   expect(namesIn(files, SWITCH_NAMES)).toEqual([]);
 });
 
-/** The planner's functions: declared in harness/planner.ts and nowhere else. */
+/** The planner's functions: declared in engine/planner.ts and nowhere else. */
 const PLANNER_FUNCTIONS = ['selection', 'planRun', 'runGroups', 'claimBatch'];
 
 /**
- * Where the run's planner leaks: a planner function declared outside harness/planner.ts, or planner.ts importing
+ * Where the run's planner leaks: a planner function declared outside engine/planner.ts, or planner.ts importing
  * the fixtures or Playwright at run time (a type import is fine), as `file: what`.
  */
 export function plannerLeaks(files: { file: string; source: string }[]): string[] {
   const out: string[] = [];
   for (const { file, source } of files) {
-    if (file === 'harness/planner.ts') {
+    if (file === 'engine/planner.ts') {
       for (const m of source.matchAll(/(?:^|\n)\s*import\s+(?!type\s)[^'"`;]*?from\s+['"]([^'"]+)['"]/g)) {
         if (m[1] === '@playwright/test' || m[1].endsWith('/fixtures.ts')) out.push(`${file}: imports ${m[1]}`);
       }
@@ -205,32 +205,32 @@ export function plannerLeaks(files: { file: string; source: string }[]): string[
   return out.sort();
 }
 
-test('the planner rule finds planner code outside harness/planner.ts and a runtime import of the fixtures in it', () => {
+test('the planner rule finds planner code outside engine/planner.ts and a runtime import of the fixtures in it', () => {
   const planted = [
-    { file: 'harness/fixtures.ts', source: 'export function planRun(cases: Case[]) {}' },
-    { file: 'harness/planner.ts', source: "import { test } from '@playwright/test';\nimport type { TestInfo } from '@playwright/test';\nimport { suite } from './fixtures.ts';\nexport function planRun() {}" },
+    { file: 'engine/playwright/fixtures.ts', source: 'export function planRun(cases: Case[]) {}' },
+    { file: 'engine/planner.ts', source: "import { test } from '@playwright/test';\nimport type { TestInfo } from '@playwright/test';\nimport { suite } from './fixtures.ts';\nexport function planRun() {}" },
     { file: 'harness/other.ts', source: 'const plan = planRun(registered); // a call, not a declaration' },
   ];
-  expect(plannerLeaks(planted)).toEqual(['harness/fixtures.ts: declares planRun', 'harness/planner.ts: imports ./fixtures.ts', 'harness/planner.ts: imports @playwright/test']);
+  expect(plannerLeaks(planted)).toEqual(['engine/playwright/fixtures.ts: declares planRun', 'engine/planner.ts: imports ./fixtures.ts', 'engine/planner.ts: imports @playwright/test']);
 });
 
-test('the run planner lives in harness/planner.ts alone, apart from the fixtures', () => {
+test('the run planner lives in engine/planner.ts alone, apart from the fixtures', () => {
   const files = projectFiles(['harness', 'suites', 'properties', 'cli', 'reports']);
-  expect(files.some((f) => f.file === 'harness/planner.ts')).toBe(true);
+  expect(files.some((f) => f.file === 'engine/planner.ts')).toBe(true);
   expect(plannerLeaks(files)).toEqual([]);
 });
 
 /**
  * The registry rule (docs/architecture.md: a check of any subject is declared only through the one registry): a check's identity (an object with `id`, `requirements` and `title`,
- * not a record: no `outcome`) is written only as the argument of `defineCheck` (harness/registry.ts) or of a suite's
+ * not a record: no `outcome`) is written only as the argument of `defineCheck` (engine/registry.ts) or of a suite's
  * `check` (which declares through it); a suite or property file has no other kind of case (`test(`). At run time
- * harness/checks.ts refuses to run a check the registry does not hold; this catches a second way before it runs.
+ * engine/evaluate.ts refuses to run a check the registry does not hold; this catches a second way before it runs.
  */
 export function checksDeclaredElsewhere(files: { file: string; source: string }[]): string[] {
   const out: string[] = [];
   for (const { file, source } of files) {
     // The registry, and the record that carries a declared identity to the reports, are where identities are made.
-    if (!/^(harness|suites|properties|cli|reports)\//.test(file) || file === 'harness/registry.ts' || file === 'harness/record.ts') continue;
+    if (!/^(harness|suites|properties|cli|reports)\//.test(file) || file === 'engine/registry.ts' || file === 'record/record.ts') continue;
     const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node): void => {
       if (ts.isObjectLiteralExpression(node)) {

@@ -1,8 +1,8 @@
 // The shared assertions on fabricated exchanges: each good exchange passes, each departure throws a
 // CheckFailure whose title names the violation.
 import { test, expect } from '@playwright/test';
-import { expectError, expectErrorOrOpen, expectSuccess, expectDocumented, expectJson, isJsonMediaType, describe as describeExchange, fail, CATEGORY_BY_STATUS, REASONS_BY_STATUS, STATUS_BY_REASON, reasonOf } from '../harness/assertions.ts';
-import { CheckFailure, type Exchange } from '../harness/record.ts';
+import { expectError, expectErrorOrOpen, expectSuccess, expectDocumented, expectJson, isJsonMediaType, describe as describeExchange, fail, CATEGORY_BY_STATUS, REASONS_BY_STATUS, STATUS_BY_REASON, reasonOf } from '../judge/assertions.ts';
+import { CheckFailure, type Exchange } from '../record/record.ts';
 
 const TS = '2025-03-04T05:06:07Z';
 const LIST = '/external/v1/encounters?limit=0';
@@ -261,7 +261,7 @@ test.describe('expectErrorOrOpen', () => {
 });
 
 test('one isJsonMediaType: the checks and the contract reading share it; a subtype may hold `+` before +json (RFC 6838 §4.2)', async () => {
-  const meaning = await import('../harness/openapi-meaning.ts');
+  const meaning = await import('../judge/openapi-meaning.ts');
   expect(meaning.isJsonMediaType).toBe(isJsonMediaType);
   expect(isJsonMediaType('application/vnd.a+b+json')).toBe(true);
 });

@@ -1,16 +1,16 @@
-// The batches of harness/planner.ts: a Playwright test runs many cases at once, so one case's end must not
+// The batches of engine/planner.ts: a Playwright test runs many cases at once, so one case's end must not
 // end the others, a harness error must still fail the test, and the CLI's --grep and --shard must choose
 // cases exactly (each case in one shard, in every process alike). Run against fakes: no target, no runner.
 import { test, expect } from '@playwright/test';
 import type { TestInfo } from '@playwright/test';
-import { recordCheck } from '../harness/checks.ts';
-import { CheckFailure, NotVerified, type CheckDef } from '../harness/record.ts';
+import { recordCheck } from '../engine/evaluate.ts';
+import { CheckFailure, NotVerified, type CheckDef } from '../record/record.ts';
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
-import { claimBatch, planRun, runGroups, selection, type Case, type Checker, type Registered } from '../harness/planner.ts';
-import { inPool } from '../harness/pool.ts';
-import type { CheckApi } from '../harness/target.ts';
+import { claimBatch, planRun, runGroups, selection, type Case, type Checker, type Registered } from '../engine/planner.ts';
+import { inPool } from '../engine/pool.ts';
+import type { CheckApi } from '../observe/target.ts';
 import { declared } from './helpers/declared.ts';
 
 class SkipMarker extends Error {}
@@ -122,7 +122,7 @@ test('the run plan: the listening suite alone first, the other waits beside the 
     ...mk('suites/sender.spec.ts', 29, { waits: true, capture: true, inFlight: 64 }),
   ];
   const plan = planRun(cases, 8);
-  // Without a number, the lanes are read when a group runs (a distant target raises them: harness/ready.ts).
+  // Without a number, the lanes are read when a group runs (a distant target raises them: observe/ready.ts).
   expect(planRun(cases)[1].groups.map((g) => g.lanes)).toEqual(['default', 'default']);
   expect(plan.map((t) => t.title)).toEqual(['sender [1]', 'checks [1]', 'p-batch [1]', 'p-solo-0', 'p-solo-1', 'checks [2]', 'checks [3]']);
   // The suite that listens for deliveries alone, all its cases at once, with the listener: nothing CPU-bound

@@ -1,4 +1,4 @@
-// The run's breaker (harness/breaker.ts) and how Target uses it: consecutive "no answer" failures make
+// The run's breaker (observe/breaker.ts) and how Target uses it: consecutive "no answer" failures make
 // the target suspect, any answer resets the count, the state is shared through one file by several
 // processes (here: several FileBreaker instances on one file). Target then asks one plain question: no
 // answer opens the breaker (a request is then neither sent nor waited for: the check fails with
@@ -9,11 +9,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { BREAKER_THRESHOLD, FileBreaker, MemoryBreaker, runBreaker, type Attempt } from '../harness/breaker.ts';
-import { Target, CheckApi, TargetStoppedAnswering } from '../harness/target.ts';
-import { evaluateCheck } from '../harness/checks.ts';
-import { registerSecret } from '../harness/redact.ts';
-import type { Profile } from '../harness/profile.ts';
+import { BREAKER_THRESHOLD, FileBreaker, MemoryBreaker, runBreaker, type Attempt } from '../observe/breaker.ts';
+import { Target, CheckApi, TargetStoppedAnswering } from '../observe/target.ts';
+import { evaluateCheck } from '../engine/evaluate.ts';
+import { registerSecret } from '../record/redact.ts';
+import type { Profile } from '../profile/profile.ts';
 import { declared } from './helpers/declared.ts';
 
 const KEY = 'k_live_breaker_spec_4c5d6e7f8a9b';

@@ -1,4 +1,4 @@
-// What a service check needs is data of its declaration (harness/registry.ts `needs`; docs/architecture.md), and
+// What a service check needs is data of its declaration (engine/registry.ts `needs`; docs/architecture.md), and
 // the declarations are held to what the checks do: the reference is run twice, once with its complete profile and
 // once with a profile that has the full key alone.
 //   1. A check that ends not_verified on the full key alone lacks a setting it declares (`lacks` ∈ needs).

@@ -2,12 +2,12 @@
 // depend on nothing internal to Playwright.
 import type { TestInfo } from '@playwright/test';
 import { test, expect } from '@playwright/test';
-import { runCheck } from '../harness/checks.ts';
-import { defineCheck, type Declaration } from '../harness/registry.ts';
-import { CheckFailure, NotVerified, OUTCOMES, evidenceOf, type CheckDef, type Exchange } from '../harness/record.ts';
-import { declaration, declaredChecks } from '../harness/registry.ts';
+import { runCheck } from '../engine/evaluate.ts';
+import { defineCheck, type Declaration } from '../engine/registry.ts';
+import { CheckFailure, NotVerified, OUTCOMES, evidenceOf, type CheckDef, type Exchange } from '../record/record.ts';
+import { declaration, declaredChecks } from '../engine/registry.ts';
 import { declared } from './helpers/declared.ts';
-import { registerSecret, REDACTED } from '../harness/redact.ts';
+import { registerSecret, REDACTED } from '../record/redact.ts';
 
 class SkipMarker extends Error {
   constructor(reason: string) {
@@ -77,7 +77,7 @@ test('a passing check records check:pass with a JSON description', async () => {
   expect(rec).toEqual({ ...def('checks-pass'), outcome: 'pass' });
   expect(f.annotations).toHaveLength(1);
   expect(f.annotations[0].type).toBe('check:pass');
-  // The check's own time rides in its record: a test may host many checks (harness/planner.ts batches).
+  // The check's own time rides in its record: a test may host many checks (engine/planner.ts batches).
   expect(parsed(f.annotations[0])).toEqual({ id: 'checks-pass', requirements: ['PUB-ERR-001', 'PUB-ERR-002'], title: 'Rule of checks-pass', durationMs: expect.any(Number) });
   expect(f.attachments).toEqual([]); // no exchange recorded, no evidence
 });
@@ -303,7 +303,7 @@ test('warn() makes the outcome warning (a should not met), outranking an observa
 });
 
 test('a check the breaker ended is recorded fail with the attempts as evidence and marked `breaker`, without throwing or skipping (no worker restart)', async () => {
-  const { TargetStoppedAnswering } = await import('../harness/target.ts');
+  const { TargetStoppedAnswering } = await import('../observe/target.ts');
   const attempts = [0, 1, 2].map((i) => ({ request: { method: 'GET', target: `/t${i}`, headers: {} }, error: { kind: 'timeout', message: 'no complete response within 10000 ms' }, at: '2026-01-01T00:00:00Z' }));
   const f = fakeTestInfo();
   const rec = await runCheck(f.testInfo, def('checks-breaker-ended'), async (scope) => {

@@ -2,8 +2,8 @@
 // line and its exit status; anything else is an internal error, exit 2, one line without a stack.
 import { test, expect } from '@playwright/test';
 import { CLI_ERRORS, ContainerSetupError, errorExit, SetupError, UsageError } from '../cli/errors.ts';
-import { ProfileError } from '../harness/profile.ts';
-import { registerSecret } from '../harness/redact.ts';
+import { ProfileError } from '../profile/profile.ts';
+import { registerSecret } from '../record/redact.ts';
 import { WaiverError } from '../reports/context.ts';
 
 test('every known error maps to its row: code, one line, exit 2; the rest is an internal error', () => {

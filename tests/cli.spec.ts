@@ -13,7 +13,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { check, outcomes, waiver } from './helpers/report-data.ts';
 import { startReference } from '../cli/reference-process.ts';
-import { freePort } from '../harness/embedded-cluster.ts';
+import { freePort } from '../platform/embedded-cluster.ts';
 import { processTree, runCli, ROOT, SHIM, type CliResult } from './helpers/cli-process.ts';
 import { allDeclaredChecks } from '../cli/declared-checks.ts';
 

@@ -1,19 +1,19 @@
 // The client's scope and its runs, as pure functions and one in-process proxy: the scenario file and its schema
-// (harness/client/scenario.ts), the scope a scenario declares or the traffic shows and what it leaves out, the
-// verdict line and "what would unlock" of a client report, the plan of runs (harness/client/runs.ts), and where
+// (checks/client/scenario.ts), the scope a scenario declares or the traffic shows and what it leaves out, the
+// verdict line and "what would unlock" of a client report, the plan of runs (engine/client-runs.ts), and where
 // the recording proxy lands each injected answer (after a normal answer on the route, a few requests apart).
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import { judgeClient } from '../cli/client.ts';
-import { CLIENT_CHECKS, judgeClientChecks } from '../harness/client/checks.ts';
-import { INJECTABLE_REASONS } from '../harness/client/traffic.ts';
-import { RecordingProxy } from '../harness/client/proxy.ts';
-import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes } from '../harness/client/runs.ts';
-import { outOfScopeRequirements, parseScenario, partsUsed, REQUIREMENT_PARTS, resolveScope, SCOPE_PARTS, ScenarioError, scopeNote } from '../harness/client/scenario.ts';
-import type { ClientExchange, ClientTraffic, Scenario } from '../harness/client/traffic.ts';
-import { STATUS_BY_REASON } from '../harness/assertions.ts';
+import { CLIENT_CHECKS, judgeClientChecks } from '../checks/client/checks.ts';
+import { INJECTABLE_REASONS } from '../observe/client-traffic.ts';
+import { RecordingProxy } from '../observe/client-proxy.ts';
+import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes } from '../engine/client-runs.ts';
+import { outOfScopeRequirements, parseScenario, partsUsed, REQUIREMENT_PARTS, resolveScope, SCOPE_PARTS, ScenarioError, scopeNote } from '../checks/client/scenario.ts';
+import type { ClientExchange, ClientTraffic, Scenario } from '../observe/client-traffic.ts';
+import { STATUS_BY_REASON } from '../judge/assertions.ts';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { CLIENT_SCENARIO_SCHEMA_PATH, REPORT_SCHEMA_PATH } from '../fixtures/paths.ts';

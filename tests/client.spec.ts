@@ -1,4 +1,4 @@
-// `conformance client`, proven both ways. First the 15 client checks (harness/client/checks.ts) as pure functions
+// `conformance client`, proven both ways. First the 15 client checks (checks/client/checks.ts) as pure functions
 // over fabricated traffic: for every check a record that makes it fire, one that keeps it quiet, and what it says
 // when there is nothing to judge. Then end to end, through the CLI as an async child process (each run starts its
 // own sandbox): the example client declaring every reason is CONFORMANT with every reason judged and audio
@@ -10,10 +10,10 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLIENT_CHECKS, MAX_REPEATS_AFTER_4XX, MIN_RETRY_PAUSE_MS } from '../harness/client/checks.ts';
-import type { ClientExchange, ClientTraffic, ReasonAction, ReasonNote, ScopePart } from '../harness/client/traffic.ts';
-import type { Outcome } from '../harness/record.ts';
-import { REDACTED } from '../harness/redact.ts';
+import { CLIENT_CHECKS, MAX_REPEATS_AFTER_4XX, MIN_RETRY_PAUSE_MS } from '../checks/client/checks.ts';
+import type { ClientExchange, ClientTraffic, ReasonAction, ReasonNote, ScopePart } from '../observe/client-traffic.ts';
+import type { Outcome } from '../record/record.ts';
+import { REDACTED } from '../record/redact.ts';
 import { runCli, ROOT, type CliResult } from './helpers/cli-process.ts';
 
 test.describe.configure({ mode: 'parallel' });

@@ -1,14 +1,14 @@
-// One list of CONFORMANCE_* variables (harness/config.ts): every name the project spells must be an entry of
+// One list of CONFORMANCE_* variables (engine/config.ts): every name the project spells must be an entry of
 // SETTINGS (or start with an entry that is a prefix, one ending in `_`), and every entry must be used, so a
 // new variable cannot drift in beside the list and a dropped one cannot linger in it. The rule is a pure
 // function over (file, source) pairs, proven on planted drift first.
 import { test, expect } from '@playwright/test';
 import { projectFiles } from './helpers/project-files.ts';
-import { SETTINGS } from '../harness/config.ts';
+import { SETTINGS } from '../engine/config.ts';
 
 /** Where the project reads or sets its variables (files or folders, project-relative). */
-const SCANNED = ['harness', 'platform', 'reports', 'suites', 'properties', 'cli', 'tests/mutants', 'tests/variants', 'bench', 'playwright.config.ts', 'tests/containers.spec.ts'];
-const CONFIG_FILE = 'harness/config.ts';
+const SCANNED = ['checks', 'engine', 'observe', 'judge', 'profile', 'record', 'platform', 'reports', 'cli', 'tests/mutants', 'tests/variants', 'bench', 'playwright.config.ts', 'tests/containers.spec.ts'];
+const CONFIG_FILE = 'engine/config.ts';
 
 type Entries = Record<string, { name: string }>;
 
@@ -39,15 +39,15 @@ test('the rule reports a planted unlisted name and a planted unused entry, and a
     receiverUrl: { name: 'CONFORMANCE_RECEIVER_URL' },
   };
   const files = [
-    { file: 'harness/config.ts', source: "stale: { name: 'CONFORMANCE_STALE' }" },
+    { file: 'engine/config.ts', source: "stale: { name: 'CONFORMANCE_STALE' }" },
     { file: 'harness/a.ts', source: "const p = process.env.CONFORMANCE_PROFILE;\nconst n = process.env.CONFORMANCE_NEW_THING;" },
     { file: 'cli/profile.ts', source: 'credential reads CONFORMANCE_KEY_FULL; see CONFORMANCE_RECEIVER_* and CONFORMANCE_SEE_*' },
-    { file: 'harness/seed.ts', source: "const s = setting('seed');\nconst u = settingName('receiverUrl');" },
+    { file: 'engine/seed.ts', source: "const s = setting('seed');\nconst u = settingName('receiverUrl');" },
   ];
   expect(drift(files, entries)).toEqual({ unlisted: ['cli/profile.ts: CONFORMANCE_SEE_', 'harness/a.ts: CONFORMANCE_NEW_THING'], unused: ['stale'] });
 });
 
-test('every CONFORMANCE_* name the project spells is listed in harness/config.ts, and every entry is used', () => {
+test('every CONFORMANCE_* name the project spells is listed in engine/config.ts, and every entry is used', () => {
   const files = projectFiles(SCANNED);
   expect(files.some((f) => f.file === CONFIG_FILE)).toBe(true);
   expect(files.length).toBeGreaterThan(50);

@@ -9,10 +9,10 @@ import path from 'node:path';
 import { expect, test } from '@playwright/test';
 import { getContainerRuntimeClient } from 'testcontainers';
 import type Dockerode from 'dockerode';
-import { setting } from '../harness/config.ts';
+import { setting } from '../engine/config.ts';
 import { RUN_LABEL } from '../cli/reference-container.ts';
 import { launchReference, nodeBinary, startReference } from '../cli/reference-process.ts';
-import { freePort } from '../harness/embedded-cluster.ts';
+import { freePort } from '../platform/embedded-cluster.ts';
 import { harnessImageTag } from '../scripts/harness-image.ts';
 import { ROOT, runCli, SHIM } from './helpers/cli-process.ts';
 

@@ -1,15 +1,15 @@
 // Judge only what the specification decides: walks the catalog (fixtures/requirements/requirements.json) and fails
-// when an `unspecified` ruling is still enforced by a judging artefact: the body validator (harness/contract.ts,
-// compiled from fixtures/contract/openapi.json) or the served-document judge (harness/openapi-meaning.ts, which
-// judges between the narrow and wide readings of harness/open-choices.ts). Every ruling must be classified there;
+// when an `unspecified` ruling is still enforced by a judging artefact: the body validator (judge/contract.ts,
+// compiled from fixtures/contract/openapi.json) or the served-document judge (judge/openapi-meaning.ts, which
+// judges between the narrow and wide readings of judge/open-choices.ts). Every ruling must be classified there;
 // the body rulings' probes must be accepted; the parameter and status rulings must not be judged; the prose the
 // contract encodes must still be verified on bodies while a served schema may leave it out.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { OPEN_RULINGS, PROSE_RULES, openParameterValue, openStatuses, type BodyProbe } from '../harness/open-choices.ts';
-import { CONTRACT_PATH, formatErrors, validateAgainst } from '../harness/contract.ts';
-import { dereference, judgingContract, parameterDiffs, schemaDiffs, closednessDiffs, SchemaJudge, statusDiffs, type Json, type JudgingContract } from '../harness/openapi-meaning.ts';
+import { OPEN_RULINGS, PROSE_RULES, openParameterValue, openStatuses, type BodyProbe } from '../judge/open-choices.ts';
+import { CONTRACT_PATH, formatErrors, validateAgainst } from '../judge/contract.ts';
+import { dereference, judgingContract, parameterDiffs, schemaDiffs, closednessDiffs, SchemaJudge, statusDiffs, type Json, type JudgingContract } from '../judge/openapi-meaning.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { OPENAPI_VARIANTS } from '../reference-switchboard/served-contract.ts';
 
@@ -36,11 +36,11 @@ function enforced(deref: Json, judge = new SchemaJudge()): string[] {
   return out;
 }
 
-test('every unspecified ruling of the catalog is classified in harness/open-choices.ts, and nothing else is', () => {
+test('every unspecified ruling of the catalog is classified in judge/open-choices.ts, and nothing else is', () => {
   const unspecified = CATALOG.filter((r) => r.level === 'unspecified').map((r) => r.id).sort();
   expect(unspecified.length).toBeGreaterThan(30);
   const unclassified = unspecified.filter((id) => !(id in OPEN_RULINGS));
-  expect(unclassified, 'classify these rulings in harness/open-choices.ts (how do they bear on the contract?)').toEqual([]);
+  expect(unclassified, 'classify these rulings in judge/open-choices.ts (how do they bear on the contract?)').toEqual([]);
   const stale = Object.keys(OPEN_RULINGS).filter((id) => LEVEL.get(id) !== 'unspecified').map((id) => `${id}: ${LEVEL.get(id) ?? 'not in the catalog'}`);
   expect(stale, 'rulings classified as open that the catalog does not rule unspecified').toEqual([]);
   for (const [id, r] of Object.entries(OPEN_RULINGS)) expect(r.why.trim().length, id).toBeGreaterThan(10);
@@ -94,7 +94,7 @@ test.describe('prose the contract encodes is verified on bodies and may be left 
     test(id, async () => {
       expect(validateAgainst(rule.violation.schema, rule.violation.body), 'the body validator must still reject a body that breaks the sentence').toMatch(/must be null/);
       // The checks that validate bodies with the fixture cite the requirement.
-      const suites = fs.readdirSync(path.join(ROOT, 'suites')).filter((f) => f.endsWith('.spec.ts')).map((f) => fs.readFileSync(path.join(ROOT, 'suites', f), 'utf8')).join('\n');
+      const suites = fs.readdirSync(path.join(ROOT, 'checks/service')).filter((f) => f.endsWith('.ts')).map((f) => fs.readFileSync(path.join(ROOT, 'checks/service', f), 'utf8')).join('\n');
       expect(suites).toContain(`'${id}'`);
       const served = structuredClone(CONTRACT);
       rule.wide(served);

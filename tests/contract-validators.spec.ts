@@ -2,8 +2,8 @@
 // properties, enums and discriminators hold, formats are checked, and the operation table is read
 // from the document.
 import { test, expect } from '@playwright/test';
-import { validateAgainst, schemaValidator, responseSchemaName, operations, operation, reasonCodeEnum, formatErrors, type OperationId } from '../harness/contract.ts';
-import { REASONS_BY_STATUS } from '../harness/assertions.ts';
+import { validateAgainst, schemaValidator, responseSchemaName, operations, operation, reasonCodeEnum, formatErrors, type OperationId } from '../judge/contract.ts';
+import { REASONS_BY_STATUS } from '../judge/assertions.ts';
 
 const TS = '2025-03-04T05:06:07Z';
 

@@ -3,8 +3,8 @@
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEPLOYMENT_CASES, SENDER_CASES } from '../harness/webhook/sender-suite.ts';
-import { senderRequirementIds } from '../harness/webhook/sender-scope.ts';
+import { DEPLOYMENT_CASES, SENDER_CASES } from '../checks/sender/cases.ts';
+import { senderRequirementIds } from '../checks/sender/scope.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const read = (f: string) => fs.readFileSync(path.join(ROOT, f), 'utf8');
@@ -26,7 +26,7 @@ test('docs/webhook-sender.md: the sender\'s requirement rows, its must rows, the
 });
 
 test('docs/profile.md: the five 401 reasons a key carries are the credential roles whose key is refused with 401', async () => {
-  const { KEY_401_ROLES } = await import('../harness/profile.ts');
+  const { KEY_401_ROLES } = await import('../profile/profile.ts');
   expect(KEY_401_ROLES.length).toBe(5);
   expect(read('docs/profile.md')).toContain(`the five 401 reasons a key itself carries: ${KEY_401_ROLES.map((r) => r.replace(/_(key|token)$/, '')).join(', ')}`);
 });

@@ -1,6 +1,6 @@
 // Real deployments sit behind gateways. A rate limiter's 429 (and a gateway's 503 with Retry-After) is the
 // target asking the harness to slow down, not the service's answer: waited out, retried, recorded, and a
-// check that only ever sees throttling is not_verified, never fail (harness/throttle.ts). A gateway that
+// check that only ever sees throttling is not_verified, never fail (observe/throttle.ts). A gateway that
 // answers keyless requests itself (a plain-text 401) does not stop the run: the preflight identifies the API
 // with the full key, and the checks judge the keyless answers (NOT CONFORMANT, with reports).
 import { test, expect } from '@playwright/test';
@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { retryAfterMs, throttleWaitMs, Pace, MAX_WAIT_MS } from '../harness/throttle.ts';
+import { retryAfterMs, throttleWaitMs, Pace, MAX_WAIT_MS } from '../observe/throttle.ts';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { runCli } from './helpers/cli-process.ts';
 import { declared } from './helpers/declared.ts';
@@ -39,10 +39,10 @@ test('Pace spaces the starts of a worker\'s requests and holds them after a thro
 });
 
 test('a check that only ever sees throttling is not_verified, never fail; one throttled answer then a real one is judged on the real one', async () => {
-  const { Target, CheckApi } = await import('../harness/target.ts');
-  const { MemoryBreaker } = await import('../harness/breaker.ts');
-  const { evaluateCheck } = await import('../harness/checks.ts');
-  const { CheckFailure } = await import('../harness/record.ts');
+  const { Target, CheckApi } = await import('../observe/target.ts');
+  const { MemoryBreaker } = await import('../observe/breaker.ts');
+  const { evaluateCheck } = await import('../engine/evaluate.ts');
+  const { CheckFailure } = await import('../record/record.ts');
   let n = 0;
   let mode: 'always' | 'once' = 'always';
   const server = http.createServer((_req, res) => {

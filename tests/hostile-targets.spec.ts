@@ -13,7 +13,7 @@
 //
 // Targets that pass the probe and then stop answering (tests/hostile/servers.ts STALLING_NAMES) run the
 // WHOLE conformance project at the default request timeout (10 s): the run's breaker
-// (harness/breaker.ts) must end it within a minute or so, every check that reached the target failing
+// (observe/breaker.ts) must end it within a minute or so, every check that reached the target failing
 // with "target stopped answering" and the attempts as evidence, instead of ~45 minutes of timeouts.
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';

@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import { writeReports } from '../reports/write.ts';
 import { BODY_CHARS_SHOWN, BODY_LINES_SHOWN, curlFor, htmlEscape, prettyBody, renderStatement, shownBody, toHtml } from '../reports/html.ts';
 import { buildReport, type CollectedCheck, type ConformanceReport } from '../reports/model.ts';
-import { redact } from '../harness/redact.ts';
+import { redact } from '../record/redact.ts';
 import { CATALOG, check, context, defaultChecks, outcomes, waiver } from './helpers/report-data.ts';
 import { loadCatalog } from '../reports/context.ts';
 import { allDeclaredChecks } from '../cli/declared-checks.ts';

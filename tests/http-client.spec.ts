@@ -2,7 +2,7 @@
 // answer with hand-written (sometimes hostile) responses. Every server is closed after its test.
 import net from 'node:net';
 import { test, expect } from '@playwright/test';
-import { connectOnce, sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../harness/http.ts';
+import { connectOnce, sendRaw, parseBaseUrl, TransportError, type RawResponse } from '../observe/http.ts';
 
 interface RawServer {
   baseUrl: string;

@@ -1,8 +1,8 @@
-// harness/instant.ts: exact instants for the query-grammar bounds. Every digit counts, offsets and calendars are
+// judge/instant.ts: exact instants for the query-grammar bounds. Every digit counts, offsets and calendars are
 // read and written exactly, and the spellings the query-grammar cases build name the instants they claim.
 import { test, expect } from '@playwright/test';
-import { compareInstants, floorSecond, formatInstant, instant, isoWeek, parseInstant, plus, utc } from '../harness/instant.ts';
-import { BOUND_CASES, WINDOW_CASES } from '../suites/query-grammar.cases.ts';
+import { compareInstants, floorSecond, formatInstant, instant, isoWeek, parseInstant, plus, utc } from '../judge/instant.ts';
+import { BOUND_CASES, WINDOW_CASES } from '../checks/service/query-grammar.cases.ts';
 
 test('parses RFC 3339 exactly, any offset, any number of fraction digits', () => {
   expect(parseInstant('2026-01-05T10:30:00Z')).toEqual({ seconds: BigInt(Date.UTC(2026, 0, 5, 10, 30) / 1000), fraction: '' });

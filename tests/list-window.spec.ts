@@ -1,4 +1,4 @@
-// The whole-list checks judged on a bounded date window (harness/list-window.ts) stay able to fail and unable
+// The whole-list checks judged on a bounded date window (observe/list-window.ts) stay able to fail and unable
 // to fail a conformant target. The seeded organization holds about 130 encounters, below the default bound, so
 // the ordinary meta-suites walk it whole; here the bound is set to 40 (CONFORMANCE_LIST_WINDOW), which makes
 // every list and date-window check find and walk a window of the newest (and oldest) encounters instead:
@@ -8,7 +8,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
-import { settingName } from '../harness/config.ts';
+import { settingName } from '../engine/config.ts';
 import { runMetaChild, type Collected } from './helpers/meta-suite.ts';
 import { startReference } from '../cli/reference-process.ts';
 import { runCli } from './helpers/cli-process.ts';
@@ -37,7 +37,7 @@ test.afterAll(async () => {
 test('with --list-window 40 the list and date-window checks walk bounded windows and pass on the reference', async () => {
   test.setTimeout(300_000);
   const out = `reports/out/list-window-${process.pid}`;
-  const r = await runCli(['run', '--profile', box.profile, '--grep', 'suites/(list|date-windows)', '--list-window', '40', '--out', out], { timeoutMs: 240_000 });
+  const r = await runCli(['run', '--profile', box.profile, '--grep', 'checks/service/(list|date-windows)', '--list-window', '40', '--out', out], { timeoutMs: 240_000 });
   const report = JSON.parse(fs.readFileSync(`${out}/conformance.json`, 'utf8')) as { checks: { id: string; outcome: string; evidence?: { request: { target: string } }[] }[] };
   const mine = report.checks.filter((c) => WINDOWED.test(c.id));
   expect(mine.length, r.stdout + r.stderr).toBeGreaterThan(15);
@@ -79,7 +79,7 @@ test('with a bound of 40, every list mutant is still caught by the windowed chec
 test('with a bound of 40, no variant of the switchboard fails a windowed check', async () => {
   test.setTimeout(600_000);
   const bundles: Bundles = makeBundles(serviceVariants(), VARIANTS, false);
-  const env = { [settingName('listWindow')]: '40', [settingName('grep')]: 'suites/(list|date-windows)\\.spec' };
+  const env = { [settingName('listWindow')]: '40', [settingName('grep')]: 'checks/service/(list|date-windows)\\.ts' };
   Object.assign(process.env, env);
   let outcomes: Collected[] = [];
   let log = '';

@@ -11,14 +11,14 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { verify, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
-import type { WebhookEvent } from '../harness/webhook/signature.ts';
-import { freePort } from '../harness/embedded-cluster.ts';
+import { verify, WEBHOOK_HEADERS } from '../judge/signature.ts';
+import type { WebhookEvent } from '../judge/signature.ts';
+import { freePort } from '../platform/embedded-cluster.ts';
 import { webhookCommand } from '../cli/webhook.ts';
 import { loadCatalog } from '../reports/context.ts';
 import { readNotTested } from '../reports/coverage.ts';
 import { allDeclaredChecks } from '../cli/declared-checks.ts';
-import { SUBJECTS } from '../harness/registry.ts';
+import { SUBJECTS } from '../engine/registry.ts';
 import { buildReport, subjectsOf, type Catalog, type ConformanceReport } from '../reports/model.ts';
 import { NOT_TESTED_PATH } from '../fixtures/paths.ts';
 import { check, context, outcomes } from './helpers/report-data.ts';
@@ -36,7 +36,7 @@ export function checksNamingUnobservable(notObservable: Record<string, string>, 
   return out.sort();
 }
 
-/** Every check the project declares (harness/registry.ts), by subject. */
+/** Every check the project declares (engine/registry.ts), by subject. */
 async function allCheckTables(): Promise<Record<string, readonly Def[]>> {
   const all = await allDeclaredChecks();
   return Object.fromEntries(SUBJECTS.map((s) => [s, all.filter((d) => d.subject === s)]));
@@ -183,7 +183,7 @@ test('a receiver comparing digests with === reads CONFORMANT, its constant-time 
 });
 
 test('the client\'s rows no traffic can show are listed apart: every client must row has a check that can verify it or a reviewed reason; the audio URL\'s storage is one, its only check breach-only', async () => {
-  const { CLIENT_CHECKS } = await import('../harness/client/checks.ts');
+  const { CLIENT_CHECKS } = await import('../checks/client/checks.ts');
   const catalog = loadCatalog()!;
   const notObservable = readNotTested(NOT_TESTED_PATH);
   // Every client row is either judged by a check that can verify it, or listed as not observable with a reason.

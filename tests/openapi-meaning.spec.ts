@@ -1,4 +1,4 @@
-// The meaning judges of the served OpenAPI document (harness/openapi-meaning.ts) on fabricated documents:
+// The meaning judges of the served OpenAPI document (judge/openapi-meaning.ts) on fabricated documents:
 // the contract itself and every rewrite the specification allows (the reference's OpenAPI variants, alone and
 // all together) give no difference; each drift from what the specification fixes is found by the judge meant
 // for it, with a detail that names it.
@@ -8,8 +8,8 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import {
   agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, judgingContract, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
   parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json, type JudgingContract,
-} from '../harness/openapi-meaning.ts';
-import { CONTRACT_PATH } from '../harness/contract.ts';
+} from '../judge/openapi-meaning.ts';
+import { CONTRACT_PATH } from '../judge/contract.ts';
 import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-switchboard/served-contract.ts';
 import { VARIANTS, type VariantName } from '../reference-switchboard/variants.ts';
 import { ruleFor } from '../reference-switchboard/overrides.ts';
@@ -248,7 +248,7 @@ test.describe('a drift from what the specification fixes is found', () => {
   });
 });
 
-// Judge only what the specification decides (harness/open-choices.ts): the catalog's open choices and the prose
+// Judge only what the specification decides (judge/open-choices.ts): the catalog's open choices and the prose
 // the body checks verify never count, either way; closedness is judged from closedness samples alone.
 test.describe('open choices, prose and closedness', () => {
   const summary = (d: Json) => d.components.schemas.PublicEncounterDocumentSummary;
@@ -314,7 +314,7 @@ test.describe('open choices, prose and closedness', () => {
 });
 
 // The reference's own openapi-* mutants, as it serves them (its servedContract point), alone and under every openapi
-// variant at once: each check its matrix row names finds a difference, so the latitude of harness/open-choices.ts
+// variant at once: each check its matrix row names finds a difference, so the latitude of judge/open-choices.ts
 // hides no mutant.
 const JUDGE_OF: Record<string, keyof Judged> = {
   'openapi-version-3-1-0': 'version', 'openapi-info-version-v1': 'info', 'openapi-document-valid': 'valid', 'openapi-paths-agree': 'paths',

@@ -9,10 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
 import { keyVariable, profileSchemaReference, rolesMarkdown, SIGNING_SECRET_VARIABLE } from '../cli/profile.ts';
-import { CREDENTIAL_EXPECTATIONS, FAULT_EXPECTATIONS, RESOURCE_EXPECTATIONS, profileRoles } from '../harness/profile-check.ts';
+import { CREDENTIAL_EXPECTATIONS, FAULT_EXPECTATIONS, RESOURCE_EXPECTATIONS, profileRoles } from '../engine/profile-check.ts';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
-import { loadProfile } from '../harness/profile.ts';
-import { freePort } from '../harness/embedded-cluster.ts';
+import { loadProfile } from '../profile/profile.ts';
+import { freePort } from '../platform/embedded-cluster.ts';
 import { runCli } from './helpers/cli-process.ts';
 
 const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { env, sampleMs: 0, timeoutMs: 60_000 });

@@ -4,8 +4,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { loadProfile, validateProfile, credentialKey, signingSecret, ProfileError, type Profile } from '../harness/profile.ts';
-import { redact, REDACTED } from '../harness/redact.ts';
+import { loadProfile, validateProfile, credentialKey, signingSecret, ProfileError, type Profile } from '../profile/profile.ts';
+import { redact, REDACTED } from '../record/redact.ts';
 
 const EXAMPLE = path.resolve(import.meta.dirname, '../fixtures/profiles/example.profile.json');
 
@@ -52,7 +52,7 @@ test('a valid profile loads from a file', async ({}, testInfo) => {
 });
 
 test('the bytes a parent validated (markProfileChecked) skip the schema in its children; any other bytes are validated', async ({}, testInfo) => {
-  const { markProfileChecked, profileDigest } = await import('../harness/profile.ts');
+  const { markProfileChecked, profileDigest } = await import('../profile/profile.ts');
   const file = writeProfile(testInfo.outputPath('ok.json'), valid());
   const env: NodeJS.ProcessEnv = {};
   markProfileChecked(file, env);

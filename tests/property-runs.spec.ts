@@ -2,8 +2,8 @@
 // examples instead of its own base; the benchmarks' scale still multiplies it; a value that is not a positive
 // integer leaves the base (the CLI refuses it before: tests/cli-bad-input.spec.ts).
 import { test, expect } from '@playwright/test';
-import { numRuns } from '../harness/seed.ts';
-import { settingName } from '../harness/config.ts';
+import { numRuns } from '../engine/seed.ts';
+import { settingName } from '../engine/config.ts';
 import { withEnv } from './helpers/env.ts';
 
 const RUNS = settingName('propertyRuns');

@@ -4,10 +4,10 @@
 import { test, expect } from '@playwright/test';
 import http from 'node:http';
 import type net from 'node:net';
-import { Target, CheckApi, sharable } from '../harness/target.ts';
-import { evaluateCheck } from '../harness/checks.ts';
-import { MemoryBreaker } from '../harness/breaker.ts';
-import type { Profile } from '../harness/profile.ts';
+import { Target, CheckApi, sharable } from '../observe/target.ts';
+import { evaluateCheck } from '../engine/evaluate.ts';
+import { MemoryBreaker } from '../observe/breaker.ts';
+import type { Profile } from '../profile/profile.ts';
 import { declared } from './helpers/declared.ts';
 
 const KEY = 'sk_read_sharing_test_0123456789';

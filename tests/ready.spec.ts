@@ -1,4 +1,4 @@
-// The ready handshake between `conformance run` and its runner (harness/ready.ts): the workers wait for the file
+// The ready handshake between `conformance run` and its runner (observe/ready.ts): the workers wait for the file
 // the CLI writes once the target may be used; `ready <sha256>` hands them the digest of the profile the CLI
 // validated; any other text is the reason the run cannot go on, and the reporter then writes no report.
 // Also the CLI shim's compile cache folder: this user's own, or none.
@@ -9,12 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FullConfig, FullResult, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import ConformanceReporter from '../reports/conformance-reporter.ts';
-import { encodeCheckAnnotation } from '../harness/record.ts';
-import { readyState, waitForReady, writeReady } from '../harness/ready.ts';
-import { profileDigest } from '../harness/profile.ts';
+import { encodeCheckAnnotation } from '../record/record.ts';
+import { readyState, waitForReady, writeReady } from '../observe/ready.ts';
+import { profileDigest } from '../profile/profile.ts';
 import { lanesFor } from '../cli/run.ts';
-import { inFlight } from '../harness/pool.ts';
-import { settingName } from '../harness/config.ts';
+import { inFlight } from '../engine/pool.ts';
+import { settingName } from '../engine/config.ts';
 import { withEnv } from './helpers/env.ts';
 
 const DIGEST_ENV = 'CONFORMANCE_PROFILE_SHA256';

@@ -2,7 +2,7 @@
 // signed URLs never survive `redact`/`redactValue`.
 import { test, expect } from '@playwright/test';
 import fc from 'fast-check';
-import { redact, redactValue, registerSecret, registeredSecretCount, replaceUrlRuns, REDACTED } from '../harness/redact.ts';
+import { redact, redactValue, registerSecret, registeredSecretCount, replaceUrlRuns, REDACTED } from '../record/redact.ts';
 
 // Chosen so that every encoding differs from the plain text: `/`, `+`, space and `~` percent-encode,
 // and the bytes give `+` and `/` in base64 (hence a distinct base64url) and `=` padding.

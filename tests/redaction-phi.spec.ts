@@ -1,5 +1,5 @@
 // No patient data leaves a run unless the user asks for full evidence (docs/evidence.md). First the layer
-// itself (harness/redact.ts over the table of harness/patient-fields.ts): the table agrees with the contract both
+// itself (record/redact.ts over the table of record/patient-fields.ts): the table agrees with the contract both
 // ways; a body keeps its shape with every patient value replaced by a placeholder of its type and length, cut or
 // whole; free text loses the patient values met in bodies and quoted patient members; `full` keeps everything.
 // Then end to end, through the CLI as async child processes: the main job (the reference and every suite), a
@@ -12,11 +12,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CONTRACT_PATH } from '../fixtures/paths.ts';
-import { PATIENT_FIELDS, PATIENT_MEMBER_NAMES } from '../harness/patient-fields.ts';
-import { notePatientData, placeholder, redact, redactBody, redactHeader, redactValue, setEvidenceMode } from '../harness/redact.ts';
-import { decodeCheckAnnotation, decodeEvidence, encodeCheckAnnotation, evidenceOf, MAX_EVIDENCE_BODY, type Exchange } from '../harness/record.ts';
-import { evaluateCheck } from '../harness/checks.ts';
-import { CheckFailure } from '../harness/record.ts';
+import { PATIENT_FIELDS, PATIENT_MEMBER_NAMES } from '../record/patient-fields.ts';
+import { notePatientData, placeholder, redact, redactBody, redactHeader, redactValue, setEvidenceMode } from '../record/redact.ts';
+import { decodeCheckAnnotation, decodeEvidence, encodeCheckAnnotation, evidenceOf, MAX_EVIDENCE_BODY, type Exchange } from '../record/record.ts';
+import { evaluateCheck } from '../engine/evaluate.ts';
+import { CheckFailure } from '../record/record.ts';
 import { htmlEscape } from '../reports/html.ts';
 import { xmlEscape } from '../reports/junit.ts';
 import { writeOutcomes, writeReports } from '../reports/write.ts';

@@ -1,4 +1,4 @@
-// The secrets of a profile are listed explicitly from what it declares (harness/profile.ts
+// The secrets of a profile are listed explicitly from what it declares (profile/profile.ts
 // profileSecrets): every credential role it names (inline key or keyEnv value, the `no_scopes_*` roles
 // included), the webhook signing secret, and secret-named request and fault header values. The reporter
 // process (reports/context.ts loadRunContext) registers them from that one function: a key given by
@@ -7,8 +7,8 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { profileSecrets, validateProfile } from '../harness/profile.ts';
-import { redact, REDACTED } from '../harness/redact.ts';
+import { profileSecrets, validateProfile } from '../profile/profile.ts';
+import { redact, REDACTED } from '../record/redact.ts';
 import { loadRunContext } from '../reports/context.ts';
 
 const ENV = {

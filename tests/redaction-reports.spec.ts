@@ -6,7 +6,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { registerSecret } from '../harness/redact.ts';
+import { registerSecret } from '../record/redact.ts';
 import { htmlEscape } from '../reports/html.ts';
 import { xmlEscape } from '../reports/junit.ts';
 import { writeOutcomes, writeReports } from '../reports/write.ts';

@@ -6,8 +6,8 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { redact, redactBody, redactHeader, redactValue, registerSecret, REDACTED } from '../harness/redact.ts';
-import { decodeCheckAnnotation, decodeEvidence, encodeCheckAnnotation, evidenceOf, type Exchange } from '../harness/record.ts';
+import { redact, redactBody, redactHeader, redactValue, registerSecret, REDACTED } from '../record/redact.ts';
+import { decodeCheckAnnotation, decodeEvidence, encodeCheckAnnotation, evidenceOf, type Exchange } from '../record/record.ts';
 import { writeReports } from '../reports/write.ts';
 import { check, context, outcomes } from './helpers/report-data.ts';
 

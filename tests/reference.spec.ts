@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { startCluster } from '../harness/embedded-cluster.ts';
+import { startCluster } from '../platform/embedded-cluster.ts';
 import pg from 'pg';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { dataDirOf, readJson, ROOT, runToExit } from './helpers/reference-process.ts';

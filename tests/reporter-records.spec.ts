@@ -1,4 +1,4 @@
-// The reporter's side of the check record (harness/record.ts): every annotation a worker wrote is decoded
+// The reporter's side of the check record (record/record.ts): every annotation a worker wrote is decoded
 // by the one owner of its encoding; a record that cannot be read is a harness error shown in the report,
 // never silently dropped (a passing check would vanish, a failing one become "failed outside any check").
 import { test, expect } from '@playwright/test';
@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FullConfig, FullResult, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import ConformanceReporter from '../reports/conformance-reporter.ts';
-import { decodeCheckAnnotation, encodeCheckAnnotation } from '../harness/record.ts';
+import { decodeCheckAnnotation, encodeCheckAnnotation } from '../record/record.ts';
 
 function fakeTest(title: string): TestCase {
   return {

@@ -213,7 +213,7 @@ test.describe('summary reporter', () => {
   // colour codes, and redacts a registered secret.
   test('the failure digest names the test and the first lines of its error, redacted', async () => {
     const { failureDigest } = await import('../reports/summary-reporter.ts');
-    const { registerSecret } = await import('../harness/redact.ts');
+    const { registerSecret } = await import('../record/redact.ts');
     registerSecret('cek_live_digestsecret_0123456789abcdef');
     const testCase = { location: { file: path.join(process.cwd(), 'tests/x.spec.ts'), line: 7 }, titlePath: () => ['', 'unit', 'x.spec.ts', 'serve', 'stops'] };
     const result = { status: 'timedOut', errors: [{ message: '\u001b[31mTest timeout of 240000ms exceeded.\u001b[39m\n\nkey cek_live_digestsecret_0123456789abcdef\nline3\nline4\nline5' }] };
@@ -221,12 +221,12 @@ test.describe('summary reporter', () => {
     expect(line).toBe('FAILED tests/x.spec.ts:7 › serve › stops: Test timeout of 240000ms exceeded. / key [REDACTED] / line3 / line4');
   });
 
-  test('a batch of checks (declared by harness/fixtures.ts) is named by its suite file, not by fixtures.ts', async () => {
+  test('a batch of checks (declared by engine/playwright/fixtures.ts) is named by its suite file, not by fixtures.ts', async () => {
     const { failureDigest } = await import('../reports/summary-reporter.ts');
-    const fileSuite = { type: 'file', location: { file: path.join(process.cwd(), 'suites/errors.spec.ts'), line: 0 }, parent: { type: 'project' } };
-    const batch = { location: { file: path.join(process.cwd(), 'harness/fixtures.ts'), line: 219 }, parent: { type: 'describe', parent: fileSuite }, titlePath: () => ['', 'conformance', 'suites/errors.spec.ts', 'errors [1]'] };
+    const fileSuite = { type: 'file', location: { file: path.join(process.cwd(), 'checks/service/errors.ts'), line: 0 }, parent: { type: 'project' } };
+    const batch = { location: { file: path.join(process.cwd(), 'engine/playwright/fixtures.ts'), line: 219 }, parent: { type: 'describe', parent: fileSuite }, titlePath: () => ['', 'conformance', 'checks/service/errors.ts', 'errors [1]'] };
     const line = failureDigest(batch as never, { status: 'failed', errors: [{ message: 'boom' }] } as never);
-    expect(line).toBe('FAILED suites/errors.spec.ts › suites/errors.spec.ts › errors [1]: boom');
+    expect(line).toBe('FAILED checks/service/errors.ts › checks/service/errors.ts › errors [1]: boom');
   });
 
   test('the summary counts a test whose check failed as failed (the test itself ended without throwing) and fails the run', async () => {

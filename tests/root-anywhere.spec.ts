@@ -128,7 +128,7 @@ test.describe('as root from a 0700 folder', () => {
 
   test('a Playwright run of the copy starts its reference in global setup', async () => {
     test.setTimeout(180_000);
-    const r = await run(copy, ['node_modules/@playwright/test/cli.js', 'test', '--project=conformance', '--workers', '1', '--reporter', 'line'], { CONFORMANCE_PG_CACHE: cache, CONFORMANCE_OUT: path.join(home, 'pw-out'), CONFORMANCE_GREP: '^suites/openapi\\.spec\\.ts ' }, 170_000);
+    const r = await run(copy, ['node_modules/@playwright/test/cli.js', 'test', '--project=conformance', '--workers', '1', '--reporter', 'line'], { CONFORMANCE_PG_CACHE: cache, CONFORMANCE_OUT: path.join(home, 'pw-out'), CONFORMANCE_GREP: '^checks/service/openapi\\.ts ' }, 170_000);
     expect(r.code, (r.out + r.err).slice(-3000)).toBe(0);
     expect(r.out + r.err).not.toMatch(/EACCES|did not start/);
     expect(r.out).toMatch(/[1-9]\d* passed/);

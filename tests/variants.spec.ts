@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { ReferenceHandle } from '../cli/reference-process.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { bundleProfiles, failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
-import { setting } from '../harness/config.ts';
+import { setting } from '../engine/config.ts';
 import { listCheckIds, OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 import { loadCatalog } from '../reports/context.ts';
 

@@ -5,10 +5,10 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sign, verify, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
-import type { VerifyInput, VerifyResult, WebhookEvent } from '../harness/webhook/signature.ts';
-import type { CountingApi } from '../harness/webhook/counting-api.ts';
-import { RECEIVER_CASES } from '../harness/webhook/receiver-suite.ts';
+import { sign, verify, WEBHOOK_HEADERS } from '../judge/signature.ts';
+import type { VerifyInput, VerifyResult, WebhookEvent } from '../judge/signature.ts';
+import type { CountingApi } from '../observe/counting-api.ts';
+import { RECEIVER_CASES } from '../checks/receiver/cases.ts';
 
 /** Every check that sends an invalid (or open-choice) delivery: each must fail against a receiver that works before verifying. */
 const INVALID_DELIVERY_CHECKS = RECEIVER_CASES.filter((c) => ['reject', 'decision', 'payload-policy', 'unsupported-type'].includes(c.expectation)).map((c) => c.def.id);

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { test, expect } from '@playwright/test';
 import { webhookCommand } from '../cli/webhook.ts';
 import type { WebhookIo } from '../cli/webhook.ts';
-import { startCountingApi } from '../harness/webhook/counting-api.ts';
-import { freePort } from '../harness/embedded-cluster.ts';
+import { startCountingApi } from '../observe/counting-api.ts';
+import { freePort } from '../platform/embedded-cluster.ts';
 import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
 import { startBrokenReceiver } from './webhook-broken-receivers.ts';
 

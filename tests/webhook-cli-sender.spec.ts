@@ -1,4 +1,4 @@
-// Unit pairs for the sender judges (harness/webhook/sender-suite.ts: a bad delivery fires with its title,
+// Unit pairs for the sender judges (checks/sender/cases.ts: a bad delivery fires with its title,
 // a good one stays quiet) and the `conformance webhook` command (cli/webhook.ts): usage errors
 // exit 2 with one line, the sender mode judges scripted deliveries and retries, and no secret reaches the
 // output. The receiver mode is tested in tests/webhook-cli-receiver.spec.ts.
@@ -6,10 +6,10 @@ import http from 'node:http';
 import { test, expect } from '@playwright/test';
 import { webhookCommand } from '../cli/webhook.ts';
 import type { WebhookIo } from '../cli/webhook.ts';
-import { DELIVERY_JUDGES, judgeRetryIds } from '../harness/webhook/sender-suite.ts';
-import type { CapturedDelivery } from '../harness/webhook/capture.ts';
-import { buildDelivery, WEBHOOK_HEADERS as H } from '../harness/webhook/signature.ts';
-import { sampleEvent } from '../harness/webhook/adversarial.ts';
+import { DELIVERY_JUDGES, judgeRetryIds } from '../checks/sender/cases.ts';
+import type { CapturedDelivery } from '../observe/capture.ts';
+import { buildDelivery, WEBHOOK_HEADERS as H } from '../judge/signature.ts';
+import { sampleEvent } from '../checks/receiver/adversarial.ts';
 
 const SECRET = 'whsec_cli_sender_test_9a8b7c6d';
 

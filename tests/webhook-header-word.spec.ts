@@ -2,11 +2,11 @@
 // wherever the five names are: the sender judges, the capture's per-event scripts, the signer and verifier, the
 // receiver deliveries. And a sender's uppercase hex digest is informational with the interop note, never a fail.
 import { test, expect } from '@playwright/test';
-import { DELIVERY_JUDGES, judgeRetryIds, UPPERCASE_HEX_NOTE } from '../harness/webhook/sender-suite.ts';
-import type { CapturedDelivery } from '../harness/webhook/capture.ts';
-import { buildDelivery, verify, webhookHeaders, withHeaderWord, WEBHOOK_HEADERS } from '../harness/webhook/signature.ts';
-import { sampleEvent } from '../harness/webhook/adversarial.ts';
-import { headerWordOf, validateProfile } from '../harness/profile.ts';
+import { DELIVERY_JUDGES, judgeRetryIds, UPPERCASE_HEX_NOTE } from '../checks/sender/cases.ts';
+import type { CapturedDelivery } from '../observe/capture.ts';
+import { buildDelivery, verify, webhookHeaders, withHeaderWord, WEBHOOK_HEADERS } from '../judge/signature.ts';
+import { sampleEvent } from '../checks/receiver/adversarial.ts';
+import { headerWordOf, validateProfile } from '../profile/profile.ts';
 
 const SECRET = 'whsec_header_word_test_1f2e3d4c';
 

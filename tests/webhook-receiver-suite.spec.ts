@@ -1,13 +1,13 @@
-// Proof of the receiver suite (harness/webhook/receiver-suite.ts): the example receiver (reference-receiver/)
+// Proof of the receiver suite (checks/receiver/cases.ts): the example receiver (reference-receiver/)
 // passes every check (informational only where the spec leaves the outcome open), and each broken
 // receiver of tests/webhook-broken-receivers.ts makes the checks named for it FAIL. This is where the
 // `webhook-receiver-*` conformance checks are shown able to fail (the service mutants cannot reach them).
 import { test, expect } from '@playwright/test';
-import { fabricateRejections } from '../harness/webhook/adversarial.ts';
-import { startCountingApi } from '../harness/webhook/counting-api.ts';
+import { fabricateRejections } from '../checks/receiver/adversarial.ts';
+import { startCountingApi } from '../observe/counting-api.ts';
 import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
-import { BODY_HANDLING, COVERED_ADVERSARIAL_CASES, RECEIVER_CASES, RECEIVER_OPEN_CASE_IDS, runReceiverSuite, SIGNING_INPUT } from '../harness/webhook/receiver-suite.ts';
-import type { ReceiverCheckResult } from '../harness/webhook/receiver-suite.ts';
+import { BODY_HANDLING, COVERED_ADVERSARIAL_CASES, RECEIVER_CASES, RECEIVER_OPEN_CASE_IDS, runReceiverSuite, SIGNING_INPUT } from '../checks/receiver/cases.ts';
+import type { ReceiverCheckResult } from '../checks/receiver/cases.ts';
 import { BROKEN_RECEIVERS, startBrokenReceiver } from './webhook-broken-receivers.ts';
 import type { BrokenKind } from './webhook-broken-receivers.ts';
 

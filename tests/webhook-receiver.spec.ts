@@ -1,14 +1,14 @@
 // Tests of the example webhook receiver (reference-receiver/) against a real PostgreSQL (embedded, one per file) with the
 // REST API intercepted by nock: no follow-up after any rejection, exactly one follow-up per event id
 // under duplicates and concurrent retries, and deduplication by event id, never by delivery id.
-import { startCluster, type Cluster } from '../harness/embedded-cluster.ts';
+import { startCluster, type Cluster } from '../platform/embedded-cluster.ts';
 import http from 'node:http';
 import { test, expect } from '@playwright/test';
 import nock from 'nock';
 import pg from 'pg';
-import { buildDelivery } from '../harness/webhook/signature.ts';
-import type { Delivery, HeaderBag, WebhookEvent } from '../harness/webhook/signature.ts';
-import { fabricateRejections, sampleEvent } from '../harness/webhook/adversarial.ts';
+import { buildDelivery } from '../judge/signature.ts';
+import type { Delivery, HeaderBag, WebhookEvent } from '../judge/signature.ts';
+import { fabricateRejections, sampleEvent } from '../checks/receiver/adversarial.ts';
 import { startReferenceReceiver } from '../reference-receiver/receiver.ts';
 import type { ReceiverLogEntry, ReferenceReceiverOptions, RunningReceiver } from '../reference-receiver/receiver.ts';
 

@@ -1,13 +1,13 @@
 // §6.4's retryable answers are one table (fixtures/contract/webhook-retries.ts), read by the oracle and by the
 // reference alike. Here the table is held equal to the specification's own table, parsed from its text, and
 // every reader is held to the table for every status: the receiver checks and the CLI's sender judge (through
-// harness/webhook/receiver-suite.ts), the reference's delivery worker (reference-impl/webhooks.ts) and the client
-// check that tells a terminal 4xx from a retryable one (harness/client/checks.ts).
+// checks/receiver/cases.ts), the reference's delivery worker (reference-impl/webhooks.ts) and the client
+// check that tells a terminal 4xx from a retryable one (checks/client/checks.ts).
 import { test, expect } from '@playwright/test';
 import { isRetryableStatus, RETRYABLE_4XX } from '../fixtures/contract/webhook-retries.ts';
-import { isRetryableStatus as receiverSuiteRetryable } from '../harness/webhook/receiver-suite.ts';
-import { CLIENT_CHECKS } from '../harness/client/checks.ts';
-import type { ClientExchange, ClientTraffic } from '../harness/client/traffic.ts';
+import { isRetryableStatus as receiverSuiteRetryable } from '../checks/receiver/cases.ts';
+import { CLIENT_CHECKS } from '../checks/client/checks.ts';
+import type { ClientExchange, ClientTraffic } from '../observe/client-traffic.ts';
 import { isRetryable as referenceRetryable } from '../reference-impl/webhooks.ts';
 import { readSpecText, section, tables } from './helpers/spec-text.ts';
 

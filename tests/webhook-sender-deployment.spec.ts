@@ -88,7 +88,7 @@ test.describe('the sandbox judged as a deployment', () => {
     // The merged report of a run that could not make the service send and this sender part: the sender verified.
     const runOut = path.join(dir, 'run');
     fs.mkdirSync(runOut);
-    fs.writeFileSync(path.join(runOut, 'outcomes.json'), JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(out, 'outcomes.json'), 'utf8')), checks: report.checks.map((c: { id: string; requirements: string[]; title: string }) => ({ id: c.id, requirements: c.requirements, title: c.title, outcome: 'not_verified', detail: 'profile lacks webhook.delivery (…)', project: 'conformance', file: 'suites/webhook-sender.spec.ts', test: c.id })) }));
+    fs.writeFileSync(path.join(runOut, 'outcomes.json'), JSON.stringify({ ...JSON.parse(fs.readFileSync(path.join(out, 'outcomes.json'), 'utf8')), checks: report.checks.map((c: { id: string; requirements: string[]; title: string }) => ({ id: c.id, requirements: c.requirements, title: c.title, outcome: 'not_verified', detail: 'profile lacks webhook.delivery (…)', project: 'conformance', file: 'engine/playwright/sender.ts', test: c.id })) }));
     const merged = path.join(dir, 'merged');
     const m = await runCli(['merge', '--out', merged, runOut, out], { timeoutMs: 120_000, sampleMs: 0 });
     const mergedReport = readReport(merged);

@@ -7,11 +7,11 @@ import crypto from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { test, type TestInfo } from '@playwright/test';
 import fc from 'fast-check';
-import { numRuns, anyCodePoint, startProperty } from '../harness/seed.ts';
+import { numRuns, anyCodePoint, startProperty } from '../engine/seed.ts';
 import {
   sign, verify, verifySignatureOnly, buildDelivery, VERIFY_REASONS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE,
-} from '../harness/webhook/signature.ts';
-import type { HeaderBag, Secret, SignInput, VerifyInput, VerifyResult, WebhookEvent } from '../harness/webhook/signature.ts';
+} from '../judge/signature.ts';
+import type { HeaderBag, Secret, SignInput, VerifyInput, VerifyResult, WebhookEvent } from '../judge/signature.ts';
 
 const H = WEBHOOK_HEADERS;
 

@@ -1,6 +1,6 @@
-// `conformance webhook vectors` and `conformance webhook send` (cli/webhook.ts, harness/webhook/vectors.ts).
+// `conformance webhook vectors` and `conformance webhook send` (cli/webhook.ts, checks/receiver/vectors.ts).
 // The vectors file round-trips: read back from disk, every vector's raw bytes, header lines, test-only secret and
-// clock given to the harness's own verifier (harness/webhook/signature.ts) AND to the example receiver's verifier
+// clock given to the harness's own verifier (judge/signature.ts) AND to the example receiver's verifier
 // (reference-receiver/verify.ts, written apart from the harness) give exactly the expected outcome. `send`
 // re-sends one named delivery, freshly signed, and says whether the answer is what that delivery should get.
 import fs from 'node:fs';
@@ -9,10 +9,10 @@ import path from 'node:path';
 import { test, expect } from '@playwright/test';
 import { webhookCommand } from '../cli/webhook.ts';
 import type { WebhookIo } from '../cli/webhook.ts';
-import { verify } from '../harness/webhook/signature.ts';
-import { RECEIVER_CASES } from '../harness/webhook/receiver-suite.ts';
-import { TEST_ONLY_SECRET, VECTORS_FILE, type ReceiverVectors } from '../harness/webhook/vectors.ts';
-import { startCountingApi } from '../harness/webhook/counting-api.ts';
+import { verify } from '../judge/signature.ts';
+import { RECEIVER_CASES } from '../checks/receiver/cases.ts';
+import { TEST_ONLY_SECRET, VECTORS_FILE, type ReceiverVectors } from '../checks/receiver/vectors.ts';
+import { startCountingApi } from '../observe/counting-api.ts';
 import { verifyDelivery } from '../reference-receiver/verify.ts';
 import { startBrokenReceiver } from './webhook-broken-receivers.ts';
 

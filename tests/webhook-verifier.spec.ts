@@ -5,9 +5,9 @@ import path from 'node:path';
 import { test, expect } from '@playwright/test';
 import {
   sign, verify, verifySignatureOnly, buildDelivery, VERIFY_REASONS, WEBHOOK_HEADERS, REASON_REQUIREMENTS, DECISION_REASONS,
-} from '../harness/webhook/signature.ts';
-import type { HeaderBag } from '../harness/webhook/signature.ts';
-import { fabricateRejections, sampleEvent, validDelivery } from '../harness/webhook/adversarial.ts';
+} from '../judge/signature.ts';
+import type { HeaderBag } from '../judge/signature.ts';
+import { fabricateRejections, sampleEvent, validDelivery } from '../checks/receiver/adversarial.ts';
 
 const SECRET = 'whsec_unit_3f9a1c7e5b';
 const NOW = 1_778_000_000; // seconds; every case below runs with the receiver clock at NOW

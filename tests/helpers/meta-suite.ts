@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startReference, type ReferenceHandle } from '../../cli/reference-process.ts';
-import { setting, settingName } from '../../harness/config.ts';
+import { setting, settingName } from '../../engine/config.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 const PLAYWRIGHT_CLI = path.join(ROOT, 'node_modules/@playwright/test/cli.js');
@@ -69,7 +69,7 @@ export async function runMetaChild(config: string, box: { profile: string; token
 
 /** Every check id of the conformance suites and target-facing properties: by convention, case titles. */
 export async function listCheckIds(): Promise<string[]> {
-  // A runner test runs a batch of cases (harness/planner.ts): the cases themselves are what the suites declare
+  // A runner test runs a batch of cases (engine/planner.ts): the cases themselves are what the suites declare
   // while the runner lists them (CONFORMANCE_CASES_OUT); their titles are the check ids.
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-cases-')), 'cases.tsv');
   await runPlaywrightChild(['test', '--list', '--project=conformance'], { CONFORMANCE_PROFILE: '/dev/null', CONFORMANCE_CASES_OUT: file });

@@ -20,7 +20,7 @@ export async function loadMatrix(): Promise<Matrix> {
   return merged;
 }
 
-export { matchesPattern as matches } from '../../harness/checks.ts';
+export { matchesPattern as matches } from '../../engine/evaluate.ts';
 
 export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

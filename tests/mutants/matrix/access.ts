@@ -1,4 +1,4 @@
-// Mutants that the access suite (suites/access.spec.ts) must catch: key kind, organization approval,
+// Mutants that the access suite (checks/service/access.ts) must catch: key kind, organization approval,
 // route groups, scopes (required and not required), other-organization and demo data, audio storage.
 import type { Matrix } from '../matrix.ts';
 

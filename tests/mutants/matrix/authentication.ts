@@ -1,4 +1,4 @@
-// Mutants that the authentication suite (suites/authentication.spec.ts) must catch. Every check of the
+// Mutants that the authentication suite (checks/service/authentication.ts) must catch. Every check of the
 // suite is named by at least one mutant: each 401 reason by its own reason mutant or by the wrong 401
 // category, digest_key_unavailable by the 500 mutant. The `basic-scheme` variant accepts
 // malformed_token as informational (the spec leaves it open), so only the category mutant breaks it.

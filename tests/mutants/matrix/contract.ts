@@ -1,6 +1,6 @@
-// Mutants that the schema-strictness suite (suites/schema.spec.ts) and the served-OpenAPI suite
-// (suites/openapi.spec.ts) must catch. Each openapi-* mutant drifts one thing the specification fixes in the
-// served document; the checks named are the judges of that thing (harness/openapi-meaning.ts). A route left
+// Mutants that the schema-strictness suite (checks/service/schema.ts) and the served-OpenAPI suite
+// (checks/service/openapi.ts) must catch. Each openapi-* mutant drifts one thing the specification fixes in the
+// served document; the checks named are the judges of that thing (judge/openapi-meaning.ts). A route left
 // out is only the routes judge's business: the parameter, status and name judges compare the routes present.
 // openapi-status-added stays a mutant: §4 gives each route its complete list of error statuses, and a 500
 // with the §7 error body could carry no reason code of §7.1 (each belongs to another status).

@@ -1,7 +1,7 @@
-// Mutants that the §7.2 error matrix (suites/errors.spec.ts) must catch. Also claims
+// Mutants that the §7.2 error matrix (checks/service/errors.ts) must catch. Also claims
 // start-not-before-end-accepted for the list suite's start/end relation checks.
 import type { Matrix } from '../matrix.ts';
-import { relationId, RELATIONS } from '../../../suites/list.cases.ts';
+import { relationId, RELATIONS } from '../../../checks/service/list.cases.ts';
 
 const UNSUPPORTED_FILTER = 'errors-unsupported-filter-*';
 const QUERY_422 = ['errors-invalid-limit-field-limit', 'errors-invalid-offset-field-offset', 'errors-invalid-sort-*', 'errors-invalid-query-*'];

@@ -1,8 +1,8 @@
-// Mutants that the list suite (suites/list.spec.ts) must catch. Ids are spelled out where a prefix
+// Mutants that the list suite (checks/service/list.ts) must catch. Ids are spelled out where a prefix
 // would also match a check that the mutant leaves alone (list-start-at-* covers bounds and relations);
-// the date-time cases and the start/end relations come from the suite's own tables (suites/list.cases.ts).
+// the date-time cases and the start/end relations come from the suite's own tables (checks/service/list.cases.ts).
 import type { Matrix } from '../matrix.ts';
-import { BAD_DATES, badDateId, relationId, RELATIONS, type BadDateName, type DateParam } from '../../../suites/list.cases.ts';
+import { BAD_DATES, badDateId, relationId, RELATIONS, type BadDateName, type DateParam } from '../../../checks/service/list.cases.ts';
 
 const rejected = (param: DateParam, names: readonly BadDateName[] = BAD_DATES.map((d) => d.name)) => names.map((n) => badDateId(param, n));
 

@@ -1,4 +1,4 @@
-// Mutants that the GET-only / no-mutation suite (suites/contract.spec.ts) must catch: a route that
+// Mutants that the GET-only / no-mutation suite (checks/service/contract.ts) must catch: a route that
 // accepts another method fails the check of every route.
 import type { Matrix } from '../matrix.ts';
 

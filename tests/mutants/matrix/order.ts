@@ -1,5 +1,5 @@
-// Mutants that the order-of-evaluation suite (suites/order.spec.ts) and property
-// (properties/evaluation-order.spec.ts) must catch. Each precedence mutant moves one stage of §4 ahead of
+// Mutants that the order-of-evaluation suite (checks/service/order.ts) and property
+// (checks/service/properties/evaluation-order.ts) must catch. Each precedence mutant moves one stage of §4 ahead of
 // an earlier one; the suite's pair checks for exactly those two stages must fail, and so must the
 // property (its fixed examples cover every pair, so this does not depend on the seed).
 import type { Matrix } from '../matrix.ts';

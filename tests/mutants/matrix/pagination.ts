@@ -1,9 +1,9 @@
-// Mutants that the pagination suite (suites/pagination.spec.ts), the canonical-integer properties
-// (properties/canonical-integers.spec.ts) and the query fuzz property (properties/query-fuzz.spec.ts)
+// Mutants that the pagination suite (checks/service/pagination.ts), the canonical-integer properties
+// (checks/service/properties/canonical-integers.ts) and the query fuzz property (checks/service/properties/query-fuzz.ts)
 // must catch. The non-canonical cases and their ids come from the suite's own table
-// (suites/pagination.cases.ts): a case added there is named here too, and a misspelt name is a type error.
+// (checks/service/pagination.cases.ts): a case added there is named here too, and a misspelt name is a type error.
 import type { Matrix } from '../matrix.ts';
-import { NON_CANONICAL, nonCanonicalId, PARAMS, type NonCanonicalName, type Param } from '../../../suites/pagination.cases.ts';
+import { NON_CANONICAL, nonCanonicalId, PARAMS, type NonCanonicalName, type Param } from '../../../checks/service/pagination.cases.ts';
 
 const rejected = (param: Param, ...names: NonCanonicalName[]) => names.map((n) => nonCanonicalId(param, n));
 const both = (...names: NonCanonicalName[]) => PARAMS.flatMap((param) => rejected(param, ...names));

@@ -1,12 +1,12 @@
-// Mutants that the query-grammar suite (suites/query-grammar.spec.ts) must catch, the new ones of issue 30 and
-// older ones its cases also meet. The case names come from the suite's own tables (suites/query-grammar.cases.ts):
+// Mutants that the query-grammar suite (checks/service/query-grammar.ts) must catch, the new ones of issue 30 and
+// older ones its cases also meet. The case names come from the suite's own tables (checks/service/query-grammar.cases.ts):
 // a case added there is named here through its table, and a misspelt name is a type error.
 import type { Matrix } from '../matrix.ts';
 import {
   BOUND_CASES, boundId, DATE_PARAMS, emptyQueryId, ID_ENCODINGS, ID_ROUTES, idEncodingId, INT_PARAMS, INTEGER_STRAYS, integerStrayId, NOT_DATE_TIMES,
   notDateTimeId, SORT_ENCODED, sortEncodedId, SORT_STRAYS, sortStrayId, windowId,
   type BoundCaseName, type DateParam, type IdEncodingName, type IntegerStrayName, type IntParam, type NotDateTimeName, type SortStrayName,
-} from '../../../suites/query-grammar.cases.ts';
+} from '../../../checks/service/query-grammar.cases.ts';
 
 const ALL_NOT_DATE_TIMES = NOT_DATE_TIMES.map((c) => c.name);
 const notDate = (names: readonly NotDateTimeName[], params: readonly DateParam[] = DATE_PARAMS) => params.flatMap((p) => names.map((n) => notDateTimeId(p, n)));

@@ -1,4 +1,4 @@
-// Mutants that the resources suite (suites/resources.spec.ts) must catch, with the schema-strictness
+// Mutants that the resources suite (checks/service/resources.ts) must catch, with the schema-strictness
 // checks that see the same defect through the closed contract schema.
 import type { Matrix } from '../matrix.ts';
 

@@ -1,12 +1,12 @@
-// Mutants of the semantic checks of issue 12: date windows (suites/date-windows.spec.ts), documents that
-// belong to their encounter (suites/ownership.spec.ts), finalized and ordered transcript turns
-// (suites/transcripts.spec.ts), audio links that work (suites/audio-links.spec.ts), where the key travels
-// (suites/credentials.spec.ts), unknown query keys under fuzzing (properties/query-fuzz.spec.ts) and the
-// webhook sender's §6.4 behaviour and event pointer (suites/webhook-sender.spec.ts).
+// Mutants of the semantic checks of issue 12: date windows (checks/service/date-windows.ts), documents that
+// belong to their encounter (checks/service/ownership.ts), finalized and ordered transcript turns
+// (checks/service/transcripts.ts), audio links that work (checks/service/audio-links.ts), where the key travels
+// (checks/service/credentials.ts), unknown query keys under fuzzing (checks/service/properties/query-fuzz.ts) and the
+// webhook sender's §6.4 behaviour and event pointer (engine/playwright/sender.ts).
 import type { Matrix } from '../matrix.ts';
-import { ELSEWHERE as ELSEWHERE_CASES } from '../../../suites/credentials.cases.ts';
+import { ELSEWHERE as ELSEWHERE_CASES } from '../../../checks/service/credentials.cases.ts';
 
-/** Every where-the-key-travels check of suites/credentials.cases.ts. */
+/** Every where-the-key-travels check of checks/service/credentials.cases.ts. */
 const ELSEWHERE = ELSEWHERE_CASES.map((c) => c.id);
 
 export const MATRIX: Matrix = {
@@ -26,7 +26,7 @@ export const MATRIX: Matrix = {
   'audio-url-lifetime-year': ['audio-url-short-lived'],
   'audio-storage-ignores-expiry': ['audio-url-refused-after-expiry'],
   'unsupported-keys-denylist': ['query-fuzz-documented-responses'],
-  // Webhook sender (harness/webhook/sender-suite.ts): the §6.4 table in full, every attempt judged, the event's pointer.
+  // Webhook sender (checks/sender/cases.ts): the §6.4 table in full, every attempt judged, the event's pointer.
   'webhook-resources-swapped': ['webhook-sender-event-names-finalized-document'],
   'webhook-retry-timestamp-not-signed': ['webhook-sender-every-attempt-signed-and-fresh'],
   'webhook-202-not-success': ['webhook-sender-no-redelivery-after-2xx'],

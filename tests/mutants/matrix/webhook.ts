@@ -1,4 +1,4 @@
-// Mutants of the reference's outbound webhook delivery that the sender suite (suites/webhook-sender.spec.ts)
+// Mutants of the reference's outbound webhook delivery that the sender suite (engine/playwright/sender.ts)
 // must catch. The receiver checks (`webhook-receiver-*`) cannot be reached by a service mutant: they are
 // proven by the broken receivers of tests/webhook-receiver-suite.spec.ts instead.
 import type { Matrix } from '../matrix.ts';
