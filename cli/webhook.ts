@@ -288,7 +288,7 @@ const LABEL: Record<string, string> = { fail: 'FAIL', warning: 'WARNING', not_ve
 
 /** Non-passing results grouped by outcome and cause, the most severe first, the largest group first. */
 export function groupResults(results: ReceiverCheckResult[]): Group[] {
-  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.id, c]));
   const groups = new Map<string, Group>();
   for (const r of results) {
     if (r.outcome === 'pass') continue;
@@ -308,7 +308,7 @@ function clip(text: string, max: number): string {
 
 /** The grouped summary: per cause, the §6.3 steps involved with their checks, and one example delivery. */
 export function renderGroups(results: ReceiverCheckResult[]): string[] {
-  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.id, c]));
   const lines: string[] = [];
   for (const g of groupResults(results)) {
     lines.push(`${LABEL[g.outcome]} ×${g.results.length}: ${g.cause}`);
@@ -343,7 +343,7 @@ export function renderGroups(results: ReceiverCheckResult[]): string[] {
  * and no re-serialisation was accepted either.
  */
 export function refusalHint(results: ReceiverCheckResult[], secretEnv: string, probe = false): string | undefined {
-  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c]));
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.id, c]));
   const valid = results.filter((r) => byId.get(r.id)?.expectation === 'accept');
   const body = valid.find((r) => r.outcome === 'fail' && r.detail?.includes(BODY_HANDLING))?.detail;
   if (body) {
@@ -486,7 +486,7 @@ async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
     allowPositionals: false,
   });
   if (values.list) {
-    for (const c of singleDeliveryCases()) io.stdout(`${vectorName(c).padEnd(52)} ${expectedOf(c)}  ${c.def.title}`);
+    for (const c of singleDeliveryCases()) io.stdout(`${vectorName(c).padEnd(52)} ${expectedOf(c)}  ${c.title}`);
     return 0;
   }
   if (!values.url) throw new UsageError('webhook send needs --url URL');
@@ -508,7 +508,7 @@ async function sendCommand(argv: string[], io: WebhookIo): Promise<number> {
   if (ex?.request?.signingInput !== undefined) io.stdout(redact(`signing input: ${ex.request.signingInput}`));
   const ok = expected === 'accept' ? answer.status !== undefined && answer.status >= 200 && answer.status < 300 : !(answer.status !== undefined && answer.status >= 200 && answer.status < 300);
   const said = answer.status !== undefined ? `answered ${answer.status}` : `gave no answer (${answer.error ?? 'error'}${answer.message ? `: ${answer.message}` : ''})`;
-  io.stdout(redact(`→ ${said}; ${found.case.def.title}: expected ${expected === 'accept' ? 'a 2xx' : 'a non-2xx answer'}${found.case.expectation === 'decision' || found.case.expectation === 'payload-policy' || found.case.expectation === 'unsupported-type' || found.case.expectation === 'boundary' ? ' (the spec leaves this one open)' : ''}: ${ok ? 'as expected' : 'NOT as expected'}`));
+  io.stdout(redact(`→ ${said}; ${found.case.title}: expected ${expected === 'accept' ? 'a 2xx' : 'a non-2xx answer'}${found.case.expectation === 'decision' || found.case.expectation === 'payload-policy' || found.case.expectation === 'unsupported-type' || found.case.expectation === 'boundary' ? ' (the spec leaves this one open)' : ''}: ${ok ? 'as expected' : 'NOT as expected'}`));
   return ok ? 0 : 1;
 }
 
@@ -573,7 +573,7 @@ async function senderProfileCommand(values: Record<string, string | boolean | un
     return ex;
   } : undefined;
   const cases = DEPLOYMENT_CASES();
-  const skipped = SENDER_CASES.filter((c) => !cases.includes(c)).map((c) => c.def.id);
+  const skipped = SENDER_CASES.filter((c) => !cases.includes(c)).map((c) => c.id);
   io.stdout(redact(`conformance webhook sender: judging the sender of ${profile.name} (${cases.length} checks${skipped.length ? `; ${skipped.join(', ')} only through a sandbox's schedule` : ''}); listening at ${deployment.capture.url}/ (any path); trigger ${w.sender.trigger === 'none' ? 'none: cause one delivery per scenario when asked' : w.sender.trigger.command.join(' ')}`));
   const startedAt = new Date().toISOString();
   const results: StandaloneRecord[] = [];
@@ -586,7 +586,7 @@ async function senderProfileCommand(values: Record<string, string | boolean | un
       waitMs: deployment.waitMs, observeMs: deployment.observeMs, apiKeys, rest, headerWord,
     });
     for (const c of cases) {
-      const r = await runStandalone(c.def, (scope) => c.run(ctx(), scope));
+      const r = await runStandalone(c, (scope) => c.run(ctx(), scope));
       results.push(r);
       io.stdout(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.outcome !== 'pass' && r.detail ? `: ${r.detail.slice(0, 300)}` : ''}`));
     }

@@ -5,7 +5,7 @@
 import type { TestInfo } from '@playwright/test';
 import { notePatientData, redact } from '../record/redact.ts';
 import { encodeCheckAnnotation, evidenceOf, type CheckDef, type CheckRecord, type Exchange } from '../record/record.ts';
-import { isDeclared } from './registry.ts';
+import { identity, isDeclared } from './registry.ts';
 
 import { CheckFailure, NotVerified, type CheckScope } from '../record/record.ts';
 
@@ -30,6 +30,8 @@ export interface Evaluation {
 export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<Evaluation> {
   // One registry, one way in: a check nobody declared (engine/registry.ts) is a harness defect, not an outcome.
   if (!isDeclared(def)) throw new Error(`check ${def.id} was not declared through defineCheck (engine/registry.ts)`);
+  // The record carries the check's identity alone, whatever else its declaration holds (its run, its case data).
+  const ident = identity(def);
   const exchanges: Exchange[] = [];
   const uses = new Set<string>();
   // What the body said beside its verdict, by kind, each kind's texts joined in order.
@@ -61,14 +63,14 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
     if (exchanges.length > 0 && (said.observed.length || said.warned.length || said.noted.length)) meetBodies();
     const [observed, warned, noted] = [text('observed'), text('warned'), text('noted')];
     // A `should` not met outranks an observation; both outrank a pass.
-    if (warned !== undefined) return { exchanges, rec: { ...def, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned), ...used() } };
-    if (observed !== undefined) return { exchanges, rec: { ...def, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed), ...used() } };
-    return { exchanges, rec: noted !== undefined ? { ...def, outcome: 'pass', detail: redact(noted), ...used() } : { ...def, outcome: 'pass', ...used() } };
+    if (warned !== undefined) return { exchanges, rec: { ...ident, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned), ...used() } };
+    if (observed !== undefined) return { exchanges, rec: { ...ident, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed), ...used() } };
+    return { exchanges, rec: noted !== undefined ? { ...ident, outcome: 'pass', detail: redact(noted), ...used() } : { ...ident, outcome: 'pass', ...used() } };
   } catch (e) {
     meetBodies();
-    if (e instanceof NotVerified) return { exchanges, rec: { ...def, outcome: 'not_verified', detail: redact(e.message), ...used(), ...(e.lacks !== undefined ? { lacks: e.lacks } : {}) } };
+    if (e instanceof NotVerified) return { exchanges, rec: { ...ident, outcome: 'not_verified', detail: redact(e.message), ...used(), ...(e.lacks !== undefined ? { lacks: e.lacks } : {}) } };
     const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
-    return { exchanges, error: e, rec: { ...def, outcome: 'fail', detail: redact(detail), ...used() } };
+    return { exchanges, error: e, rec: { ...ident, outcome: 'fail', detail: redact(detail), ...used() } };
   }
 }
 

@@ -31,7 +31,7 @@ export interface PassiveSenderResult {
 
 export class PassiveSenderJudge {
   private readonly events = new Map<string, CapturedDelivery[]>();
-  private readonly perCheck = new Map<string, { pass: number; fail: number }>(DELIVERY_JUDGES.map((j) => [j.def.id, { pass: 0, fail: 0 }]));
+  private readonly perCheck = new Map<string, { pass: number; fail: number }>(DELIVERY_JUDGES.map((j) => [j.id, { pass: 0, fail: 0 }]));
   private deliveries = 0;
   private readonly H: ReturnType<typeof webhookHeaders>;
   private readonly opts: { secret: string; headerWord: string };
@@ -48,13 +48,13 @@ export class PassiveSenderJudge {
     this.events.set(eventId, [...(this.events.get(eventId) ?? []), d]);
     const failures: string[] = [];
     for (const j of DELIVERY_JUDGES) {
-      const tally = this.perCheck.get(j.def.id)!;
+      const tally = this.perCheck.get(j.id)!;
       try {
         j.judge(d, this.opts.secret, { headerWord: this.opts.headerWord });
         tally.pass += 1;
       } catch (e) {
         tally.fail += 1;
-        failures.push(`${j.def.id}: ${e instanceof CheckFailure ? e.message : String(e)}`);
+        failures.push(`${j.id}: ${e instanceof CheckFailure ? e.message : String(e)}`);
       }
     }
     return { eventId, failures };

@@ -11,7 +11,7 @@ import type { CountingApi } from '../observe/counting-api.ts';
 import { RECEIVER_CASES } from '../checks/receiver/cases.ts';
 
 /** Every check that sends an invalid (or open-choice) delivery: each must fail against a receiver that works before verifying. */
-const INVALID_DELIVERY_CHECKS = RECEIVER_CASES.filter((c) => ['reject', 'decision', 'payload-policy', 'unsupported-type'].includes(c.expectation)).map((c) => c.def.id);
+const INVALID_DELIVERY_CHECKS = RECEIVER_CASES.filter((c) => ['reject', 'decision', 'payload-policy', 'unsupported-type'].includes(c.expectation)).map((c) => c.id);
 
 export type BrokenKind =
   | 'accepts-stale-timestamps'

@@ -20,10 +20,10 @@ function captured(overrides: { headers?: Record<string, string | undefined>; bod
   return { seq: 1, path: '/r', method: overrides.method ?? 'POST', headers, body: overrides.body === undefined ? d.body : Buffer.from(overrides.body), receivedAtMs: overrides.at ?? Date.now(), answered: 204 };
 }
 
-const judge = (id: string) => DELIVERY_JUDGES.find((j) => j.def.id === id)!.judge;
+const judge = (id: string) => DELIVERY_JUDGES.find((j) => j.id === id)!.judge;
 
 test('a correct delivery passes every delivery judge', () => {
-  for (const j of DELIVERY_JUDGES) expect(() => j.judge(captured(), SECRET), j.def.id).not.toThrow();
+  for (const j of DELIVERY_JUDGES) expect(() => j.judge(captured(), SECRET), j.id).not.toThrow();
 });
 
 const BAD: [string, () => CapturedDelivery, RegExp][] = [

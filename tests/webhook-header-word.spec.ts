@@ -19,7 +19,7 @@ function captured(word: string, change: (h: Record<string, string>) => void = ()
   return { seq: 1, path: '/r', method: 'POST', headers, body: d.body, receivedAtMs: Date.now(), answered: 204 };
 }
 
-const judge = (id: string) => DELIVERY_JUDGES.find((j) => j.def.id === id)!.judge;
+const judge = (id: string) => DELIVERY_JUDGES.find((j) => j.id === id)!.judge;
 const WORDED = ['webhook-sender-required-headers-present', 'webhook-sender-timestamp-current', 'webhook-sender-signature-valid', 'webhook-sender-event-id-header-matches', 'webhook-sender-version-header-matches'];
 
 test('the names follow the word; the spec\'s own is Service; a word that is not a header token is refused', () => {
@@ -35,7 +35,7 @@ test('the names follow the word; the spec\'s own is Service; a word that is not 
 
 test('a sender with its own word passes every delivery judge when the word is given, and fails the five worded ones without it', () => {
   const d = captured('Ceapi');
-  for (const j of DELIVERY_JUDGES) expect(() => j.judge(d, SECRET, { headerWord: 'Ceapi' }), j.def.id).not.toThrow();
+  for (const j of DELIVERY_JUDGES) expect(() => j.judge(d, SECRET, { headerWord: 'Ceapi' }), j.id).not.toThrow();
   for (const id of WORDED) expect(() => judge(id)(d, SECRET), id).toThrow(/Service-[A-Za-z-]+ missing/);
   expect(() => judgeRetryIds(d, d, webhookHeaders('Ceapi'))).not.toThrow();
 });

@@ -5,7 +5,7 @@
 import { test, expect } from '@playwright/test';
 import { fabricateRejections } from '../checks/receiver/adversarial.ts';
 import { startCountingApi } from '../observe/counting-api.ts';
-import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
+import { startReceiverSandbox } from './helpers/receiver-sandbox.ts';
 import { BODY_HANDLING, COVERED_ADVERSARIAL_CASES, RECEIVER_CASES, RECEIVER_OPEN_CASE_IDS, runReceiverSuite, SIGNING_INPUT } from '../checks/receiver/cases.ts';
 import type { ReceiverCheckResult } from '../checks/receiver/cases.ts';
 import { BROKEN_RECEIVERS, startBrokenReceiver } from './webhook-broken-receivers.ts';
@@ -20,7 +20,7 @@ function summary(results: ReceiverCheckResult[]): string {
 test('the receiver case table covers every adversarial delivery that can go over HTTP, with unique ids', () => {
   const overHttp = fabricateRejections({ secret: SECRET, nowSeconds: 1_800_000_000 }).filter((c) => c.overHttp).map((c) => c.name);
   expect([...COVERED_ADVERSARIAL_CASES].sort()).toEqual([...overHttp].sort());
-  const ids = RECEIVER_CASES.map((c) => c.def.id);
+  const ids = RECEIVER_CASES.map((c) => c.id);
   expect(new Set(ids).size).toBe(ids.length);
   for (const id of ids) expect(id).toMatch(/^webhook-receiver-[a-z0-9-]+$/);
   // The brief's battery is present.
@@ -35,8 +35,8 @@ test('the receiver case table covers every adversarial delivery that can go over
 
 test('every receiver check is named by a broken receiver that must fail it (no receiver check that cannot fail)', () => {
   const named = new Set(Object.values(BROKEN_RECEIVERS).flatMap((b) => b.mustFail));
-  expect(RECEIVER_CASES.map((c) => c.def.id).filter((id) => !named.has(id))).toEqual([]);
-  const known = new Set(RECEIVER_CASES.map((c) => c.def.id));
+  expect(RECEIVER_CASES.map((c) => c.id).filter((id) => !named.has(id))).toEqual([]);
+  const known = new Set(RECEIVER_CASES.map((c) => c.id));
   expect([...named].filter((id) => !known.has(id)), 'broken receivers name checks that do not exist').toEqual([]);
 });
 

@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
-import type { ReceiverSandbox } from '../cli/receiver-sandbox.ts';
+import { startReceiverSandbox } from './helpers/receiver-sandbox.ts';
+import type { ReceiverSandbox } from './helpers/receiver-sandbox.ts';
 import { RECEIVER_CASES, runReceiverSuite } from '../checks/receiver/cases.ts';
 import type { ReceiverCheckResult } from '../checks/receiver/cases.ts';
 import { RECEIVER_VARIANTS, RECEIVER_VARIANT_NAMES } from '../reference-receiver/variants.ts';
@@ -43,8 +43,8 @@ const MUST = new Set((JSON.parse(fs.readFileSync(CATALOG_PATH, 'utf8')) as { req
   .filter((r) => r.level === 'must').map((r) => r.id));
 /** Must requirements of the receiver suite that no passing (or warning) check verifies (each would make the receiver's verdict INCOMPLETE). */
 function unverifiedMusts(results: ReceiverCheckResult[]): string[] {
-  const cited = new Set(RECEIVER_CASES.flatMap((c) => c.def.requirements).filter((id) => MUST.has(id)));
-  const byId = new Map(RECEIVER_CASES.map((c) => [c.def.id, c.def.requirements]));
+  const cited = new Set(RECEIVER_CASES.flatMap((c) => c.requirements).filter((id) => MUST.has(id)));
+  const byId = new Map(RECEIVER_CASES.map((c) => [c.id, c.requirements]));
   // As the report model counts them: a pass, or a warning (the must held, a should did not).
   const verified = new Set(results.filter((r) => r.outcome === 'pass' || r.outcome === 'warning').flatMap((r) => byId.get(r.id) ?? []));
   return [...cited].filter((id) => !verified.has(id)).sort();
@@ -61,7 +61,7 @@ function statuses(r: ReceiverCheckResult): number[] {
 
 test('every variant names its clause, a justification and a marker check that exists', () => {
   expect(RECEIVER_VARIANT_NAMES.length).toBeGreaterThanOrEqual(5);
-  const ids = new Set(RECEIVER_CASES.map((c) => c.def.id));
+  const ids = new Set(RECEIVER_CASES.map((c) => c.id));
   for (const [name, v] of Object.entries(RECEIVER_VARIANTS) as [string, ReceiverVariantSpec][]) {
     expect(v.clause.length, name).toBeGreaterThan(5);
     expect(v.justification.length, name).toBeGreaterThan(20);
@@ -71,10 +71,10 @@ test('every variant names its clause, a justification and a marker check that ex
 });
 
 test('the verdict-parity rule names a must requirement left only to informational checks', () => {
-  const all = RECEIVER_CASES.map((c) => ({ id: c.def.id, outcome: 'pass' })) as unknown as ReceiverCheckResult[];
+  const all = RECEIVER_CASES.map((c) => ({ id: c.id, outcome: 'pass' })) as unknown as ReceiverCheckResult[];
   expect(unverifiedMusts(all)).toEqual([]);
-  const must = RECEIVER_CASES.flatMap((c) => c.def.requirements).find((id) => MUST.has(id))!;
-  const citing = new Set(RECEIVER_CASES.filter((c) => c.def.requirements.includes(must)).map((c) => c.def.id));
+  const must = RECEIVER_CASES.flatMap((c) => c.requirements).find((id) => MUST.has(id))!;
+  const citing = new Set(RECEIVER_CASES.filter((c) => c.requirements.includes(must)).map((c) => c.id));
   const downgraded = all.map((r) => (citing.has(r.id) ? { ...r, outcome: 'informational' } : r)) as ReceiverCheckResult[];
   expect(unverifiedMusts(downgraded)).toContain(must);
 });

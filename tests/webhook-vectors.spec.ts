@@ -41,7 +41,7 @@ test('webhook vectors --out writes the battery; both verifiers, fed each vector 
     expect(file.secret).toMatchObject({ utf8: TEST_ONLY_SECRET, testOnly: true });
     expect(file.secret.note).toMatch(/TEST-ONLY/);
     // Every single-delivery check of the suite is a vector, with both outcomes present.
-    const single = RECEIVER_CASES.filter((c) => c.wire).map((c) => c.def.id);
+    const single = RECEIVER_CASES.filter((c) => c.wire).map((c) => c.id);
     expect(file.vectors.map((v) => v.check)).toEqual(single);
     expect(single.length).toBeGreaterThan(50);
     expect(file.vectors.filter((v) => v.expected === 'accept').length).toBeGreaterThanOrEqual(4);

@@ -373,8 +373,9 @@ async function judgeAccepted(ctx: ReceiverContext, scope: CheckScope, wire: Wire
 // ---------------------------------------------------------------------------------------------
 // The case table
 
-export interface ReceiverCase {
-  def: Declaration;
+/** A check of a partner's webhook receiver: declared once (defineCheck), run against a receiver's answers (ReceiverContext). */
+export interface ReceiverCase extends Declaration {
+  subject: 'receiver';
   expectation: Expectation | 'accept' | 'boundary' | 'scenario';
   /** For an invalid delivery: the verifier reason it exercises, and so its §6.3 step. */
   reason?: VerifyReason;
@@ -531,8 +532,8 @@ const EXTRA: ExtraCase[] = [
 ];
 
 function rejectionCase(id: string, title: string, expectation: Expectation, requirements: string[], build: (ctx: ReceiverContext) => Wire, what: string, reason: VerifyReason): ReceiverCase {
-  return {
-    def: defineCheck({ subject: 'receiver', id, requirements: uniq(requirements), title }),
+  return defineCheck<ReceiverCase>({
+    subject: 'receiver', id, requirements: uniq(requirements), title,
     expectation,
     reason,
     wire: build,
@@ -541,16 +542,15 @@ function rejectionCase(id: string, title: string, expectation: Expectation, requ
       const { answer, followUps } = await ctx.sendObserved(scope, build(ctx));
       judgeRejection(expectation, scope, answer, followUps, what);
     },
-  };
+  });
 }
 
 function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverCase {
   const id = `webhook-receiver-accepts-timestamp-${seconds}-s-${direction}`;
-  return {
-    def: defineCheck({ subject: 'receiver', id,
+  return defineCheck<ReceiverCase>({
+    subject: 'receiver', id,
       requirements: seconds === 300 ? ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-SIG-SUBSECOND-BOUNDARY', 'WEBHOOK-RECEIVER-2XX-SUCCESS', NO_FOLLOWUP] : ['WEBHOOK-SIG-TOLERANCE-300', 'WEBHOOK-RECEIVER-2XX-SUCCESS'],
       title: `a valid delivery signed ${seconds} s ${direction === 'old' ? 'in the past' : 'in the future'} is accepted`,
-    }),
     expectation: seconds === 300 ? 'boundary' : 'accept',
     wire: (ctx) => {
       const now = ctx.nowSeconds();
@@ -585,7 +585,7 @@ function boundaryCase(seconds: 299 | 300, direction: 'old' | 'ahead'): ReceiverC
       }
       await judgeAccepted(ctx, scope, delivery, answer, `timestamp ${seconds} s ${direction}`, standInOf(followUps), 'final');
     },
-  };
+  });
 }
 
 /** Whether the follow-up stand-in answered fetches of the receiver (undefined without a probe). */
@@ -605,19 +605,18 @@ async function deliverFirst(ctx: ReceiverContext, scope: CheckScope, opts: { del
 }
 
 const SCENARIOS: ReceiverCase[] = [
-  {
-    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-valid-delivery', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256'], title: 'a correctly signed delivery is acknowledged with 2xx' }),
+  defineCheck<ReceiverCase>({
+    subject: 'receiver', id: 'webhook-receiver-accepts-valid-delivery', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256'], title: 'a correctly signed delivery is acknowledged with 2xx',
     expectation: 'accept',
     wire: (ctx) => buildDelivery(ctx.freshEvent(), ctx.opts.secret, ctx.nowSeconds()),
     async run(ctx, scope) {
       await deliverFirst(ctx, scope, { step: 'final' });
     },
-  },
-  {
-    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-valid-delivery-laid-out-json',
+  }),
+  defineCheck<ReceiverCase>({
+    subject: 'receiver', id: 'webhook-receiver-accepts-valid-delivery-laid-out-json',
       requirements: ['WEBHOOK-SIG-RAW-BODY', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-RECEIVER-2XX-SUCCESS'],
       title: 'a correctly signed delivery whose JSON is laid out otherwise (indented, a final newline) is acknowledged with 2xx',
-    }),
     expectation: 'accept',
     // §6.3 step 4: the HMAC covers the raw bytes as received, so a receiver must accept any JSON text the
     // service signs, not only the compact form the other deliveries use. A receiver that re-serialises the
@@ -631,13 +630,13 @@ const SCENARIOS: ReceiverCase[] = [
       const { answer, followUps } = await ctx.sendObserved(scope, delivery);
       await judgeAccepted(ctx, scope, delivery, answer, 'the same kind of event as the valid delivery, its JSON indented', standInOf(followUps), 'final');
     },
-  },
+  }),
   boundaryCase(299, 'old'),
   boundaryCase(299, 'ahead'),
   boundaryCase(300, 'old'),
   boundaryCase(300, 'ahead'),
-  {
-    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-exact-replay', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-DEDUPE-BY-EVENT-ID'], title: 'an exact replay of a processed delivery inside the window is acknowledged with 2xx and not processed again' }),
+  defineCheck<ReceiverCase>({
+    subject: 'receiver', id: 'webhook-receiver-accepts-exact-replay', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-DEDUPE-BY-EVENT-ID'], title: 'an exact replay of a processed delivery inside the window is acknowledged with 2xx and not processed again',
     expectation: 'scenario',
     async run(ctx, scope) {
       const { first, followUps: firstFollowUps } = await deliverFirst(ctx, scope);
@@ -647,9 +646,9 @@ const SCENARIOS: ReceiverCase[] = [
         throw new CheckFailure('Duplicate event processed again', `the replay caused ${followUps} more follow-up fetch(es); business work is deduplicated by event id`);
       }
     },
-  },
-  {
-    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-accepts-retry-with-new-delivery-id', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a retry of a processed event with a new delivery id and timestamp is acknowledged with 2xx and not processed again' }),
+  }),
+  defineCheck<ReceiverCase>({
+    subject: 'receiver', id: 'webhook-receiver-accepts-retry-with-new-delivery-id', requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a retry of a processed event with a new delivery id and timestamp is acknowledged with 2xx and not processed again',
     expectation: 'scenario',
     async run(ctx, scope) {
       const { event, now, followUps: firstFollowUps } = await deliverFirst(ctx, scope);
@@ -660,12 +659,11 @@ const SCENARIOS: ReceiverCase[] = [
         throw new CheckFailure('Duplicate event processed again', `the retry with a new delivery id caused ${followUps} more follow-up fetch(es); deduplication must key on the event id, never the delivery id`);
       }
     },
-  },
-  {
-    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-processes-concurrent-duplicates-once',
+  }),
+  defineCheck<ReceiverCase>({
+    subject: 'receiver', id: 'webhook-receiver-processes-concurrent-duplicates-once',
       requirements: ['WEBHOOK-DUPLICATE-EVENT-SUCCESS', 'WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-AT-LEAST-ONCE'],
       title: 'concurrent deliveries of one event id (replays and retries in parallel) lead to the follow-up work once',
-    }),
     expectation: 'scenario',
     async run(ctx, scope) {
       if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE, LACKS.probe);
@@ -696,9 +694,9 @@ const SCENARIOS: ReceiverCase[] = [
       if (!(await judgeAccepted(ctx, scope, first, replay, 'replay after concurrent deliveries of the event had settled', true, 'final'))) return;
       if (work < perEvent) scope.observe(`the concurrent deliveries and the replay caused ${work} follow-up fetch(es), fewer than the ${perEvent} of an event sent alone`);
     },
-  },
-  {
-    def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-processes-events-sharing-a-delivery-id', requirements: ['WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-RECEIVER-2XX-SUCCESS'], title: 'two different events that carry the same delivery id are both processed' }),
+  }),
+  defineCheck<ReceiverCase>({
+    subject: 'receiver', id: 'webhook-receiver-processes-events-sharing-a-delivery-id', requirements: ['WEBHOOK-DEDUPE-BY-EVENT-ID', 'WEBHOOK-RECEIVER-2XX-SUCCESS'], title: 'two different events that carry the same delivery id are both processed',
     expectation: 'scenario',
     async run(ctx, scope) {
       const shared = `dlv_shared_${ctx.runId}_${crypto.randomBytes(4).toString('hex')}`;
@@ -715,7 +713,7 @@ const SCENARIOS: ReceiverCase[] = [
         throw new CheckFailure('Event skipped as a duplicate of another event', `the first event caused ${a.followUps} follow-up fetch(es), the second (another event id, same delivery id) none: deduplication keyed on the delivery id`);
       }
     },
-  },
+  }),
 ];
 
 function adversarialCases(): ReceiverCase[] {
@@ -735,8 +733,8 @@ function extraCases(): ReceiverCase[] {
 const REJECTION_CASES: readonly ReceiverCase[] = [...adversarialCases(), ...extraCases()];
 
 /** All invalid deliveries once more, in one go: the total follow-up count must not move. */
-const NO_FOLLOWUP_SWEEP: ReceiverCase = {
-  def: defineCheck({ subject: 'receiver', id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch' }),
+const NO_FOLLOWUP_SWEEP: ReceiverCase = defineCheck<ReceiverCase>({
+  subject: 'receiver', id: 'webhook-receiver-no-followup-after-invalid-deliveries', requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', NO_FOLLOWUP, 'WEBHOOK-SIG-PARSE-AFTER-VERIFY'], title: 'no invalid delivery leads to a follow-up REST fetch',
   expectation: 'scenario',
   async run(ctx, scope) {
     if (!ctx.opts.followUpProbe) throw new NotVerified(NO_PROBE, LACKS.probe);
@@ -749,7 +747,7 @@ const NO_FOLLOWUP_SWEEP: ReceiverCase = {
     const sent: string[] = [];
     for (const c of REJECTION_CASES) {
       if (c.expectation !== 'reject' && c.expectation !== 'unsupported-type') continue;
-      const name = c.def.id.replace('webhook-receiver-rejects-', '');
+      const name = c.id.replace('webhook-receiver-rejects-', '');
       const wire = ADVERSARIAL[name] ? adversarialWire(ctx, name).wire : EXTRA.find((x) => x.name === name)!.build(ctx);
       await ctx.send(scope, wire);
       sent.push(name);
@@ -758,13 +756,13 @@ const NO_FOLLOWUP_SWEEP: ReceiverCase = {
     const moved = (await ctx.followUps())! - before;
     if (moved > 0) throw new CheckFailure('Follow-up fetch after an invalid delivery', `${moved} follow-up REST fetch(es) across ${sent.length} invalid deliveries`);
   },
-};
+});
 
 /** Every receiver check, in the order they run. */
 export const RECEIVER_CASES: readonly ReceiverCase[] = [...SCENARIOS, ...REJECTION_CASES, NO_FOLLOWUP_SWEEP];
 
 /** Check ids whose informational outcome is legitimate (the spec leaves the outcome open). */
-export const RECEIVER_OPEN_CASE_IDS: readonly string[] = RECEIVER_CASES.filter((c) => c.expectation === 'decision' || c.expectation === 'boundary' || c.expectation === 'payload-policy').map((c) => c.def.id);
+export const RECEIVER_OPEN_CASE_IDS: readonly string[] = RECEIVER_CASES.filter((c) => c.expectation === 'decision' || c.expectation === 'boundary' || c.expectation === 'payload-policy').map((c) => c.id);
 
 export type ReceiverCheckResult = StandaloneRecord;
 
@@ -780,7 +778,7 @@ export async function runReceiverSuite(opts: ReceiverSuiteOptions, onResult?: (r
   const ctx = new ReceiverContext(opts);
   const out: ReceiverCheckResult[] = [];
   for (const c of RECEIVER_CASES) {
-    const r = await runStandalone(c.def, (scope) => c.run(ctx, scope));
+    const r = await runStandalone(c, (scope) => c.run(ctx, scope));
     out.push(r);
     onResult?.(r);
     const why = stop?.(out);

@@ -92,7 +92,7 @@ export function singleDeliveryCases(): ReceiverCase[] {
 }
 
 /** The vector name of a case. */
-export const vectorName = (c: ReceiverCase) => c.def.id.replace(/^webhook-receiver-/, '');
+export const vectorName = (c: ReceiverCase) => c.id.replace(/^webhook-receiver-/, '');
 
 /** One delivery of the battery by its vector name, built in `ctx` (its clock, its secret). */
 export function deliveryByName(name: string, ctx: ReceiverContext): { case: ReceiverCase; wire: Wire } | undefined {
@@ -118,12 +118,12 @@ export function buildReceiverVectors(): ReceiverVectors {
     const reason = verdict.ok ? null : verdict.reason;
     return {
       name: vectorName(c),
-      check: c.def.id,
-      title: c.def.title,
+      check: c.id,
+      title: c.title,
       expected,
       open: OPEN.has(c.expectation) || (reason !== null && reason in DECISION_REASONS),
       clause: c.reason ? specStepOf(c.reason) : expected === 'accept' ? '§6.3 steps 1-10: a valid delivery' : '§6.3',
-      requirements: [...c.def.requirements],
+      requirements: [...c.requirements],
       harnessReason: reason,
       receiverClock: { unixSeconds: VECTORS_CLOCK_SECONDS, unixMs: nowMs },
       headers: headerPairs(wire.headers),

@@ -184,16 +184,31 @@ export interface JudgeContext { apiKeys?: readonly string[]; headerWord?: string
  */
 const SENDER_NEEDS: readonly string[] = ['resources.ambient_transcript_with_audio', 'webhook.delivery', 'webhook.sandboxControlUrl'];
 
-export const DELIVERY_JUDGES: { def: Declaration; judge: (d: CapturedDelivery, secret: string, known?: JudgeContext) => string | void }[] = [
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body' }), judge: (d) => judgePostJson(d) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five §6.2 headers (Service-* or the deployment\'s header word) exactly once, non-empty' }), judge: (d, _s, k) => judgeHeadersPresent(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'the timestamp header is canonical decimal Unix seconds within 300 s of the receiver clock' }), judge: (d, _s, k) => judgeTimestamp(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'the signature header is v1= + the hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret (uppercase hex: informational)' }), judge: (d, s, k) => judgeSignature(d, s, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-payload-schema', requirements: ['FIELD-EVENT-ID', 'FIELD-EVENT-TYPE', 'FIELD-EVENT-API-VERSION', 'FIELD-EVENT-OCCURRED-AT', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-NO-OTHER-EVENT-TYPES', 'VERSION-WEBHOOK-DATE', 'WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-SINGLE-EVENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'the body is a valid closed RecordingTranscriptReadyWebhookEvent' }), judge: (d) => judgeSchema(d) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret' }), judge: (d, s) => judgeThin(d, s) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'the event-id header equals body id' }), judge: (d, _s, k) => judgeEventIdHeader(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'the webhook-version header equals body api_version' }), judge: (d, _s, k) => judgeVersionHeader(d, namesFor(k?.headerWord)) },
-  { def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)' }), judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) },
+/**
+ * A sender check judged on one delivery: `judge` is its rule, a pure function of the delivery (the passive mode of
+ * `conformance webhook sender` applies it to whatever arrives); its run takes the first delivery of its own scenario.
+ */
+export interface DeliveryCheck extends SenderCase {
+  judge(d: CapturedDelivery, secret: string, known?: JudgeContext): string | void;
+}
+
+/** The run of every DeliveryCheck: one delivery of its scenario, judged by the check's rule; a note it returns is informational. */
+async function judgeFirstDelivery(this: DeliveryCheck, ctx: SenderContext, scope: CheckScope): Promise<void> {
+  const ds = await ctx.oneDelivery(scope, this.id.replace('webhook-sender-', ''));
+  const observed = this.judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys, headerWord: ctx.opts.headerWord });
+  if (observed) scope.observe(observed);
+}
+
+export const DELIVERY_JUDGES: readonly DeliveryCheck[] = [
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-post-json', requirements: ['WEBHOOK-POST-JSON', 'WEBHOOK-CONTENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'deliveries are POST requests with Content-Type: application/json and a JSON body', judge: (d) => judgePostJson(d) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-required-headers-present', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-HEADER-NAMES'], title: 'deliveries carry each of the five §6.2 headers (Service-* or the deployment\'s header word) exactly once, non-empty', judge: (d, _s, k) => judgeHeadersPresent(d, namesFor(k?.headerWord)) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-timestamp-current', requirements: ['LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-TIMESTAMP', 'WEBHOOK-SIG-TOLERANCE-300'], title: 'the timestamp header is canonical decimal Unix seconds within 300 s of the receiver clock', judge: (d, _s, k) => judgeTimestamp(d, namesFor(k?.headerWord)) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-signature-valid', requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY'], title: 'the signature header is v1= + the hex HMAC-SHA256 of {timestamp}.{raw body} with the endpoint secret (uppercase hex: informational)', judge: (d, s, k) => judgeSignature(d, s, namesFor(k?.headerWord)) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-payload-schema', requirements: ['FIELD-EVENT-ID', 'FIELD-EVENT-TYPE', 'FIELD-EVENT-API-VERSION', 'FIELD-EVENT-OCCURRED-AT', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-NO-OTHER-EVENT-TYPES', 'VERSION-WEBHOOK-DATE', 'WEBHOOK-PAYLOAD-CLOSED', 'WEBHOOK-SINGLE-EVENT-TYPE', 'WEBHOOK-BODY-JSON'], title: 'the body is a valid closed RecordingTranscriptReadyWebhookEvent', judge: (d) => judgeSchema(d) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-payload-thin', requirements: ['WEBHOOK-THIN-PAYLOAD', 'WEBHOOK-IDENTIFIERS-ONLY', 'WEBHOOK-THIN-POINTER'], title: 'the body carries identifiers only: no undeclared key, URL, IP address or secret', judge: (d, s) => judgeThin(d, s) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-event-id-header-matches', requirements: ['WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-SIG-EVENT-ID-MATCH'], title: 'the event-id header equals body id', judge: (d, _s, k) => judgeEventIdHeader(d, namesFor(k?.headerWord)) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-version-header-matches', requirements: ['VERSION-WEBHOOK-EQUAL', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-SIG-VERSION-MATCH'], title: 'the webhook-version header equals body api_version', judge: (d, _s, k) => judgeVersionHeader(d, namesFor(k?.headerWord)) , run: judgeFirstDelivery }),
+  defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)', judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) , run: judgeFirstDelivery }),
 ];
 
 /** Evidence for one captured delivery and the harness's answer. */
@@ -302,8 +317,9 @@ export class SenderContext {
   }
 }
 
-export interface SenderCase {
-  def: Declaration;
+/** A check of the service's webhook sender: declared once (defineCheck), run on what the harness's listener captures (SenderContext). */
+export interface SenderCase extends Declaration {
+  subject: 'service';
   run(ctx: SenderContext, scope: CheckScope): Promise<void>;
   /**
    * Judged only from the sender's own schedule of attempts (the sandbox control): a deployment judged as it is
@@ -320,39 +336,30 @@ function firstOrFail(ds: CapturedDelivery[]): CapturedDelivery {
   return ds[0];
 }
 
-const contractCases: SenderCase[] = DELIVERY_JUDGES.map(({ def, judge }) => ({
-  def,
-  async run(ctx, scope) {
-    const ds = await ctx.oneDelivery(scope, def.id.replace('webhook-sender-', ''));
-    const observed = judge(firstOrFail(ds), ctx.secret, { apiKeys: ctx.opts.apiKeys, headerWord: ctx.opts.headerWord });
-    if (observed) scope.observe(observed);
-  },
-}));
+const contractCases: readonly SenderCase[] = DELIVERY_JUDGES;
 
 function retryCase(step: 503 | 502 | 500 | 429 | 425 | 409 | 408 | 'timeout' | 'reset'): SenderCase {
   const label = String(step);
   const how = step === 'timeout' ? 'with a timeout' : step === 'reset' ? 'with a reset connection (no answer)' : String(step);
-  return {
-    def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: `webhook-sender-retries-${label}-with-same-ids`,
+  return defineCheck<SenderCase>({
+    subject: 'service', needs: SENDER_NEEDS, id: `webhook-sender-retries-${label}-with-same-ids`,
       requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE', 'WEBHOOK-HEADER-DELIVERY-ID', 'WEBHOOK-HEADER-EVENT-ID'],
       title: `a delivery answered ${how} is retried with the same event id and delivery id`,
-    }),
     async run(ctx, scope) {
       const ds = await ctx.scenario(scope, `retry-${label}`, [step, 204], (x) => x.length >= 2);
       const first = firstOrFail(ds);
       if (ds.length < 2) throw new CheckFailure('Retryable failure not retried', `the delivery answered ${step === 'timeout' ? 'with a held response (timeout)' : how} was not delivered again within the wait`);
       judgeRetryIds(first, ds[1], namesFor(ctx.opts.headerWord));
     },
-  };
+  });
 }
 
 function terminalCase(status: 400 | 401 | 404 | 410 | 422 | 302): SenderCase {
   const redirect = status === 302;
-  return {
-    def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: `webhook-sender-no-retry-after-${status}`,
+  return defineCheck<SenderCase>({
+    subject: 'service', needs: SENDER_NEEDS, id: `webhook-sender-no-retry-after-${status}`,
       requirements: ['WEBHOOK-TERMINAL-FAILURES'],
       title: redirect ? 'a delivery answered 302 is neither retried nor redirected (the Location is never followed)' : `a delivery answered ${status} is not retried`,
-    }),
     async run(ctx, scope) {
       const { deliveries: ds, followed } = await ctx.scenarioAt(scope, `terminal-${status}`, [status, 204], (x) => x.length >= 1, ctx.opts.observeMs ?? 1500);
       firstOrFail(ds);
@@ -361,12 +368,12 @@ function terminalCase(status: 400 | 401 | 404 | 410 | 422 | 302): SenderCase {
       }
       if (ds.length > 1) throw new CheckFailure('Terminal failure retried', `the delivery answered ${status} came again ${ds.length - 1} time(s) within ${ctx.opts.observeMs ?? 1500} ms`);
     },
-  };
+  });
 }
 
 /** §6.4: any 2xx is success; the event is not delivered again (200, 202 and 204, watched at once). */
-const noRedeliveryAfter2xx: SenderCase = {
-  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-redelivery-after-2xx', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery answered 200, 202 or 204 (without a body) is not delivered again' }),
+const noRedeliveryAfter2xx: SenderCase = defineCheck<SenderCase>({
+  subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-redelivery-after-2xx', requirements: ['WEBHOOK-RECEIVER-2XX-SUCCESS', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery answered 200, 202 or 204 (without a body) is not delivered again',
   async run(ctx, scope) {
     const observeMs = ctx.opts.observeMs ?? 1500;
     const runs = await Promise.all(([200, 202, 204] as const).map(async (status) => ({ status, ds: await ctx.scenario(scope, `success-${status}`, [status], (x) => x.length >= 1, observeMs) })));
@@ -374,17 +381,16 @@ const noRedeliveryAfter2xx: SenderCase = {
     for (const r of runs) firstOrFail(r.ds);
     if (again.length > 0) throw new CheckFailure('Delivered again after a 2xx', `${again.join('; ')} within ${observeMs} ms`);
   },
-};
+});
 
 /**
  * §6.2/§6.3 on every attempt: the retries too are signed over their own body and timestamp, fresh and complete. The
  * digest's case is not judged here (webhook-sender-signature-valid observes it): this check verifies the HMAC itself.
  */
-const everyAttemptJudged: SenderCase = {
-  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-every-attempt-signed-and-fresh',
+const everyAttemptJudged: SenderCase = defineCheck<SenderCase>({
+  subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-every-attempt-signed-and-fresh',
     requirements: ['WEBHOOK-HEADER-SIGNATURE', 'WEBHOOK-SIG-INPUT', 'WEBHOOK-SIG-HMAC-SHA256', 'WEBHOOK-HMAC-AUTHENTICATED', 'WEBHOOK-SIG-RAW-BODY', 'WEBHOOK-HEADER-TIMESTAMP', 'LIMIT-WEBHOOK-TOLERANCE', 'WEBHOOK-HEADER-EVENT-ID', 'WEBHOOK-HEADER-VERSION', 'WEBHOOK-RETRYABLE-FAILURES'],
     title: 'every attempt of a delivery, retries included, carries the header contract, a current timestamp and a valid signature',
-  }),
   async run(ctx, scope) {
     const ds = await ctx.scenario(scope, 'every-attempt', [503, 503, 204], (x) => x.length >= 3);
     firstOrFail(ds);
@@ -403,17 +409,16 @@ const everyAttemptJudged: SenderCase = {
     }
     if (problems.length > 0) throw new CheckFailure('An attempt of the delivery breaks the delivery contract', problems.join('; '));
   },
-};
+});
 
 /**
  * §6/§6.4 follow-up: the event points at the transcript that was finalized (its document and encounter, the
  * organization that owns them), and the receiver can fetch it through the REST route with its key.
  */
-const eventNamesFinalizedDocument: SenderCase = {
-  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-event-names-finalized-document',
+const eventNamesFinalizedDocument: SenderCase = defineCheck<SenderCase>({
+  subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-event-names-finalized-document',
     requirements: ['WEBHOOK-FOLLOWUP-VIA-REST', 'FIELD-EVENT-ORGANIZATION-ID', 'FIELD-EVENT-RESOURCES-ENCOUNTER-ID', 'FIELD-EVENT-RESOURCES-DOCUMENT-ID', 'WEBHOOK-THIN-POINTER'],
     title: 'the event names the finalized document, its encounter and their organization, and the transcript is then fetchable through the REST route with the receiver key',
-  }),
   async run(ctx, scope) {
     const rest = ctx.opts.rest;
     if (!rest) throw new NotVerified('no REST client for follow-up fetches (the suite passes the profile\'s full key)');
@@ -441,18 +446,17 @@ const eventNamesFinalizedDocument: SenderCase = {
     const t = await rest(`/external/v1/encounters/${seg(doc.encounter_id)}/documents/${seg(doc.document_id)}/transcript`);
     if (t.response?.status !== 200) throw new CheckFailure('The transcript the event points at cannot be fetched with the receiver key', `GET transcript → ${t.response?.status ?? t.error?.kind}: ${t.response?.body.slice(0, 200) ?? ''}`);
   },
-};
+});
 
 /**
  * §6: subscriptions are disabled by default; nothing is delivered until one is activated. A subscription
  * to a fresh path is activated and deactivated again (the control offers no other way to hold an inactive
  * one); a transcript finalized for it must bring no delivery within the observation window.
  */
-const noDeliveryWithoutActivation: SenderCase = {
-  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-delivery-without-activation',
+const noDeliveryWithoutActivation: SenderCase = defineCheck<SenderCase>({
+  subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-delivery-without-activation',
     requirements: ['WEBHOOK-SUBSCRIPTIONS-DISABLED-DEFAULT'],
     title: 'a transcript finalized for a subscription that is not active brings no delivery',
-  }),
   async run(ctx, scope) {
     const { capture, control, deployment } = ctx.opts;
     const observeMs = ctx.opts.observeMs ?? 1500;
@@ -475,15 +479,15 @@ const noDeliveryWithoutActivation: SenderCase = {
     for (const d of ds) scope.record(deliveryExchange(d));
     if (ds.length > 0) throw new CheckFailure('Delivery to a subscription that is not active', `${ds.length} delivery(ies) arrived within ${observeMs} ms for a transcript finalized while the subscription was deactivated`);
   },
-};
+});
 
 /**
  * §6.4: a connection error (here a refused connection: nothing listens at the receiver URL) is retryable.
  * No delivery can arrive, so the sender's own schedule (sandbox control) shows whether it tried again.
  */
-const retriesRefusedConnection: SenderCase = {
+const retriesRefusedConnection: SenderCase = defineCheck<SenderCase>({
   needsSchedule: true,
-  def: defineCheck({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again' }),
+  subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-retries-refused-connection', requirements: ['WEBHOOK-RETRYABLE-FAILURES', 'WEBHOOK-AT-LEAST-ONCE'], title: 'a delivery whose connection is refused is attempted again',
   async run(ctx, scope) {
     const { control } = ctx.opts;
     // A deployment's first attempt at a closed port leaves no trace the harness could see: a retry that arrives after
@@ -519,7 +523,7 @@ const retriesRefusedConnection: SenderCase = {
       await control.deactivate(scope, sub).catch(() => undefined);
     }
   },
-};
+});
 
 /** Every sender check, in the order they run. */
 export const SENDER_CASES: readonly SenderCase[] = [
@@ -545,7 +549,7 @@ export async function runSenderSuite(opts: SenderSuiteOptions, onResult?: (r: St
     const ctx = new SenderContext({ ...opts, capture, control: new SandboxControl(opts.control) });
     const out: StandaloneRecord[] = [];
     for (const c of SENDER_CASES) {
-      const r = await runStandalone(c.def, (scope) => c.run(ctx, scope));
+      const r = await runStandalone(c, (scope) => c.run(ctx, scope));
       out.push(r);
       onResult?.(r);
     }

@@ -10,7 +10,7 @@ const bindsService = (r: Row) => !r.subjects || r.subjects.length === 0 || r.sub
 
 /** The service's sender requirements of a catalog, in catalog order. */
 export function senderRequirementIds(catalog: { requirements: readonly Row[] }): string[] {
-  const named = new Set(SENDER_CASES.flatMap((c) => c.def.requirements));
+  const named = new Set(SENDER_CASES.flatMap((c) => c.requirements));
   return catalog.requirements
     .filter(bindsService)
     .filter((r) => named.has(r.id) || r.area === 'webhook' || r.section === '6' || r.section.startsWith('6.') || ((r.section === '8' || r.section === '9') && /webhook/i.test(r.statement)))

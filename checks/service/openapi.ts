@@ -92,8 +92,9 @@ async function servedDereferenced(doc: Json): Promise<Json> {
 
 type Body = (api: CheckApi, scope: CheckScope, doc: Json) => Promise<void> | void;
 
-function openapiCheck(id: string, requirements: string[], title: string, body: Body): void {
-  check({ id, requirements, title, run: async (api, scope) => body(api, scope, await served(api)) });
+/** The run of a check that judges the served document: the body gets it, fetched once per worker (`served`). */
+function onDocument(body: Body): (api: CheckApi, scope: CheckScope) => Promise<void> {
+  return async (api, scope) => body(api, scope, await served(api));
 }
 
 // ---------------------------------------------------------------- served, version, validity
@@ -102,39 +103,39 @@ check({ id: 'openapi-served-as-json', requirements: ['OPENAPI-SERVED', 'OPENAPI-
   await served(api, (text) => scope.observe(text));
 } });
 
-openapiCheck('openapi-version-3-1-0', ['OPENAPI-3-1-0', 'OPENAPI-SERVED'], 'the served document declares openapi 3.1.0', (_api, _scope, doc) => {
+check({ id: 'openapi-version-3-1-0', requirements: ['OPENAPI-3-1-0', 'OPENAPI-SERVED'], title: 'the served document declares openapi 3.1.0', run: onDocument((_api, _scope, doc) => {
   report('The served document is not OpenAPI 3.1.0', openapiVersionDiffs(doc));
-});
+}) });
 
-openapiCheck('openapi-info-version-v1', ['VERSION-INFO-V1', 'OPENAPI-SERVED'], 'the served document declares info.version v1', (_api, _scope, doc) => {
+check({ id: 'openapi-info-version-v1', requirements: ['VERSION-INFO-V1', 'OPENAPI-SERVED'], title: 'the served document declares info.version v1', run: onDocument((_api, _scope, doc) => {
   report('The served document is not contract version v1', infoVersionDiffs(doc));
-});
+}) });
 
-openapiCheck('openapi-document-valid', ['OPENAPI-SERVED', 'OPENAPI-3-1-0'], 'the served document is a valid OpenAPI document (swagger-parser validate)', async (_api, _scope, doc) => {
+check({ id: 'openapi-document-valid', requirements: ['OPENAPI-SERVED', 'OPENAPI-3-1-0'], title: 'the served document is a valid OpenAPI document (swagger-parser validate)', run: onDocument(async (_api, _scope, doc) => {
   try {
     await (await swaggerParser()).validate(structuredClone(doc), PARSER_OPTIONS);
   } catch (e) {
     fail('The served document is not a valid OpenAPI document', (e as Error).message.split('\n').slice(0, 8).join(' '));
   }
-});
+}) });
 
 // ---------------------------------------------------------------- what the specification fixes, by meaning
 
-openapiCheck('openapi-paths-agree', ['CONTRACT-BASE-ADDRESS', 'CONTRACT-ROUTE-PURPOSES', 'CONTRACT-NO-REQUEST-BODY', 'CONTRACT-FIVE-ROUTES', 'CONTRACT-GET-ONLY', 'VERSION-PATH-PREFIX-V1', 'LIST-PATH', 'ENC-PATH', 'DOC-PATH', 'TRANSCRIPT-PATH', 'AUDIO-PATH'], 'the served document describes the five routes of §4 with GET (server base path joined), no other route under /external/v1 and no method that changes anything', (_api, _scope, doc) => {
+check({ id: 'openapi-paths-agree', requirements: ['CONTRACT-BASE-ADDRESS', 'CONTRACT-ROUTE-PURPOSES', 'CONTRACT-NO-REQUEST-BODY', 'CONTRACT-FIVE-ROUTES', 'CONTRACT-GET-ONLY', 'VERSION-PATH-PREFIX-V1', 'LIST-PATH', 'ENC-PATH', 'DOC-PATH', 'TRANSCRIPT-PATH', 'AUDIO-PATH'], title: 'the served document describes the five routes of §4 with GET (server base path joined), no other route under /external/v1 and no method that changes anything', run: onDocument((_api, _scope, doc) => {
   report('The served routes differ from the specification', pathDiffs(contractDocument(), doc));
-});
+}) });
 
-openapiCheck('openapi-operations-agree', ['OPENAPI-OPERATION-LIST', 'OPENAPI-OPERATION-ENCOUNTER', 'CONTRACT-FIVE-ROUTES'], 'listPublicEncounters and getPublicEncounter (§4.1, §4.2) name the GETs of their routes and nothing else; the other three operationIds are free', (_api, _scope, doc) => {
+check({ id: 'openapi-operations-agree', requirements: ['OPENAPI-OPERATION-LIST', 'OPENAPI-OPERATION-ENCOUNTER', 'CONTRACT-FIVE-ROUTES'], title: 'listPublicEncounters and getPublicEncounter (§4.1, §4.2) name the GETs of their routes and nothing else; the other three operationIds are free', run: onDocument((_api, _scope, doc) => {
   report('The served operation names differ from the specification', operationNameDiffs(contractDocument(), doc));
-});
+}) });
 
-openapiCheck('openapi-parameters-agree', ['LIST-QUERY-OPTIONAL', 'LIST-LIMIT-RANGE', 'LIST-LIMIT-DEFAULT', 'LIST-OFFSET-RANGE', 'LIST-OFFSET-DEFAULT', 'LIST-SORT-ORDER-ENUM', 'LIST-SORT-DEFAULT-DESC', 'LIMIT-LIMIT', 'LIMIT-OFFSET', 'ENC-PATH-PARAM', 'DOC-PATH-PARAMS'], 'every route\'s parameters accept and reject what the contract\'s do (bounds, enum, date-times, ids), stated defaults agree, and no other query key or required parameter is described', async (_api, _scope, doc) => {
+check({ id: 'openapi-parameters-agree', requirements: ['LIST-QUERY-OPTIONAL', 'LIST-LIMIT-RANGE', 'LIST-LIMIT-DEFAULT', 'LIST-OFFSET-RANGE', 'LIST-OFFSET-DEFAULT', 'LIST-SORT-ORDER-ENUM', 'LIST-SORT-DEFAULT-DESC', 'LIMIT-LIMIT', 'LIMIT-OFFSET', 'ENC-PATH-PARAM', 'DOC-PATH-PARAMS'], title: 'every route\'s parameters accept and reject what the contract\'s do (bounds, enum, date-times, ids), stated defaults agree, and no other query key or required parameter is described', run: onDocument(async (_api, _scope, doc) => {
   report('The served parameters differ from the specification', parameterDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
-});
+}) });
 
-openapiCheck('openapi-statuses-agree', ['LIST-ERRORS', 'ENC-ERRORS', 'DOC-ERRORS', 'TRANSCRIPT-ERRORS', 'AUDIO-ERRORS', 'CONTRACT-JSON-RESPONSES', 'ERR-BODY-ON-FAILURE'], 'every route documents exactly its §4 statuses (a range such as 4XX counts for the codes it covers; default is free), each with a JSON media type and no other', (_api, _scope, doc) => {
+check({ id: 'openapi-statuses-agree', requirements: ['LIST-ERRORS', 'ENC-ERRORS', 'DOC-ERRORS', 'TRANSCRIPT-ERRORS', 'AUDIO-ERRORS', 'CONTRACT-JSON-RESPONSES', 'ERR-BODY-ON-FAILURE'], title: 'every route documents exactly its §4 statuses (a range such as 4XX counts for the codes it covers; default is free), each with a JSON media type and no other', run: onDocument((_api, _scope, doc) => {
   report('The served response statuses differ from the specification', statusDiffs(contractDocument(), doc));
-});
+}) });
 
 const SCHEMA_REQUIREMENTS = [
   'OPENAPI-SCHEMA-ENCOUNTER-SUMMARY', 'OPENAPI-SCHEMA-PATIENT-SUMMARY', 'OPENAPI-SCHEMA-DOCUMENT-SUMMARY', 'OPENAPI-SCHEMA-DOCUMENT-DETAIL',
@@ -142,18 +143,18 @@ const SCHEMA_REQUIREMENTS = [
   'OPENAPI-SCHEMA-WEBHOOK-EVENT',
 ];
 
-openapiCheck('openapi-schemas-agree', SCHEMA_REQUIREMENTS, 'every response schema (and the webhook event, where the document describes it) accepts exactly the sample bodies the contract\'s accepts, whatever its names and $ref layout', async (_api, _scope, doc) => {
+check({ id: 'openapi-schemas-agree', requirements: SCHEMA_REQUIREMENTS, title: 'every response schema (and the webhook event, where the document describes it) accepts exactly the sample bodies the contract\'s accepts, whatever its names and $ref layout', run: onDocument(async (_api, _scope, doc) => {
   report('The served schemas accept or reject otherwise than the contract', await schemaDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
-});
+}) });
 
-openapiCheck('openapi-security-agrees', ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER-REQUIRED'], 'the served document declares publicApiKeyBearer as HTTP bearer and every route requires it alone (bearerFormat and descriptions are free)', (_api, _scope, doc) => {
+check({ id: 'openapi-security-agrees', requirements: ['OPENAPI-SECURITY-SCHEME', 'AUTH-BEARER-REQUIRED'], title: 'the served document declares publicApiKeyBearer as HTTP bearer and every route requires it alone (bearerFormat and descriptions are free)', run: onDocument((_api, _scope, doc) => {
   report('The served security declarations differ from the specification', securityDiffs(contractDocument(), doc));
-});
+}) });
 
-openapiCheck('openapi-reason-enum-agrees', ['ERR-REASON-CODE-ENUM', 'ERR-FIELD-REASON-CODE'], 'in every error response, reason_code accepts the 27 codes of §7.1 and nothing else (the served schema\'s own literals are tried too)', async (_api, _scope, doc) => {
+check({ id: 'openapi-reason-enum-agrees', requirements: ['ERR-REASON-CODE-ENUM', 'ERR-FIELD-REASON-CODE'], title: 'in every error response, reason_code accepts the 27 codes of §7.1 and nothing else (the served schema\'s own literals are tried too)', run: onDocument(async (_api, _scope, doc) => {
   report('The served reason_code differs from the specification', await reasonCodeDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
-});
+}) });
 
-openapiCheck('openapi-schemas-closed', ['CONTRACT-CLOSED-RESPONSES', 'ERR-BODY-FIELDS'], 'every object of every response body (and of the webhook event, where described) rejects an undeclared property, however closedness is written', async (_api, _scope, doc) => {
+check({ id: 'openapi-schemas-closed', requirements: ['CONTRACT-CLOSED-RESPONSES', 'ERR-BODY-FIELDS'], title: 'every object of every response body (and of the webhook event, where described) rejects an undeclared property, however closedness is written', run: onDocument(async (_api, _scope, doc) => {
   report('The served document has open object schemas', await closednessDiffs(judge(), await contractDereferenced(), await servedDereferenced(doc)));
-});
+}) });

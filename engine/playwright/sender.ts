@@ -92,7 +92,7 @@ function deploymentBudgetMs(profile: Profile): number {
 }
 
 for (const c of casesOfRun()) {
-  check.declared(c.def, async (api, scope, { capture, testInfo }) => {
+  check.declared(c, async (api, scope, { capture, testInfo }) => {
     const profile = api.target.profile;
     const missing = missingSenderSetting(profile);
     if (missing) scope.need(undefined, missing.text, missing.setting);
