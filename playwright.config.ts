@@ -7,6 +7,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { defineConfig } from '@playwright/test';
 import { setting } from './engine/config.ts';
+import { runPlan } from './engine/plan.ts';
+import { setEvidenceMode } from './record/redact.ts';
+
+// The runner and every worker load this file: the evidence mode of the run's plan holds in each of them (record/redact.ts).
+setEvidenceMode(runPlan().evidence === 'full' ? 'full' : undefined);
 
 const outDir = setting('out') ?? 'reports/out';
 const terse = setting('progress') === 'terse';

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
-import { startReference } from '../cli/reference-process.ts';
+import { startReference } from '../engine/reference/process.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const ref = await startReference();

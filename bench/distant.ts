@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference } from '../cli/reference-process.ts';
+import { startReference } from '../engine/reference/process.ts';
 
 export interface DistantRun {
   delayMs: number;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { startCluster } from '../platform/embedded-cluster.ts';
 import { bulkInsert } from './dataset.ts';
 import { delayProxy } from './distant.ts';

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sendRaw, type RawResponse } from '../observe/http.ts';
 import { startCluster, type Cluster } from '../platform/embedded-cluster.ts';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { operation, responseSchemaName, validateAgainst, type OperationId } from '../judge/contract.ts';
 import { redact, registerSecret } from '../record/redact.ts';
 

@@ -146,7 +146,7 @@ interface ReferenceRun { profile: string; stop: () => Promise<void> }
 
 /** A reference of the "after" checkout as a target, optionally with a mutant; started once per scenario. */
 async function startTarget(mutant?: string): Promise<ReferenceRun> {
-  const { startReference } = await import('../cli/reference-process.ts');
+  const { startReference } = await import('../engine/reference/process.ts');
   const ref = await startReference({ args: mutant ? ['--mutant', mutant] : [] });
   return { profile: ref.profilePath, stop: () => ref.stop() };
 }

@@ -25,7 +25,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { startCluster } from '../platform/embedded-cluster.ts';
 import { bulkInsert } from './dataset.ts';
 import { distant } from './distant.ts';

@@ -1,20 +1,18 @@
 // What every command of the CLI shares: the one-line setup error (exit 2), option parsing, the help texts,
-// the report folder, the closing verdict lines, and running Playwright as a child process. No command logic.
-import { spawn } from 'node:child_process';
+// the closing verdict lines and what CI is told. No command logic: the report folder is reports/out-dir.ts's, running
+// Playwright engine/playwright/runner-process.ts's.
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EVIDENCE_MODES, oneLine, redact, type EvidenceMode } from '../record/redact.ts';
 import { setting, settingName, type Setting } from '../engine/config.ts';
-import { lackedRole, verdictLine, type ConformanceReport } from '../reports/model.ts';
+import { verdictLine, type ConformanceReport } from '../reports/model.ts';
+import { completions } from '../reports/completions.ts';
 import { githubAnnotations, stepSummary } from '../reports/summary.ts';
-import { makeDir, REPORT_FILES } from '../reports/write.ts';
+import { REPORT_FILES } from '../reports/write.ts';
 
 /** The harness's own tree: the project root in a clone, dist/ in the npm package (compiled JavaScript). */
 export const ROOT = path.resolve(import.meta.dirname, '..');
-/** Where Node finds Playwright Test from here: the project's node_modules in a clone, wherever npm put it for the package. */
-export const PLAYWRIGHT_CLI = createRequire(import.meta.url).resolve('@playwright/test/cli');
 /** The report folder when --out is not given: reports/out under the current folder (in a clone run from its root, the project's reports/out). */
 export const DEFAULT_OUT = 'reports/out';
 
@@ -249,14 +247,6 @@ export function put(env: NodeJS.ProcessEnv, key: Setting, value: string | undefi
   else env[name] = value;
 }
 
-export function readReport(outDir: string): ConformanceReport | undefined {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(outDir, REPORT_FILES.json), 'utf8')) as ConformanceReport;
-  } catch {
-    return undefined;
-  }
-}
-
 export function displayPath(p: string): string {
   const rel = path.relative(process.cwd(), p);
   return rel === '' ? '.' : rel.startsWith('..') ? p : rel;
@@ -315,100 +305,3 @@ function tellMissingRoles(report: ConformanceReport, opts: { allowIncomplete?: b
   }
 }
 
-/**
- * Exactly what would complete an INCOMPLETE run: each profile role (or setting) whose absence left a must
- * requirement in scope unverified, with those requirements; then the requirements no missing role accounts for,
- * which only declaring them out of scope (profile `outOfScope`, with a reason) would settle.
- */
-export function completions(report: Pick<ConformanceReport, 'coverage' | 'checks'>): string[] {
-  const open = new Set(report.coverage.mustNotVerified);
-  const byRole = new Map<string, Set<string>>();
-  const explained = new Set<string>();
-  for (const c of report.checks) {
-    if (c.outcome !== 'not_verified') continue;
-    const role = lackedRole(c.lacks)?.role;
-    if (!role) continue;
-    for (const r of c.requirements) {
-      if (!open.has(r)) continue;
-      byRole.set(role, (byRole.get(role) ?? new Set()).add(r));
-      explained.add(r);
-    }
-  }
-  const lines = [...byRole].sort((a, b) => b[1].size - a[1].size || a[0].localeCompare(b[0]))
-    .map(([role, reqs]) => `provide ${role}: ${[...reqs].sort().join(', ')}`);
-  const rest = [...open].filter((r) => !explained.has(r)).sort();
-  if (rest.length) lines.push(`or declare out of scope (profile outOfScope, with a reason) or make verifiable: ${rest.join(', ')}`);
-  if (lines.length === 0) lines.push('see the not-verified checks in the report');
-  return lines;
-}
-
-/** Creates the report folder and removes the previous run's reports; a folder that cannot be written is a SetupError. */
-export function prepareOutDir(outDir: string): void {
-  try {
-    makeDir(outDir);
-    clearReports(outDir);
-    const probeFile = path.join(outDir, `.write-probe-${process.pid}`);
-    fs.writeFileSync(probeFile, '');
-    fs.rmSync(probeFile);
-  } catch (e) {
-    throw new SetupError(`cannot write reports to ${outDir}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-}
-
-export function clearReports(outDir: string): void {
-  for (const f of Object.values(REPORT_FILES)) fs.rmSync(path.join(outDir, f), { force: true });
-}
-
-/**
- * Runs Playwright as a child. Its progress (stdout) goes to our stderr, except the reporter's plain
- * `conformance: ...` summary line, which stays on stdout for scripts.
- */
-export function runPlaywright(args: string[], env: NodeJS.ProcessEnv, cleanups: (() => Promise<void> | void)[], gate: Promise<void> = Promise.resolve()): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    // Until `gate` settles (the reference starting beside Playwright), output is held back; when it fails,
-    // Playwright's output about the aborted run is dropped and the caller reports the one reason.
-    let state: 'held' | 'open' | 'dropped' = 'held';
-    const held: [NodeJS.WriteStream, string][] = [];
-    const emit = (stream: NodeJS.WriteStream, text: string) => {
-      if (state === 'open') stream.write(text);
-      else if (state === 'held') held.push([stream, text]);
-    };
-    void gate.then(
-      () => {
-        state = 'open';
-        for (const [stream, text] of held.splice(0)) stream.write(text);
-      },
-      () => {
-        // The run cannot go on (the reference did not start, the target was refused): the runner is stopped,
-        // and its reporter writes nothing for it (reports/conformance-reporter.ts reads the same ready file).
-        state = 'dropped';
-        held.length = 0;
-        child.kill('SIGTERM');
-      },
-    );
-    let pending = '';
-    child.stdout.on('data', (d: Buffer) => {
-      pending += d.toString('utf8');
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) emit(line.startsWith('conformance: ') ? process.stdout : process.stderr, `${line}\n`);
-    });
-    child.stderr.on('data', (d: Buffer) => emit(process.stderr, d.toString('utf8')));
-    const onSignal = (sig: NodeJS.Signals) => {
-      child.kill(sig);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-    cleanups.push(() => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-    });
-    child.on('error', (e) => reject(new SetupError(`cannot start playwright: ${e.message}`)));
-    child.on('close', (code, signal) => {
-      if (pending) emit(process.stderr, `${pending}\n`);
-      if (signal && state !== 'dropped') reject(new SetupError(`interrupted (${signal})`));
-      else resolve(code ?? 1);
-    });
-  });
-}

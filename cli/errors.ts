@@ -4,13 +4,11 @@
 import { ProfileError } from '../profile/profile.ts';
 import { redact } from '../record/redact.ts';
 import { WaiverError } from '../reports/context.ts';
+import { ContainerSetupError, SetupError, UsageError } from '../engine/errors.ts';
 
-/** A usage or setup error: exit 2 with one line. */
-export class SetupError extends Error {}
-/** A command line that cannot be run as written (unknown option, missing argument). */
-export class UsageError extends SetupError {}
-/** The container path cannot run (no engine, no image, a missing optional package). */
-export class ContainerSetupError extends SetupError {}
+// A usage or setup error (exit 2 with one line), a command line that cannot be run as written, and the container
+// path's (engine/errors.ts: raised below the CLI too).
+export { ContainerSetupError, SetupError, UsageError };
 
 interface Row { code: string; is: abstract new (...args: never[]) => Error; exit: number; line: (e: Error) => string }
 

@@ -86,7 +86,7 @@ async function serveReceiver(argv: string[], out: (line: string) => void): Promi
   if (!secret) throw new SetupError(`examples receiver needs its signing secret in ${settingName('webhookSecret')} (the same value \`conformance webhook receiver\` signs with)`);
   registerSecret(secret);
   const apiBaseUrl = (values['api-base-url'] ?? 'http://127.0.0.1:9400').replace(/\/+$/, '');
-  const { startEmbeddedDatabase } = await import('./receiver-sandbox.ts');
+  const { startEmbeddedDatabase } = await import('../engine/reference/embedded-database.ts');
   const { startReferenceReceiver } = await import('../reference-receiver/receiver.ts');
   const db = await startEmbeddedDatabase();
   const apiKey = process.env[settingName('apiKey')] ?? 'cek_live_example_receiver_key';

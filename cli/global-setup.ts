@@ -14,9 +14,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setting, settingName } from '../engine/config.ts';
-import { markProfileChecked } from '../profile/profile.ts';
+import { markProfileChecked } from '../engine/plan.ts';
 import type { FullConfig } from '@playwright/test';
-import { startReference } from './reference-process.ts';
+import { startReference } from '../engine/reference/process.ts';
 
 type Teardown = () => Promise<void>;
 

@@ -4,19 +4,11 @@ import path from 'node:path';
 import { loadProfile } from '../profile/profile.ts';
 import { setting } from '../engine/config.ts';
 import { loadWaivers, loadRunContext, type WaiverError } from '../reports/context.ts';
-import { exitCodeFor, mergeOutcomes, summaryLine, type OutcomesFile } from '../reports/model.ts';
+import { exitCodeFor, mergeOutcomes, summaryLine } from '../reports/model.ts';
+import { supersedeUnverified } from '../reports/merge.ts';
 import { readOutcomes, writeOutcomes, writeReports } from '../reports/write.ts';
-import { HELP, parse, prepareOutDir, SetupError, tellProblems } from './common.ts';
-
-/**
- * A check one part could not verify (not_verified: a run whose profile did not let it make the service send) and
- * another part did verify (`webhook sender --profile` judged the sender apart): the verified record stands, the
- * not_verified one is dropped. Shards never record one check twice, so this changes nothing for them.
- */
-export function supersedeUnverified(parts: OutcomesFile[]): OutcomesFile[] {
-  const verified = new Set(parts.flatMap((p) => p.checks.filter((c) => c.outcome !== 'not_verified').map((c) => c.id)));
-  return parts.map((p) => ({ ...p, checks: p.checks.filter((c) => c.outcome !== 'not_verified' || !verified.has(c.id)) }));
-}
+import { prepareOutDir } from '../reports/out-dir.ts';
+import { HELP, parse, SetupError, tellProblems } from './common.ts';
 
 export async function merge(argv: string[]): Promise<number> {
   const { values: o, positionals } = parse('merge', argv, { out: { type: 'string' }, waivers: { type: 'string' }, profile: { type: 'string' }, 'allow-incomplete': { type: 'boolean' }, strict: { type: 'boolean' } }, true);
@@ -34,7 +26,7 @@ export async function merge(argv: string[]): Promise<number> {
       throw new SetupError((e as WaiverError).message);
     }
   }
-  if (o.profile !== undefined) loadProfile(path.resolve(o.profile));
+  if (o.profile !== undefined) loadProfile(path.resolve(o.profile), process.env);
   const parts = positionals.map((dir) => {
     try {
       return readOutcomes(path.resolve(dir));

@@ -4,7 +4,7 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
-import { startReference, type ReferenceHandle } from './reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { dbKind, HELP, parse, referenceKind, SetupError } from './common.ts';
 
 export async function serve(argv: string[]): Promise<number> {
@@ -57,7 +57,7 @@ export async function serve(argv: string[]): Promise<number> {
  */
 async function serveContainer(o: { port?: string; 'profile-out'?: string }): Promise<number> {
   if (o.port !== undefined) throw new SetupError('--port does not apply to --reference container (the published port is chosen free)');
-  const { startContainerReference } = await import('./reference-container.ts');
+  const { startContainerReference } = await import('../engine/reference/container.ts');
   const profilePath = o['profile-out'] !== undefined ? path.resolve(o['profile-out']) : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cec-profile-')), 'reference.profile.json');
   let ref;
   try {

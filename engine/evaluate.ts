@@ -22,12 +22,16 @@ export interface Evaluation {
   error?: unknown;
 }
 
-/**
- * Runs a check body and decides its outcome: CheckFailure → fail, NotVerified → not_verified,
- * observe() → informational, any other error → fail as a harness error. Details are redacted.
- * Shared by runCheck (Playwright) and runStandalone (the CLI's webhook commands).
- */
-export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<Evaluation> {
+/** A check under evaluation: the scope its body is given, and the record it ends with by how the body ended. */
+interface Evaluating {
+  scope: CheckScope;
+  /** The body returned: pass, warning or informational, by what it said on the scope. */
+  returned(): Evaluation;
+  /** The body threw: not_verified, or fail (decided, or a harness error). */
+  threw(e: unknown): Evaluation;
+}
+
+function startEvaluation(def: CheckDef): Evaluating {
   // One registry, one way in: a check nobody declared (engine/registry.ts) is a harness defect, not an outcome.
   if (!isDeclared(def)) throw new Error(`check ${def.id} was not declared through defineCheck (engine/registry.ts)`);
   // The record carries the check's identity alone, whatever else its declaration holds (its run, its case data).
@@ -58,19 +62,53 @@ export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => 
     }
   };
   const used = (): { uses?: string[] } => (uses.size ? { uses: [...uses].sort() } : {});
+  return {
+    scope,
+    returned() {
+      if (exchanges.length > 0 && (said.observed.length || said.warned.length || said.noted.length)) meetBodies();
+      const [observed, warned, noted] = [text('observed'), text('warned'), text('noted')];
+      // A `should` not met outranks an observation; both outrank a pass.
+      if (warned !== undefined) return { exchanges, rec: { ...ident, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned), ...used() } };
+      if (observed !== undefined) return { exchanges, rec: { ...ident, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed), ...used() } };
+      return { exchanges, rec: noted !== undefined ? { ...ident, outcome: 'pass', detail: redact(noted), ...used() } : { ...ident, outcome: 'pass', ...used() } };
+    },
+    threw(e) {
+      meetBodies();
+      if (e instanceof NotVerified) return { exchanges, rec: { ...ident, outcome: 'not_verified', detail: redact(e.message), ...used(), ...(e.lacks !== undefined ? { lacks: e.lacks } : {}) } };
+      const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
+      return { exchanges, error: e, rec: { ...ident, outcome: 'fail', detail: redact(detail), ...used() } };
+    },
+  };
+}
+
+/**
+ * Runs a check body and decides its outcome: CheckFailure → fail, NotVerified → not_verified,
+ * observe() → informational, any other error → fail as a harness error. Details are redacted.
+ * Shared by runCheck (Playwright) and runStandalone (the CLI's webhook commands).
+ */
+export async function evaluateCheck(def: CheckDef, body: (scope: CheckScope) => Promise<void>): Promise<Evaluation> {
+  const run = startEvaluation(def);
   try {
-    await body(scope);
-    if (exchanges.length > 0 && (said.observed.length || said.warned.length || said.noted.length)) meetBodies();
-    const [observed, warned, noted] = [text('observed'), text('warned'), text('noted')];
-    // A `should` not met outranks an observation; both outrank a pass.
-    if (warned !== undefined) return { exchanges, rec: { ...ident, outcome: 'warning', detail: redact(observed ? `${warned}; observed: ${observed}` : warned), ...used() } };
-    if (observed !== undefined) return { exchanges, rec: { ...ident, outcome: 'informational', detail: redact(noted ? `${observed}; ${noted}` : observed), ...used() } };
-    return { exchanges, rec: noted !== undefined ? { ...ident, outcome: 'pass', detail: redact(noted), ...used() } : { ...ident, outcome: 'pass', ...used() } };
+    await body(run.scope);
+    return run.returned();
   } catch (e) {
-    meetBodies();
-    if (e instanceof NotVerified) return { exchanges, rec: { ...ident, outcome: 'not_verified', detail: redact(e.message), ...used(), ...(e.lacks !== undefined ? { lacks: e.lacks } : {}) } };
-    const detail = e instanceof CheckFailure ? e.message : `harness error: ${(e as Error)?.stack ?? String(e)}`;
-    return { exchanges, error: e, rec: { ...ident, outcome: 'fail', detail: redact(detail), ...used() } };
+    return run.threw(e);
+  }
+}
+
+/**
+ * evaluateCheck for a body that judges a record already made, synchronously (a client check over the client's
+ * recorded traffic, engine/client-judge.ts): the same rules, the same record, at once. A body that returns a
+ * promise is a harness defect (it would end after its verdict was taken): a fail with that said.
+ */
+export function evaluateCheckSync(def: CheckDef, body: (scope: CheckScope) => void): Evaluation {
+  const run = startEvaluation(def);
+  try {
+    const returned: unknown = body(run.scope);
+    if (returned instanceof Promise) throw new Error(`check ${def.id}: a synchronous check body returned a promise`);
+    return run.returned();
+  } catch (e) {
+    return run.threw(e);
   }
 }
 

@@ -1,6 +1,6 @@
 // Loading every module that declares service checks (checks/service/, its properties, and the sender's cases as the
 // service run declares them), each once per process. engine/playwright/run.spec.ts loads them to run their cases;
-// cli/declared-checks.ts loads them for their declarations (engine/registry.ts) alone. Importing a file declares its checks; nothing runs here.
+// engine/declared-checks.ts loads them for their declarations (engine/registry.ts) alone. Importing a file declares its checks; nothing runs here.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

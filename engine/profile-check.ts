@@ -286,14 +286,14 @@ export async function checkProfile(profile: Profile, env: NodeJS.ProcessEnv = pr
       continue;
     }
     // A process-wide switch: on, one request, off (always), each command's end said.
-    const on = await flip('on', form.command!, profile.baseUrl, opts.profileFile);
+    const on = await flip('on', form.command!, profile.baseUrl, opts.profileFile, env);
     if (on.code !== 0) {
       lines.push({ kind: r.kind, role: r.role, ok: false, text: `${r.role}: the 'on' command ended ${describeEnd(on)}` });
     } else {
       try {
         await judge(r.kind, r.role, r.description, e, key, undefined, where);
       } finally {
-        const off = await flip('off', form.command!, profile.baseUrl, opts.profileFile);
+        const off = await flip('off', form.command!, profile.baseUrl, opts.profileFile, env);
         if (off.code !== 0) lines.push({ kind: r.kind, role: r.role, ok: false, text: `${r.role}: the 'off' command ended ${describeEnd(off)}: the deployment may still hold the condition` });
       }
     }

@@ -4,7 +4,7 @@
 // (checks/receiver/cases.ts) and the partner's client (checks/client/checks.ts). The registry refuses a
 // second declaration of an id, and nothing runs a check that was not declared here (engine/evaluate.ts
 // evaluateCheck): what the reports, `--requirement`, coverage and "what would unlock" know of the checks is read
-// from these declarations (cli/declared-checks.ts loads every module that declares some), never from a run.
+// from these declarations (engine/declared-checks.ts loads every module that declares some), never from a run.
 // No Playwright, no target, no I/O: a table and its rules.
 import type { CheckDef } from '../record/record.ts';
 

@@ -15,3 +15,28 @@ export async function runStandalone(def: CheckDef, body: (scope: CheckScope) => 
   const { rec, exchanges } = await evaluateCheck(def, body);
   return { ...rec, evidence: evidenceExchanges(exchanges) };
 }
+
+/** A declared check as the standalone runner runs it: one observation of its subject, one scope. */
+export interface RunnableCheck<O> extends CheckDef {
+  run(observation: O, scope: CheckScope): Promise<void>;
+}
+
+/** Ended by a runner's `stop` callback (e.g. the subject stopped answering); its message says why. */
+export class RunStopped extends Error {}
+
+/**
+ * The one loop of the standalone runs (the receiver's, the sender's under `conformance webhook sender`): every check in
+ * order on the same observation, one record each, handed to `onResult` as it ends. `stop` sees the records so far
+ * after each check; a reason it returns ends the run with RunStopped.
+ */
+export async function runChecks<O>(checks: readonly RunnableCheck<O>[], observation: O | (() => O), onResult?: (r: StandaloneRecord) => void, stop?: (sofar: StandaloneRecord[]) => string | undefined): Promise<StandaloneRecord[]> {
+  const out: StandaloneRecord[] = [];
+  for (const c of checks) {
+    const r = await runStandalone(c, (scope) => c.run(typeof observation === 'function' ? (observation as () => O)() : observation, scope));
+    out.push(r);
+    onResult?.(r);
+    const why = stop?.(out);
+    if (why !== undefined) throw new RunStopped(why);
+  }
+  return out;
+}

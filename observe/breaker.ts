@@ -16,7 +16,6 @@
 // opening by one failure, it can never open the breaker on a target that answers.
 import fs from 'node:fs';
 import { redactValue } from '../record/redact.ts';
-import { setting } from '../engine/config.ts';
 
 /** Consecutive "no answer" failures, across all workers, that open the breaker. */
 export const BREAKER_THRESHOLD = 3;
@@ -151,9 +150,8 @@ function readLines(file: string): Attempt[] {
 
 let shared: FileBreaker | undefined;
 
-/** The run's breaker: the shared file when CONFORMANCE_BREAKER_FILE names one, else a fresh in-memory one. */
-export function runBreaker(env: NodeJS.ProcessEnv = process.env): Breaker {
-  const file = setting('breakerFile', env);
+/** The run's breaker: the shared file the run plan names (its workers share it), else a fresh in-memory one. */
+export function runBreaker(file: string | undefined): Breaker {
   if (!file) return new MemoryBreaker();
   if (!shared || shared.file !== file) shared = new FileBreaker(file);
   return shared;

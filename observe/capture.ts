@@ -283,3 +283,15 @@ export interface Deployment {
   shared(key: string, make: () => Promise<ScenarioResultOf>): Promise<ScenarioResultOf>;
 }
 
+/** Evidence for one captured delivery and the harness's answer. */
+export function deliveryExchange(d: CapturedDelivery): Exchange {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(d.headers)) headers[k] = v.join(', ');
+  const text = d.body.toString('utf8');
+  return {
+    request: { method: d.method, target: d.path, headers, body: text.length > 4096 ? `${text.slice(0, 4096)}…` : text },
+    response: typeof d.answered !== 'number' ? undefined : { status: d.answered, headers: {}, body: '', bodyBytes: 0, durationMs: 0 },
+    error: d.answered === 'timeout' ? { kind: 'held', message: 'the harness held the response (scripted timeout)' }
+      : d.answered === 'reset' ? { kind: 'reset', message: 'the harness reset the connection without an answer (scripted)' } : undefined,
+  };
+}

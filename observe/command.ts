@@ -21,8 +21,8 @@ export interface CommandResult {
  * What every command the harness runs for a profile is told (docs/profile.md, "Commands"): the target's base URL
  * and the profile's folder, beside the environment it inherits.
  */
-export function commandEnv(baseUrl: string, profileDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  return { ...process.env, [settingName('baseUrl')]: baseUrl, [settingName('profileDir')]: profileDir, ...extra };
+export function commandEnv(inherited: NodeJS.ProcessEnv, baseUrl: string, profileDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { ...inherited, [settingName('baseUrl')]: baseUrl, [settingName('profileDir')]: profileDir, ...extra };
 }
 
 export function runCommand(argv: readonly string[], opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CommandResult> {
@@ -58,7 +58,7 @@ export function describeEnd(r: CommandResult): string {
  * Runs one side of a condition's on/off switch (profile `faults.<name>.command`), in the profile's folder (the current
  * one without a file), told the target's base URL: the switched phase and `profile check` alike.
  */
-export function flip(side: 'on' | 'off', cmd: SwitchCommand, baseUrl: string, profileFile: string | undefined): Promise<CommandResult> {
+export function flip(side: 'on' | 'off', cmd: SwitchCommand, baseUrl: string, profileFile: string | undefined, inherited: NodeJS.ProcessEnv): Promise<CommandResult> {
   const cwd = profileFile ? path.dirname(path.resolve(profileFile)) : process.cwd();
-  return runCommand(cmd[side], { cwd, env: commandEnv(baseUrl, cwd), timeoutMs: cmd.timeoutMs });
+  return runCommand(cmd[side], { cwd, env: commandEnv(inherited, baseUrl, cwd), timeoutMs: cmd.timeoutMs });
 }

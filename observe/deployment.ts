@@ -9,7 +9,7 @@ import { NotVerified } from '../record/record.ts';
 import type { CheckScope, Exchange } from '../record/record.ts';
 import { settingName } from '../engine/config.ts';
 import { commandEnv, describeEnd, runCommand } from './command.ts';
-import { deliveryExchange } from '../checks/sender/cases.ts';
+import { deliveryExchange } from './capture.ts';
 import { Capture, redirectPath } from './capture.ts';
 import type { CapturedDelivery, Deployment as DeploymentSource, ScenarioResultOf, ScriptStep } from './capture.ts';
 import type { SenderSettings } from '../profile/profile.ts';
@@ -25,6 +25,8 @@ export interface DeploymentOptions {
   document?: { encounter_id: string; document_id: string };
   /** Told when the harness waits for the team (trigger none), or a trigger ends badly. */
   log?: (line: string) => void;
+  /** The environment the trigger command inherits (the engine hands it the process's). */
+  env: NodeJS.ProcessEnv;
 }
 
 export type ScenarioResult = ScenarioResultOf;
@@ -134,7 +136,7 @@ export class Deployment implements DeploymentSource {
       this.opts.log?.(`waiting up to ${Math.round(this.waitMs / 1000)} s for event ${this.events} (scenario ${scenario}): make the deployment finalize a transcript now`);
       return;
     }
-    const env = commandEnv(this.opts.baseUrl, this.opts.cwd, {
+    const env = commandEnv(this.opts.env, this.opts.baseUrl, this.opts.cwd, {
       [settingName('webhookScenario')]: scenario,
       [settingName('webhookSubscription')]: subscription,
       [settingName('webhookReceiverUrl')]: this.capture.url,

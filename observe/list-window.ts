@@ -9,7 +9,6 @@
 // T; what the default sort shows first), `oldest` is `end_at=T` (every encounter created before T). Each is
 // found once per worker and target and shared by the checks (the requests that find it are not any check's
 // evidence; the walks of the window are).
-import { setting } from '../engine/config.ts';
 import { expectSuccess } from '../judge/assertions.ts';
 import { CheckFailure, NotVerified } from '../record/record.ts';
 import { TargetStoppedAnswering, type CheckApi, type Target } from './target.ts';
@@ -18,10 +17,10 @@ import { createdAt, formatInstant, listTarget, NS_PER_MS, type ListBody } from '
 /** Default bound: about what a seeded sandbox organization holds, so a walk of a window costs what a whole walk of it does. */
 export const DEFAULT_LIST_WINDOW = 200;
 
-/** The most encounters a whole-list check walks (--list-window). */
-export function listWindowBound(): number {
-  const v = Number(setting('listWindow'));
-  return Number.isInteger(v) && v >= 10 ? v : DEFAULT_LIST_WINDOW;
+/** The most encounters a whole-list check walks (--list-window, in the target's plan). */
+export function listWindowBound(target: Target): number {
+  const v = target.plan.listWindow;
+  return v !== undefined && Number.isInteger(v) && v >= 10 ? v : DEFAULT_LIST_WINDOW;
 }
 
 export type End = 'newest' | 'oldest';
@@ -67,7 +66,7 @@ function sharedWindow(api: CheckApi, end: End): Promise<ListWindow> {
   if (!byEnd) found.set(api.target, (byEnd = new Map()));
   let w = byEnd.get(end);
   if (!w) {
-    w = findWindow(api.target, end, listWindowBound());
+    w = findWindow(api.target, end, listWindowBound(api.target));
     byEnd.set(end, w);
     // A failure (a broken page, a stopped target) is not kept: the next check asks again and records its own evidence.
     w.catch(() => byEnd.delete(end));

@@ -4,7 +4,7 @@
 // Every exchange reports to the run's breaker (observe/breaker.ts): once the target stopped answering,
 // requests are no longer sent (nor waited for) and their checks fail with the last attempts as evidence.
 import { sendRaw, TransportError, type RawResponse } from './http.ts';
-import { describeAttempts, isNoAnswer, runBreaker, type Attempt, type Breaker } from './breaker.ts';
+import { describeAttempts, isNoAnswer, MemoryBreaker, type Attempt, type Breaker } from './breaker.ts';
 import { CheckFailure } from '../record/record.ts';
 import { credentialKey, environmentKey, faultFormKind, faultKey, settingPath, type CredentialRole, type DocumentRole, type EncounterRole, type FaultForm, type FaultName, type Profile } from '../profile/profile.ts';
 import { NotVerified, type CheckScope, type Exchange } from '../record/record.ts';
@@ -60,6 +60,18 @@ const BREAKER_POLL_MS = 250;
 const CONFIRM_TARGET = '/external/v1/encounters';
 const CONFIRM_TIMEOUT_MS = 5_000;
 
+/** The run plan's part a target carries to its checks (engine/plan.ts builds it from what the CLI chose). */
+export interface TargetPlan {
+  /** The least time between two requests of one worker, in ms (--max-rps). */
+  readonly paceMs?: number;
+  /** The most encounters a whole-list check walks (--list-window; observe/list-window.ts). */
+  readonly listWindow?: number;
+  /** The longest wait, in seconds, for an audio URL to pass its expires_at (--audio-expiry-wait). */
+  readonly audioExpiryWaitS?: number;
+  /** Where the profile's variables (a key's keyEnv) are read: the environment the engine hands the run (none: literal keys only). */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
 /** A request not sent (or abandoned) because the target stopped answering earlier in the run. */
 export class TargetStoppedAnswering extends CheckFailure {
   readonly attempts: Attempt[];
@@ -83,14 +95,17 @@ export class Target {
    * engine/switched.ts): a request that names one is sent as is, and one that names none is not sent at all.
    */
   readonly switchedOn: ReadonlySet<FaultName>;
-  constructor(profile: Profile, breaker: Breaker = runBreaker(), switchedOn: Iterable<FaultName> = []) {
+  /** What the run's plan gives the target's checks (engine/plan.ts): its pace, the list window, the audio URL wait. */
+  readonly plan: TargetPlan;
+  constructor(profile: Profile, breaker: Breaker = new MemoryBreaker(), switchedOn: Iterable<FaultName> = [], plan: TargetPlan = {}) {
     this.profile = profile;
+    this.plan = plan;
     this.breaker = breaker;
     this.switchedOn = new Set(switchedOn);
   }
 
   key(role: CredentialRole): string | undefined {
-    return credentialKey(this.profile, role);
+    return credentialKey(this.profile, role, this.plan.env ?? {});
   }
 
   encounter(role: EncounterRole): string | undefined {
@@ -140,7 +155,7 @@ export class Target {
   private async sendFresh(target: string, opts: GetOptions): Promise<SentExchange> {
     const throttled: { ex: Exchange; waitedMs: number }[] = [];
     for (let attempt = 1; ; attempt++) {
-      await workerPace.turn();
+      await workerPace(this.plan.paceMs ?? 0).turn();
       const ex = await this.sendOnce(target, opts);
       const r = ex.response;
       const wait = r ? throttleWaitMs(r.status, r.headers, r.body, attempt) : undefined;
@@ -150,7 +165,7 @@ export class Target {
       }
       // The target asked to slow down: this worker waits as asked, and the exchange is sent again.
       throttled.push({ ex, waitedMs: wait });
-      workerPace.holdFor(wait);
+      workerPace(this.plan.paceMs ?? 0).holdFor(wait);
     }
   }
 
@@ -163,7 +178,7 @@ export class Target {
     if (typeof as === 'string') {
       // A condition given as a credential: its key stands for the caller (set below), whose own key is not asked for.
       if (as !== 'none' && !this.callerReplaced(opts.faults)) {
-        const key = elsewhere ? environmentKey(this.profile, elsewhere, as) : this.key(as);
+        const key = elsewhere ? environmentKey(this.profile, elsewhere, as, this.plan.env ?? {}) : this.key(as);
         if (!key) throw new Error(`credential ${as} is not in the profile (call need() first)`);
         headers.authorization = `Bearer ${key}`;
       }
@@ -176,7 +191,7 @@ export class Target {
       if (this.switchedOn.has(f)) continue;
       if (form.headers) Object.assign(headers, form.headers);
       else if (form.credential) {
-        const key = faultKey(this.profile, f);
+        const key = faultKey(this.profile, f, this.plan.env ?? {});
         if (!key) throw new Error(`the key of fault ${f} is not set`);
         headers.authorization = `Bearer ${key}`;
       } else if (form.command) throw new Error(`fault ${f} is switched by a command: its checks run while it is on (engine/switched.ts)`);

@@ -4,7 +4,6 @@
 // throttling: the harness waits as asked (bounded), sends the exchange again, and keeps the throttled
 // answers as evidence; a check that only ever sees throttling is not_verified, never fail. The worker's
 // later requests wait as well, and `--max-rps` paces every worker from the start.
-import { setting } from '../engine/config.ts';
 
 /** Longest single wait a Retry-After may ask for; longer asks are capped (and the wait recorded). */
 export const MAX_WAIT_MS = 10_000;
@@ -41,7 +40,7 @@ export function throttleWaitMs(status: number, headers: Record<string, string>, 
 export class Pace {
   #next = 0;
   #paceMs: number;
-  constructor(paceMs = Number(setting('paceMs') ?? 0)) {
+  constructor(paceMs = 0) {
     this.#paceMs = Number.isFinite(paceMs) && paceMs > 0 ? paceMs : 0;
   }
 
@@ -59,5 +58,10 @@ export class Pace {
   }
 }
 
-/** The one pace of this worker process. */
-export const workerPace = new Pace();
+/** The pace of this worker process for a least gap of `paceMs` (one per value: every target of the worker with that plan shares it). */
+export function workerPace(paceMs: number): Pace {
+  let p = PACES.get(paceMs);
+  if (!p) PACES.set(paceMs, (p = new Pace(paceMs)));
+  return p;
+}
+const PACES = new Map<number, Pace>();

@@ -5,7 +5,6 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { setting, settingName } from '../engine/config.ts';
 import { registerSecret } from '../record/redact.ts';
 
 export type CredentialRole =
@@ -100,12 +99,12 @@ function resolveCredential(c: Credential | undefined, env: NodeJS.ProcessEnv): s
 }
 
 /** The key of a condition given as a credential (`faults.<name>.credential`). */
-export function faultKey(profile: Profile, name: FaultName, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function faultKey(profile: Profile, name: FaultName, env: NodeJS.ProcessEnv): string | undefined {
   return resolveCredential(profile.faults?.[name]?.credential, env);
 }
 
 /** The key a role has in the other environment of a condition given as `baseUrl`: its own, else the target's. */
-export function environmentKey(profile: Profile, name: FaultName, role: CredentialRole, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function environmentKey(profile: Profile, name: FaultName, role: CredentialRole, env: NodeJS.ProcessEnv): string | undefined {
   const own = profile.faults?.[name]?.credentials?.[role];
   return own ? resolveCredential(own, env) : credentialKey(profile, role, env);
 }
@@ -239,7 +238,7 @@ function fragmentHint(data: unknown): string {
   return '; a profile describes the whole target: "name", "baseUrl" and "credentials" beside blocks such as "webhook" (`conformance profile init` writes one to fill in; docs/profile.md)';
 }
 
-export function validateProfile(data: unknown, source = 'profile'): Profile {
+export function validateProfile(data: unknown, source: string, env: NodeJS.ProcessEnv): Profile {
   const validate = validator();
   if (!validate(data)) {
     const errors = validate.errors!;
@@ -254,7 +253,7 @@ export function validateProfile(data: unknown, source = 'profile'): Profile {
   const profile = data as Profile;
   // The one place a process learns the profile's secrets: every process that reads a profile (worker
   // fixture, reporter, CLI) goes through here.
-  registerProfileSecrets(profile);
+  registerProfileSecrets(profile, env);
   return profile;
 }
 
@@ -265,7 +264,7 @@ export function validateProfile(data: unknown, source = 'profile'): Profile {
  * variable), and the values of request and fault headers whose name says they are secret (a
  * switchboard token, an API key; a fault name such as `api_keys_disabled` must stay readable).
  */
-export function profileSecrets(profile: Profile, env: NodeJS.ProcessEnv = process.env): string[] {
+export function profileSecrets(profile: Profile, env: NodeJS.ProcessEnv): string[] {
   const out = new Set<string>();
   for (const { c } of namedCredentials(profile)) {
     const v = 'key' in c ? c.key : env[c.keyEnv];
@@ -280,7 +279,7 @@ export function profileSecrets(profile: Profile, env: NodeJS.ProcessEnv = proces
 }
 
 /** Registers every secret of the profile with the redaction layer (see profileSecrets). */
-export function registerProfileSecrets(profile: Profile, env: NodeJS.ProcessEnv = process.env): void {
+export function registerProfileSecrets(profile: Profile, env: NodeJS.ProcessEnv): void {
   for (const s of profileSecrets(profile, env)) registerSecret(s);
 }
 
@@ -291,11 +290,12 @@ export function profileDigest(text: string): string {
 
 /**
  * Loads and validates a profile. Validation compiles the profile's JSON Schema (about 0.4 s of CPU), so a
- * process that validated a file exports its digest (`markProfileChecked`), and the processes it starts (the
- * runner's workers, its reporter) skip the schema for those very bytes; any other bytes are validated.
+ * process that validated a file exports its digest (engine/plan.ts `markProfileChecked`), and the processes it starts
+ * (the runner's workers, its reporter) pass it as `trusted`: the schema is skipped for those very bytes; any other
+ * bytes are validated.
  */
-export function loadProfile(file: string): Profile {
-  return parseProfile(file, readProfileText(file));
+export function loadProfile(file: string, env: NodeJS.ProcessEnv, trusted?: string): Profile {
+  return parseProfile(file, readProfileText(file), env, trusted);
 }
 
 function readProfileText(file: string): string {
@@ -306,26 +306,24 @@ function readProfileText(file: string): string {
   }
 }
 
-function parseProfile(file: string, text: string): Profile {
+function parseProfile(file: string, text: string, env: NodeJS.ProcessEnv, trusted?: string): Profile {
   let data: unknown;
   try {
     data = JSON.parse(text);
   } catch (e) {
     throw new ProfileError(`profile ${file} is not valid JSON: ${(e as Error).message}`);
   }
-  if (setting('profileChecked') === profileDigest(text)) {
-    registerProfileSecrets(data as Profile);
+  if (trusted !== undefined && trusted === profileDigest(text)) {
+    registerProfileSecrets(data as Profile, env);
     return data as Profile;
   }
-  return validateProfile(data, `profile ${file}`);
+  return validateProfile(data, `profile ${file}`, env);
 }
 
-/** Validates the profile file now and lets this process's children trust these bytes (see loadProfile). */
-export function markProfileChecked(file: string, env: NodeJS.ProcessEnv = process.env): Profile {
+/** Validates the profile file now: the profile and the digest of the bytes validated, which children may trust (loadProfile). */
+export function checkProfile(file: string, env: NodeJS.ProcessEnv): { profile: Profile; digest: string } {
   const text = readProfileText(file);
-  const profile = parseProfile(file, text);
-  env[settingName('profileChecked')] = profileDigest(text);
-  return profile;
+  return { profile: parseProfile(file, text, env), digest: profileDigest(text) };
 }
 
 /**
@@ -333,7 +331,7 @@ export function markProfileChecked(file: string, env: NodeJS.ProcessEnv = proces
  * names a variable means the role is meant to be there: an unresolved one is a setup error, never a
  * silently not-verified role (a forgotten CI secret must not pass a gate).
  */
-export function unresolvedVariables(profile: Profile, env: NodeJS.ProcessEnv = process.env): { variable: string; where: string }[] {
+export function unresolvedVariables(profile: Profile, env: NodeJS.ProcessEnv): { variable: string; where: string }[] {
   const out: { variable: string; where: string }[] = [];
   for (const { where, c } of namedCredentials(profile)) {
     if ('keyEnv' in c && !env[c.keyEnv]) out.push({ variable: c.keyEnv, where });
@@ -344,12 +342,12 @@ export function unresolvedVariables(profile: Profile, env: NodeJS.ProcessEnv = p
 }
 
 /** Resolves a credential to its key, reading keyEnv from the environment. Undefined when absent. */
-export function credentialKey(profile: Profile, role: CredentialRole, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function credentialKey(profile: Profile, role: CredentialRole, env: NodeJS.ProcessEnv): string | undefined {
   // A profile built in code, or a key read from another env, is registered too: never missed by redaction.
   return resolveCredential(profile.credentials[role], env);
 }
 
-export function signingSecret(profile: Profile, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function signingSecret(profile: Profile, env: NodeJS.ProcessEnv): string | undefined {
   const w = profile.webhook;
   const s = w?.signingSecret ?? (w?.signingSecretEnv ? env[w.signingSecretEnv] : undefined);
   registerSecret(s);

@@ -15,7 +15,6 @@
 // remembered for the rest of the process, so free text that quotes it (a check's detail, a terminal line, a body
 // that echoes it elsewhere) loses it too, as does a `"first_name":"..."` member quoted in free text. The checks
 // judge the real values: this runs only where evidence and details are written or printed.
-import { setting } from '../engine/config.ts';
 import { PATIENT_MEMBER_NAMES } from './patient-fields.ts';
 
 const secrets = new Set<string>();
@@ -49,7 +48,7 @@ let lastMode: EvidenceMode | undefined;
  * Read from the `evidence` setting, so the runner's workers and reporters follow the CLI that started them.
  */
 export function evidenceMode(): EvidenceMode {
-  const mode = modeOverride ?? (setting('evidence') === 'full' ? 'full' : 'redacted');
+  const mode = modeOverride ?? 'redacted';
   if (mode !== lastMode) {
     // The remembered answers were given under the other mode.
     if (lastMode !== undefined) forgetAnswers();

@@ -9,7 +9,7 @@ import { setting } from '../engine/config.ts';
 import { redact, redactValue } from '../record/redact.ts';
 import { loadProfile, registerProfileSecrets } from '../profile/profile.ts';
 import { decodeCheckAnnotation, decodeEvidence } from '../record/record.ts';
-import { readyState } from '../observe/ready.ts';
+import { readyState } from '../engine/ready.ts';
 import { sanitizeEvidence, suiteFileOf, summaryLine, type CollectedCheck, type OutcomesFile, type RunFilter, type TestFailure } from './model.ts';
 import { loadRunContext } from './context.ts';
 import { writeOutcomes, writeReports } from './write.ts';
@@ -55,7 +55,7 @@ export default class ConformanceReporter implements Reporter {
     const ready = setting('waitReady');
     if (ready && !readyState(ready)?.ready) return;
     try {
-      registerProfileSecrets(loadProfile(profilePath));
+      registerProfileSecrets(loadProfile(profilePath, process.env, setting('profileChecked')), process.env);
     } catch { /* said by loadRunContext in onEnd */ }
     this.secretsLearned = true;
   }

@@ -219,10 +219,10 @@ export function loadRunContext(opts: ContextOptions): RunContext {
   let notActivated = false;
   if (opts.profilePath) {
     try {
-      const profile = loadProfile(opts.profilePath);
+      const profile = loadProfile(opts.profilePath, process.env, setting('profileChecked'));
       // loadProfile registered every secret it resolves to (profile/profile.ts profileSecrets), keys held
       // in environment variables included; said again here, explicitly, for the reporter process.
-      registerProfileSecrets(profile);
+      registerProfileSecrets(profile, process.env);
       target = targetOf(profile);
       profileDigest = profileSha256(profile);
       outOfScope = (profile.outOfScope ?? []).map((p) => ({ part: p.part, reason: p.reason }));

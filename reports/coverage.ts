@@ -1,4 +1,4 @@
-// Requirement coverage: which checks verify each requirement (read from the checks' declarations, cli/declared-checks.ts
+// Requirement coverage: which checks verify each requirement (read from the checks' declarations, engine/declared-checks.ts
 // checksByRequirement) and the reviewed reasons why some must requirements have no check (fixtures/requirements/
 // not-tested.json, kept by hand). The gate's logic is a pure function; the gate test hands it the declarations.
 import fs from 'node:fs';

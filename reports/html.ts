@@ -8,10 +8,13 @@
 // every check (one anchor each) with its redacted evidence collapsed. Spec statements are rendered from
 // their small markdown (inline code, emphasis, table rows), never shown raw. Evidence bodies are shown
 // re-indented and cut to a readable length (the JSON report keeps them as recorded). A print stylesheet keeps the
-// verdict's colours and prints verdict, scope, the failures with their evidence, then the matrix in fixed
-// columns that never overprint (statements and reasons printed whole, wrapping; passing checks counted, not named); the
-// list of every check stays on screen. Every interpolated string is HTML-escaped. Pure: report in, string out
-// (no fs, no network).
+// verdict's colours and prints verdict, scope, the failures with their evidence (long bodies in two columns), then the
+// matrix as a register (issue 40: a run of the whole catalog on about a dozen A4 pages): one paragraph per requirement,
+// its status in a gutter, statement and note printed whole, the checks that did not pass named with their reasons (each
+// reason printed once, where it decides the status; elsewhere a pointer), every check of the row by its number in an
+// index of checks printed at the end. The list of every check with its evidence stays on screen; the screen's layout
+// does not change (what print adds is print-only markup). Every interpolated string is HTML-escaped. Pure: report in,
+// string out (no fs, no network).
 import { checkAnchors, VERDICT_LABEL, type ConformanceReport, type ReportCheck, type ReportRequirement, type Verdict } from './model.ts';
 import type { RecordedExchange } from '../record/record.ts';
 
@@ -76,7 +79,7 @@ th{background:#f0f0f0}tr.section-row th{background:#e8eef7}
 .o-pass{color:var(--pass)}.o-fail{color:var(--fail)}.o-warning{color:var(--warning)}.o-not_verified{color:var(--nv)}.o-informational{color:var(--info)}.o-waived{color:var(--waived)}.o-out_of_scope{color:var(--oos)}
 .counts{font-size:.82rem}.counts span{white-space:nowrap}
 #matrix{table-layout:fixed}#matrix col.c-id{width:16%}#matrix col.c-level{width:6%}#matrix col.c-st{width:13%}#matrix col.c-checks{width:25%}
-#matrix>tbody>tr>td:first-child,#matrix>tbody>tr>td:last-child{overflow-wrap:anywhere}#matrix>tbody>tr>td{overflow-wrap:break-word}.counts span+span::before{content:" · ";color:#888}
+#matrix>tbody>tr>td:first-child,#matrix>tbody>tr>td:last-child{overflow-wrap:anywhere}#matrix>tbody>tr>td{overflow-wrap:break-word}.counts span+span::before,.pcounts span+span::before{content:" · ";color:#888}
 ul.reasons{margin:.2rem 0 0;padding-left:1.1rem;font-size:.82rem}ul.reasons li{margin:0}
 .tools{position:sticky;top:0;z-index:2;background:#fafafa;padding:.4rem 0;display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;border-bottom:1px solid #e2e2e2}
 .tools input{font:inherit;font-size:.9rem;padding:.25rem .5rem;border:1px solid #bbb;border-radius:4px;min-width:18rem}
@@ -100,42 +103,79 @@ a.anchor{color:#999;text-decoration:none;margin-left:.3rem;font-size:.8rem}
 .print-only{display:none}
 @media print{
   body{max-width:none;padding:0;font-size:9pt;background:#fff}
-  .tools,a.anchor,#search-count,.no-print,#all-checks,#all-checks-heading,.counted,.screen-only{display:none!important}
+  .tools,a.anchor,#search-count,.no-print,#all-checks,#all-checks-heading,.screen-only{display:none!important}
   .print-only{display:inline}p.print-only,li.print-only{display:block}
   h2{font-size:11pt;margin:.8rem 0 .3rem;break-after:avoid}
   /* The verdict stays whole; scope and coverage may continue on page 2 rather than leave page 1 blank. */
   #verdict,.check>h3,.check>p{break-inside:avoid}
-  #verdict{padding:.5rem .8rem;font-size:9.5pt}#verdict .label{font-size:14pt}
+  #verdict{padding:.4rem .7rem;font-size:9pt}#verdict .label{font-size:14pt}#verified{font-size:10.5pt}
+  h1{font-size:13pt;margin:0 0 .2rem}
+  dl.meta{font-size:7.5pt;gap:0 .8rem}
+  .top-grid{margin-top:.35rem;gap:.35rem .8rem}.top-grid>div{padding:.2rem .5rem;font-size:8pt}
+  .top-grid h2{font-size:9pt;margin:.1rem 0}.top-grid ul,.top-grid p{margin:.15rem 0}.top-grid ul{padding-left:1rem}
   .check{padding:.2rem .5rem;margin:.25rem 0}
+  .check>h3{font-size:8.5pt}.check p{font-size:8pt;margin:.1rem 0}p.exchange{margin:.15rem 0 0}
   .check details>summary,#matrix details{display:none}
-  pre.evidence,pre.curl{max-height:none;overflow:visible;font-size:7pt;line-height:1.25;padding:.35rem .45rem;margin:.2rem 0}
+  pre.evidence,pre.curl{max-height:none;overflow:visible;font-size:7pt;line-height:1.15;padding:.25rem .4rem;margin:.15rem 0;word-break:normal;overflow-wrap:anywhere}
   table{table-layout:fixed}
   th,td{font-size:7.5pt;padding:.08rem .25rem;overflow-wrap:anywhere}
   table.spec-table td{font-size:7pt;padding:0 .2rem}
   #matrix tr{break-inside:auto}tr{break-inside:avoid}
   thead{display:table-header-group}
-  /* In print the checks column holds only the reasons (the check lists are the screen's): width goes to the status
-     and the statement, so rows are shorter and nothing is cut. */
-  #matrix col.c-id{width:17%}#matrix col.c-level{width:8%}#matrix col.c-st{width:21%}#matrix col.c-checks{width:16%}
-  #matrix th,#matrix td{font-size:6.5pt;line-height:1.12;padding:.03rem .2rem}
-  #matrix .badge{font-size:6.5pt;padding:0 .3rem;line-height:1.3}
-  #matrix .level,#matrix th.status,#matrix th.checks,#matrix .status .badge{overflow-wrap:normal;word-break:normal;white-space:nowrap}
-  #matrix th.status,#matrix th.checks{white-space:normal}
-  #matrix td.req code{overflow-wrap:anywhere}
-  /* Never clipped: an auditor signs off on every word of a statement and a reason (they wrap, rows continue). */
-  /* A statement's field table flows as text in print: it wraps within its cell, never wider than the column. */
+  /* The printed matrix (issue 40): a register, one entry per requirement, in a narrow face at 7pt. The status badge
+     stands in a gutter on the left (a column to run the eye down); the id, the level, the statement with its note and
+     the checks (counted by outcome, their numbers in the index of checks, then the checks that did not pass, named,
+     with their reasons) flow as one paragraph the width of the page. Every word is printed and nothing can be
+     clipped: no box of an entry has a height, a width or an overflow of its own but the gutter's, which holds one
+     badge. */
+  #matrix,#matrix>thead,#matrix>tbody{display:block}
+  #matrix>thead{display:none}
+  #matrix tr[hidden]{display:none!important}
+  #matrix tr.section-row{display:block;break-after:avoid}
+  #matrix tr.section-row>th{display:block;font-size:7pt;line-height:1.15;padding:.02rem .25rem;border:0}
+  #matrix tr[data-outcome]{display:block;position:relative;padding:0 .25rem 0 56px;break-inside:avoid;font:7pt/1.1 "Liberation Sans Narrow","Arial Narrow","Nimbus Sans Narrow","Roboto Condensed",Arial,Helvetica,sans-serif;overflow-wrap:break-word}
+  #matrix tr[data-outcome]>td{display:inline;border:0;padding:0;font-size:7pt;line-height:1.1;background:none}
+  #matrix tr[data-outcome]>td.status{display:block;position:absolute;left:.2rem;top:0;width:52px}
+  #matrix tr[data-outcome]:nth-child(even){background:#eaedf2}
+  #matrix td.status .counts{display:none}
+  #matrix .badge{font-size:6pt;line-height:1.15;padding:0 .2rem}
+  #matrix .status .badge{white-space:nowrap}
+  #matrix td.req code{font-weight:700;font-size:6.5pt;overflow-wrap:anywhere}
+  #matrix td.level{color:#555;white-space:nowrap}
+  #matrix td.level::before,#matrix td.level::after{content:" "}
+  #matrix td.req,#matrix td.level{overflow-wrap:normal}
+  #matrix .stmt{display:inline}#matrix .stmt br{display:none}
+  #matrix .stmt small{font-size:6.5pt;color:#444}#matrix .stmt small::before{content:" — "}
+  /* A statement's field table flows as text: "name · type · required · meaning". */
   #matrix .stmt table.spec-table,#matrix .stmt table.spec-table>tbody,#matrix .stmt table.spec-table tr,#matrix .stmt table.spec-table td,#matrix .stmt small{display:inline}
+  #matrix .stmt table.spec-table{background:none;width:auto;margin:0}
+  #matrix .stmt table.spec-table td{font-size:inherit;padding:0;border:0;white-space:normal}
+  #matrix .stmt table.spec-table tr+tr::before{content:" | "}
   #matrix .stmt table.spec-table td+td::before{content:" · ";color:#888}
-  #matrix .stmt table.spec-table td,#matrix .stmt{overflow-wrap:break-word}#matrix .stmt code{overflow-wrap:anywhere}
-  #matrix .counts{font-size:6.5pt}
-  #matrix .counts span{white-space:normal}
-  #matrix ul.reasons{font-size:6.5pt;padding-left:.7rem}
-  #matrix td.checks code{font-size:6.3pt}
-  nav#toc ol{display:block;columns:3;column-gap:1.2rem;font-size:7.5pt}
-  nav#toc li{break-inside:avoid;min-width:0;overflow-wrap:anywhere;margin:0 0 .1rem}
-  nav#toc .counts{white-space:normal;display:block;padding-left:.8rem;font-size:7pt}
+  #matrix .stmt code{overflow-wrap:anywhere}
+  #matrix td.checks{color:#444;font-size:6.5pt;overflow-wrap:normal}
+  #matrix td.checks .pnums::before{content:" · "}
+  #matrix td.checks .pcounts span{white-space:nowrap}
+  #matrix ul.pchecks,#matrix ul.pchecks li{display:inline;margin:0;padding:0;font-size:6.5pt;color:#1d1d1f;overflow-wrap:anywhere}
+  #matrix ul.pchecks::before{content:" ▸ ";color:#888}
+  #matrix ul.pchecks li+li::before{content:" · "}
+  #matrix ul.pchecks code,#check-index code{font-family:inherit;font-size:inherit}
+  nav#toc ol{display:block;columns:4;column-gap:1rem;font-size:6.5pt;line-height:1.2}
+  nav#toc li{break-inside:avoid;min-width:0;overflow-wrap:anywhere;margin:0}
+  nav#toc .counts{white-space:normal;font-size:6.5pt}
   nav#toc .counts span{white-space:normal}
+  pre.evidence[data-long]{columns:2;column-gap:1rem;column-rule:1px solid #555}
   a{color:inherit;text-decoration:none}
+  ul.print-only,ol.print-only,section.print-only,div.print-only{display:block}
+  .closing{display:grid;grid-template-columns:minmax(0,2fr) minmax(0,1fr) minmax(0,1fr);gap:0 1rem;font-size:7.5pt}
+  .closing p,.closing ul{margin:.1rem 0}.closing dl.meta{font-size:7pt}.closing dd{overflow-wrap:anywhere}
+  /* The index of checks: run-in, two columns, 6pt, the number in bold before each id. */
+  #check-index{font-family:"Liberation Sans Narrow","Arial Narrow","Nimbus Sans Narrow","Roboto Condensed",Arial,Helvetica,sans-serif}
+  #check-index ol{list-style:none;margin:0;padding:0;columns:2;column-gap:1rem;font-size:6pt;line-height:1.2;overflow-wrap:anywhere}
+  #check-index li{display:inline}
+  #check-index li+li::before{content:" · ";color:#888}
+  #check-index .n{font-weight:700}
+  #check-index p{font-size:7pt;margin:.1rem 0 .3rem}
 }
 `;
 
@@ -371,6 +411,9 @@ export function shownBody(text: string): string {
   return `${shown}\n… cut here for reading (${rest}): the recorded body is in conformance.json`;
 }
 
+/** A response shown in more lines than this prints in two columns. */
+const PRINT_COLUMNS_FROM = 12;
+
 function renderEvidence(evidence: unknown, replay: { baseUrl: string | null } | null): string {
   if (evidence === null || evidence === undefined) return '<p><em>No evidence was recorded for this check.</em></p>';
   if (!isExchangeList(evidence)) return `<pre class="evidence">${e(shownBody(typeof evidence === 'string' ? evidence : JSON.stringify(evidence, null, 2)))}</pre>`;
@@ -385,7 +428,9 @@ function renderEvidence(evidence: unknown, replay: { baseUrl: string | null } | 
       const notes = c.variables.map((v) => `# ${v}\n`).join('');
       curl = `<pre class="curl" data-part="curl">${t(`${notes}${c.command}`)}</pre>`;
     }
-    return `<p class="exchange">Exchange ${i + 1} of ${evidence.length}</p><pre class="evidence" data-part="request">${e(req)}</pre><pre class="evidence" data-part="response">${e(res)}</pre>${curl}`;
+    // A long body prints in two columns (data-long): JSON lines are short, half the page's width holds them.
+    const long = res.split('\n').length > PRINT_COLUMNS_FROM ? ' data-long' : '';
+    return `<p class="exchange">Exchange ${i + 1} of ${evidence.length}</p><pre class="evidence" data-part="request">${e(req)}</pre><pre class="evidence" data-part="response"${long}>${e(res)}</pre>${curl}`;
   }).join('\n');
 }
 
@@ -416,46 +461,148 @@ function counts(outcomes: string[]): string {
 }
 
 /**
- * Not-verified, informational and warning reasons of a requirement's checks, one line per distinct reason. A row that
- * passed prints no informational reason: it is an observation about an open point, printed in that point's own row
- * (one list per thing); the screen shows them all.
+ * Not-verified, informational and warning reasons of a requirement's checks, one line per distinct reason: the
+ * screen's list (print has its own, `printedChecks`, where each reason is printed once).
  */
-function reasons(checks: LCheck[], rowStatus?: string): string {
+function reasons(checks: LCheck[]): string {
   const byReason = new Map<string, { outcome: string; n: number }>();
-  let elsewhere = 0;
   for (const c of checks) {
     if (!REASONED.has(c.outcome)) continue;
-    if (rowStatus === 'pass' && c.outcome === 'informational') elsewhere++;
     const key = `${c.outcome}\u0000${c.detail ?? '(no reason recorded)'}`;
     byReason.set(key, { outcome: c.outcome, n: (byReason.get(key)?.n ?? 0) + 1 });
   }
   if (byReason.size === 0) return '';
-  // Print keeps a row to a few lines: the first PRINTED_REASONS reasons, whole, then a count.
-  let printedN = 0;
-  const items = [...byReason].map(([key, v]) => {
-    const printed = !(rowStatus === 'pass' && v.outcome === 'informational') && printedN++ < PRINTED_REASONS;
-    return `<li${printed ? '' : ' class="screen-only"'}><span class="o-${e(v.outcome)}">${e(LABEL[v.outcome] ?? v.outcome)}${v.n > 1 ? ` ×${v.n}` : ''}</span>: ${e(key.split('\u0000')[1])}</li>`;
-  });
-  const hidden = byReason.size - Math.min(printedN, PRINTED_REASONS);
-  const more = hidden > 0 ? `<li class="print-only">${elsewhere && hidden === byReason.size ? `${hidden} observation${hidden === 1 ? '' : 's'} of open points (printed in their own rows)` : `and ${hidden} more reasons (in the HTML report)`}</li>` : '';
-  return `<ul class="reasons">${items.join('')}${more}</ul>`;
+  const items = [...byReason].map(([key, v]) => `<li><span class="o-${e(v.outcome)}">${e(LABEL[v.outcome] ?? v.outcome)}${v.n > 1 ? ` ×${v.n}` : ''}</span>: ${e(key.split('\u0000')[1])}</li>`);
+  return `<ul class="reasons screen-only">${items.join('')}</ul>`;
 }
-
-/** Reasons of a matrix row in print; PRINTED_CHECKS: checks named in a printed row (the others counted). */
-const PRINTED_REASONS = 2;
-const PRINTED_CHECKS = 3;
-/** Outcomes whose checks a printed matrix row names (the others it counts). */
-const NAMED_IN_PRINT = new Set(['fail', 'waived', 'warning']);
 
 function checkLink(c: { id: string; outcome: string }, anchors: Map<string, string>): string {
   const a = anchors.get(c.id);
   const code = `<code class="o-${e(c.outcome)}">${e(c.id)}</code>`;
-  // Print names only the checks a reader must find (NAMED_IN_PRINT); the status cell counts the rest.
-  const cls = NAMED_IN_PRINT.has(c.outcome) ? '' : ' class="counted"';
-  return a ? `<a href="#${e(a)}"${cls}>${code}</a>` : cls ? `<span${cls}>${code}</span>` : code;
+  return a ? `<a href="#${e(a)}">${code}</a>` : code;
 }
 
-function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors: Map<string, string>): string {
+// ---------------------------------------------------------------------------------------------------
+// The printed matrix. Paper cannot open a <details>, and a full list of check ids in every row took two thirds of
+// the printed report. So print numbers every check once, in the order of the matrix (a check under the first
+// requirement it traces), and prints the numbers in an index at the end (every check of the run, id and outcome, in
+// small type). A printed row names every check that did not pass (with its reason) and gives the numbers of all its
+// checks, passing ones included, as ranges: "checks 140–152, 200". Nothing is left out, nothing is cut.
+
+/** Outcomes whose reason (the check's detail) the matrix prints; fail, waived and warning are printed in full under "Failures and warnings". */
+const REASON_IN_MATRIX = new Set(['not_verified', 'informational']);
+
+interface PrintPlan {
+  /** The number of every check id in the printed index, 1-based, in the order of the matrix. */
+  number: Map<string, number>;
+  /** Check ids in number order. */
+  ordered: string[];
+  /**
+   * For a check whose reason the matrix prints: the one row that prints it. The first row (in the matrix's order)
+   * whose status the check decides (the row's status is the check's outcome), else the first row it traces.
+   */
+  reasonRow: Map<LCheck, string>;
+}
+
+function printPlan(report: ConformanceReport): PrintPlan {
+  const rows = groupBySection(report.requirements).flatMap(([, reqs]) => reqs);
+  const position = new Map(rows.map((r, i) => [r.id, i]));
+  const status = new Map(rows.map((r) => [r.id, r.status]));
+  const first = new Map<string, number>();
+  for (const c of report.checks) {
+    const at = Math.min(Infinity, ...c.requirements.map((r) => position.get(r) ?? Infinity));
+    first.set(c.id, Math.min(first.get(c.id) ?? Infinity, at));
+  }
+  const ordered = [...first.keys()].sort((a, b) => first.get(a)! - first.get(b)! || (a < b ? -1 : a > b ? 1 : 0));
+  const reasonRow = new Map<LCheck, string>();
+  for (const c of report.checks) {
+    if (!REASON_IN_MATRIX.has(c.outcome)) continue;
+    const mine = c.requirements.filter((r) => position.has(r)).sort((a, b) => position.get(a)! - position.get(b)!);
+    const row = mine.find((r) => status.get(r) === c.outcome) ?? mine[0];
+    if (row !== undefined) reasonRow.set(c, row);
+  }
+  return { number: new Map(ordered.map((id, i) => [id, i + 1])), ordered, reasonRow };
+}
+
+/** `140–152, 200, 311`: sorted numbers, runs of three or more as a range. */
+function numberRanges(ns: number[]): string {
+  const sorted = [...new Set(ns)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length;) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j] + 1) j++;
+    parts.push(j >= i + 2 ? `${sorted[i]}–${sorted[j]}` : sorted.slice(i, j + 1).join(', '));
+    i = j + 1;
+  }
+  return parts.join(', ');
+}
+
+/**
+ * A row's checks as print shows them. In the row's last cell, the numbers of all its checks (passing ones included).
+ * In a line under the row (a second table row, print only, aligned with the statement): the checks that did not pass,
+ * named and grouped by outcome and reason, and the row's out-of-scope or not-observable reason. A check's reason is
+ * printed once in the whole matrix (a later row refers to the row that prints it); fail, waived and warning are
+ * printed in full under "Failures and warnings", so here they are only named.
+ */
+function printedChecks(r: LReq, mine: LCheck[], plan: PrintPlan, scopeParts: { part: string; reason: string }[] | undefined): string {
+  const groups = new Map<string, { outcome: string; ids: string[]; tail: string }>();
+  for (const c of mine) {
+    if (c.outcome === 'pass') continue;
+    let tail = '';
+    if (REASON_IN_MATRIX.has(c.outcome)) {
+      const at = plan.reasonRow.get(c);
+      tail = at === r.id || at === undefined ? ` — ${e(c.detail ?? '(no reason recorded)')}` : ` — reason under <code>${e(at)}</code>`;
+    } else if (!(c.outcome === 'fail' || c.outcome === 'waived' || c.outcome === 'warning') && c.detail) {
+      tail = ` — ${e(c.detail)}`;
+    }
+    const key = `${c.outcome}\u0000${tail}`;
+    const g = groups.get(key) ?? { outcome: c.outcome, ids: [], tail };
+    if (!g.ids.includes(c.id)) g.ids.push(c.id);
+    groups.set(key, g);
+  }
+  const order = (o: string) => (STATUS_ORDER.includes(o) ? STATUS_ORDER.indexOf(o) : STATUS_ORDER.length);
+  const items = [...groups.values()].sort((x, y) => order(x.outcome) - order(y.outcome)).map((g) =>
+    `<li><span class="o-${e(g.outcome)}">${e(LABEL[g.outcome] ?? g.outcome)}</span>: ${g.ids.map((id) => `<code>${e(id)}</code>`).join(', ')}${g.tail}</li>`);
+  // A part declared out of scope has its reason printed once, under Scope on page 1.
+  const part = (scopeParts ?? []).find((p) => p.reason === r.outOfScope);
+  if (r.outOfScope) items.unshift(`<li><span class="o-out_of_scope">declared out of scope</span>${part ? ` (${e(part.part)}): reason under Scope` : `: ${e(r.outOfScope)}`}</li>`);
+  if (r.notObservable) items.unshift(`<li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li>`);
+  const numbers = mine.map((c) => plan.number.get(c.id)).filter((n): n is number => n !== undefined);
+  const nums = `<span class="pnums print-only">${mine.length ? `<span class="pcounts">${counts(mine.map((c) => c.outcome))}</span> · check${new Set(numbers).size === 1 ? '' : 's'} ${numberRanges(numbers)}` : 'no check'}</span>`;
+  const named = items.length ? `<ul class="pchecks print-only">${items.join('')}</ul>` : '';
+  return nums + named;
+}
+
+/** The printed index of every check: its number (as the matrix gives it), its id, and its outcome when it did not pass. */
+function checkIndex(report: ConformanceReport, plan: PrintPlan): string {
+  if (report.requirements.length === 0 || plan.ordered.length === 0) return '';
+  const outcomes = new Map<string, Set<string>>();
+  for (const c of report.checks) outcomes.set(c.id, (outcomes.get(c.id) ?? new Set()).add(c.outcome));
+  const notPassed = (id: string) => [...outcomes.get(id)!].filter((o) => o !== 'pass');
+  // Consecutive passing checks that differ only in their last word print as one entry: 3–7 prefix-{a, b, c, d, e}.
+  const stem = (id: string) => (id.includes('-') ? id.slice(0, id.lastIndexOf('-')) : null);
+  const items: string[] = [];
+  const ids = plan.ordered;
+  for (let i = 0; i < ids.length;) {
+    const not = notPassed(ids[i]);
+    let j = i;
+    const st = stem(ids[i]);
+    if (!not.length && st !== null) while (j + 1 < ids.length && stem(ids[j + 1]) === st && !notPassed(ids[j + 1]).length) j++;
+    if (j > i) {
+      items.push(`<li><span class="n">${i + 1}–${j + 1}</span> <code>${e(st)}-{${ids.slice(i, j + 1).map((id) => e(id.slice(st!.length + 1))).join(', ')}}</code></li>`);
+    } else {
+      // A check whose reason no entry of the matrix prints (it traces no requirement of the catalog) has it here.
+      const unplaced = report.checks.filter((c) => c.id === ids[i] && REASON_IN_MATRIX.has(c.outcome) && !plan.reasonRow.has(c)).map((c) => c.detail ?? '(no reason recorded)');
+      items.push(`<li><span class="n">${i + 1}</span> <code>${e(ids[i])}</code>${not.length ? ` ${not.map((o) => `<span class="o-${e(o)}">${e(LABEL[o] ?? o)}</span>`).join(', ')}` : ''}${[...new Set(unplaced)].map((d) => ` — ${e(d)}`).join('')}</li>`);
+    }
+    i = j + 1;
+  }
+  return `<section id="check-index" class="print-only"><h2>Index of checks (${ids.length})</h2>`
+    + `<p>Every check of this run by the number the traceability matrix gives it (the failures are printed in full above; every check's title and evidence are in the HTML report and in conformance.json): numbered in the order of the matrix (a check comes under the first requirement it traces); a check that did not pass is marked with its outcome; checks next to each other that differ in their last word only share an entry (<code>3–5 a-b-{x, y, z}</code>: 3 is <code>a-b-x</code>, 4 <code>a-b-y</code>, 5 <code>a-b-z</code>).</p>`
+    + `<ol class="check-index">${items.join('')}</ol></section>`;
+}
+
+function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors: Map<string, string>, plan: PrintPlan): string {
   if (report.requirements.length === 0) return '<p id="matrix"><em>No requirement catalog was available for this run.</em></p>';
   const bySection = groupBySection(report.requirements);
   const bodies = bySection.map(([section, reqs]) => {
@@ -463,15 +610,11 @@ function matrix(report: ConformanceReport, byReq: Map<string, LCheck[]>, anchors
       const mine = byReq.get(r.id) ?? [];
       const unique = [...new Map(mine.map((c) => [c.id, c])).values()];
       const links = unique.map((c) => checkLink(c, anchors)).join(' ');
-      const checks = unique.length === 0 ? '<em>none</em>' : unique.length <= 6 ? links : `<details><summary>${unique.length} checks</summary>${links}</details>`;
-      // Print names the checks that failed, were waived or warned; the others are counted, with their reasons.
-      const others = unique.filter((c) => NAMED_IN_PRINT.has(c.outcome));
-      // Print shows no <details>: the checks that did not pass are named there, the passing ones counted.
-      const printed = unique.length > 6 && others.length
-        ? `<span class="print-only">${others.slice(0, PRINTED_CHECKS).map((c) => checkLink(c, anchors)).join(' ')}${others.length > PRINTED_CHECKS ? ` and ${others.length - PRINTED_CHECKS} more` : ''}</span>`
-        : '';
+      // The screen's list of checks (a <details> past six); print has its own (printedChecks).
+      const checks = unique.length === 0 ? '<em class="screen-only">none</em>' : `<span class="screen-only">${unique.length <= 6 ? links : `<details><summary>${unique.length} checks</summary>${links}</details>`}</span>`;
       const text = `${r.id} ${plain(r.statement)} ${plain(r.note ?? '')} ${unique.map((c) => c.id).join(' ')}`;
-      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td class="req"><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td class="level">${e(r.level)}</td><td><div class="stmt">${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</div></td><td class="status">${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td class="checks">${checks}${printed}${r.outOfScope ? `<ul class="reasons"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${r.notObservable ? `<ul class="reasons"><li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li></ul>` : ''}${reasons(mine, r.status)}</td></tr>`;
+      const printed = printedChecks(r, mine, plan, report.scope?.outOfScope);
+      return `<tr id="${e(reqAnchor(r.id))}" data-outcome="${e(r.status)}" data-requirement="${e(r.id)}" data-text="${e(text)}"><td class="req"><code>${e(r.id)}</code><a class="anchor" href="#${e(reqAnchor(r.id))}" title="link to this requirement">¶</a></td><td class="level">${e(r.level)}</td><td><div class="stmt">${renderStatement(r.statement)}${r.note ? `<br><small>${renderStatement(r.note)}</small>` : ''}</div></td><td class="status">${badge(r.status)}<div class="counts">${counts(mine.map((c) => c.outcome))}</div></td><td class="checks">${checks}${printed}${r.outOfScope ? `<ul class="reasons screen-only"><li><span class="o-out_of_scope">declared out of scope</span>: ${e(r.outOfScope)}</li></ul>` : ''}${r.notObservable ? `<ul class="reasons screen-only"><li><span class="o-out_of_scope">not observable by any run</span>: ${e(r.notObservable)}</li></ul>` : ''}${reasons(mine)}</td></tr>`;
     }).join('\n');
     return `<tbody data-section="${e(section)}"><tr class="section-row" id="${e(sectionAnchor(section))}"><th colspan="5">§${e(section)} · ${e(reqs[0].area)}</th></tr>\n${rows}\n</tbody>`;
   }).join('\n');
@@ -550,6 +693,7 @@ export function toHtml(input: ConformanceReport): string {
   });
   const byReq = new Map<string, LCheck[]>();
   for (const c of report.checks) for (const r of c.requirements) byReq.set(r, [...(byReq.get(r) ?? []), c]);
+  const plan = printPlan(report);
 
   const cov = report.coverage;
   const must = report.requirements.filter((r) => r.level === 'must');
@@ -635,7 +779,7 @@ ${reason && !reason.startsWith(`verified ${mustVerified} of ${mustInScope} `) ? 
 ${filter ? `<span class="line" id="filter">partial run, filter: <code>${e(filterText || 'yes')}</code></span>` : ''}<span class="line" id="scores">${e(scores)}</span></div>
 <div class="top-grid">
 <div id="scope"><h2>Scope</h2>${list('scope', scopeItems)}${oosHtml}</div>
-<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details${mustNotVerified.length <= 20 ? ' open' : ''}><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.notObservable?.length ? `<details open id="not-observable"><summary>Not observable by any run (${cov.notObservable.length}): listed apart, never counted as verified</summary><ul>${cov.notObservable.map((n) => `<li><a href="#${e(reqAnchor(n.id))}"><code>${e(n.id)}</code></a>: ${e(n.reason)}</li>`).join('')}</ul></details>` : ''}${withoutCheck.length ? `<details${withoutCheck.length <= 12 ? ' open' : ''}><summary>Without a check (${withoutCheck.length})</summary><ul>${withoutCheck.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
+<div id="coverage"><h2>Must requirements</h2><p>${mustVerified} verified and passed of ${mustInScope} in scope${pct(mustVerified, mustInScope) !== '–' ? ` (${pct(mustVerified, mustInScope)})` : ''}; ${cov.mustCovered ?? cov.mustTotal - cov.uncovered.length} of ${cov.mustTotal} have a check.</p>${mustNotVerified.length ? `<details${mustNotVerified.length <= 20 ? ' open' : ''}><summary>Not verified (${mustNotVerified.length})</summary><p>${mustNotVerified.map((id) => `<a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>`).join(' ')}</p></details>` : ''}${cov.notObservable?.length ? `<details open id="not-observable"><summary>Not observable by any run (${cov.notObservable.length}): listed apart, never counted as verified</summary><ul>${cov.notObservable.map((n) => `<li><a href="#${e(reqAnchor(n.id))}"><code>${e(n.id)}</code></a><span class="screen-only">: ${e(n.reason)}</span></li>`).join('')}</ul></details>` : ''}${withoutCheck.length ? `<details${withoutCheck.length <= 12 ? ' open' : ''}><summary>Without a check (${withoutCheck.length})</summary><ul>${withoutCheck.map((id) => `<li><a href="#${e(reqAnchor(id))}"><code>${e(id)}</code></a>${cov.notTested?.[id] ? `: ${e(cov.notTested[id])}` : ''}</li>`).join('')}</ul></details>` : ''}</div>
 </div>
 ${report.problems.length ? `<section id="problems-section"><h2>Problems</h2>${list('problems', report.problems)}</section>` : ''}
 <section id="failures"><h2>Failures and warnings${failing.length ? ` (${failing.length})` : ''}</h2>${failuresHtml}</section>
@@ -644,17 +788,21 @@ ${report.warnings.length ? `<section id="warnings-section"><h2>Warnings</h2>${li
 ${toc(report)}
 <div class="tools" role="toolbar" aria-label="Search and filter"><input id="search" type="search" placeholder="Search requirements and checks (id, text, reason)" aria-label="Search requirements and checks">${filters}<span id="search-count" aria-live="polite"></span></div>
 <h2>Requirement traceability</h2>
-${matrix(report, byReq, anchors)}
+${report.requirements.length ? `<p class="print-only" id="matrix-legend">One entry per requirement, by specification section: its status, its id and level, its statement (with the catalog's note after a dash), how many of its checks ended in each outcome and their numbers in the index of checks at the end; after ▸, the checks that did not pass, by name, with their reasons (a reason is printed once: another entry it concerns points to it; a failure's is under Failures and warnings).</p>` : ''}
+${matrix(report, byReq, anchors, plan)}
 <h2 id="all-checks-heading">Checks (${report.checks.length}; failures above)</h2>
-<p class="print-only">Every check of this run (${report.checks.length}), with its evidence, is in the HTML report and in conformance.json; the failures are printed above, the other checks are counted and their reasons given in the traceability matrix.</p>
 <div id="all-checks">${others.map(({ c, i }) => checkEntry(c, checkAnchor[i], baseUrl)).join('\n')}</div>
-<h2>Run</h2>
-<dl class="meta" id="run">${meta.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join('')}</dl>
-<h2>Mutation and variants</h2>
+<div class="closing">
+<div><h2>Run</h2>
+<dl class="meta" id="run">${meta.map(([k, v]) => `<dt>${e(k)}</dt><dd>${e(v)}</dd>`).join('')}</dl></div>
+<div><h2>Mutation and variants</h2>
 <div id="mutation">${mut ? `<p>${mut.score === null ? 'no mutants' : `${Math.round(mut.score * 1000) / 10}%`} (${mut.caught} of ${mut.total} mutants caught)</p>${mut.survivors.length ? `<p>Surviving mutants:</p><ul>${mut.survivors.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}${mut.unproven.length ? `<p>Checks not yet shown able to fail:</p><ul>${mut.unproven.map((x) => `<li><code>${e(x)}</code></li>`).join('')}</ul>` : ''}` : `<p>${e(report.scoreNotes?.mutation ?? 'Not known for this report: it records no mutation score and no reason.')}</p>`}</div>
 <div id="variants">${variants ? `<p>${variants.passed} of ${variants.total} variants passed</p>${Object.keys(variants.failing).length ? `<ul>${Object.entries(variants.failing).map(([v, ids]) => `<li><code>${e(v)}</code>: ${ids.map((id) => `<code>${e(id)}</code>`).join(', ')}</li>`).join('')}</ul>` : ''}` : `<p>Variants: ${e(report.scoreNotes?.variants ?? 'not known for this report: it records no variant result and no reason.')}</p>`}</div>
-<h2>Waivers</h2>
-<div id="waivers">${w.applied.length + w.expired.length + w.unmatched.length === 0 ? '<p>None.</p>' : `<ul>${w.applied.map((x) => `<li>applied: <code>${e(x.id)}</code> (owner ${e(x.owner)}, until ${e(x.expires)}) to ${x.checks.map((c) => `<code>${e(c)}</code>`).join(', ')}: ${e(x.reason)}</li>`).join('')}${w.expired.map((x) => `<li class="expired">EXPIRED: <code>${e(x.id)}</code> (owner ${e(x.owner)}, expired ${e(x.expires)}): ${e(x.reason)}</li>`).join('')}${w.unmatched.map((x) => `<li class="unmatched">matches nothing: <code>${e(x.id)}</code> (owner ${e(x.owner)}): ${e(x.why)}</li>`).join('')}</ul>`}</div>
+</div>
+<div><h2>Waivers</h2>
+<div id="waivers">${w.applied.length + w.expired.length + w.unmatched.length === 0 ? '<p>None.</p>' : `<ul>${w.applied.map((x) => `<li>applied: <code>${e(x.id)}</code> (owner ${e(x.owner)}, until ${e(x.expires)}) to ${x.checks.map((c) => `<code>${e(c)}</code>`).join(', ')}: ${e(x.reason)}</li>`).join('')}${w.expired.map((x) => `<li class="expired">EXPIRED: <code>${e(x.id)}</code> (owner ${e(x.owner)}, expired ${e(x.expires)}): ${e(x.reason)}</li>`).join('')}${w.unmatched.map((x) => `<li class="unmatched">matches nothing: <code>${e(x.id)}</code> (owner ${e(x.owner)}): ${e(x.why)}</li>`).join('')}</ul>`}</div></div>
+</div>
+${checkIndex(report, plan)}
 <script>${JS}</script>
 </body>
 </html>

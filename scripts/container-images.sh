@@ -14,7 +14,7 @@
 #   cec-local/postgres:15      that base with an entrypoint honouring POSTGRES_USER/PASSWORD/DB like the official image
 #   cec-local/node:24          that base with the Node binary of the pinned `node` devDependency and npm from npm pack
 # The reference image is built from reference-impl/Dockerfile on whichever Node image exists, tagged with the hash
-# of its build context (cli/reference-image.ts), which is the tag `--reference container` looks for; the harness's
+# of its build context (engine/reference/image.ts), which is the tag `--reference container` looks for; the harness's
 # own image (the npm package, scripts/images/harness/) on the same Node image, tagged with the hash of its inputs
 # (scripts/harness-image.ts) and exported as CONFORMANCE_HARNESS_IMAGE.
 #
@@ -126,7 +126,7 @@ else
 fi
 
 # 3. The reference implementation's image, from the working tree (layers cached by the engine).
-REFERENCE_IMAGE=$(node_modules/.bin/node cli/reference-image.ts) || unavailable "cannot compute the reference image's tag (run npm ci first)"
+REFERENCE_IMAGE=$(node_modules/.bin/node engine/reference/image.ts) || unavailable "cannot compute the reference image's tag (run npm ci first)"
 start=$SECONDS
 # --network host: the build's `npm ci` reaches the registry even where the engine runs without NAT (--iptables=false).
 if ! docker build -q --force-rm --network host --build-arg "NODE_IMAGE=$node_image" -f reference-impl/Dockerfile -t "$REFERENCE_IMAGE" . >"$CACHE/build.log" 2>&1; then

@@ -1,4 +1,4 @@
-// The signed certificate (reports/attest.ts, cli/attest.ts): `attest` / `run --attest` write an in-toto
+// The signed certificate (reports/attest.ts, reports/attest-dir.ts, cli/attest.ts): `attest` / `run --attest` write an in-toto
 // test-result Statement in a DSSE envelope signed with an Ed25519 key; `verify` accepts an untouched attested
 // run of a CONFORMANT report, rejects it after one byte of conformance.json changes (or with another key, or a
 // forged payload), and refuses to call a PARTIAL or INCOMPLETE run certified. Fabricated report folders first,
@@ -13,7 +13,7 @@ import { writeOutcomes, writeReports } from '../reports/write.ts';
 import type { Catalog, CollectedCheck } from '../reports/model.ts';
 import { check, context, outcomes } from './helpers/report-data.ts';
 import { runCli } from './helpers/cli-process.ts';
-import { startReference } from '../cli/reference-process.ts';
+import { startReference } from '../engine/reference/process.ts';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cec-attest-'));
 const cli = (args: string[], timeoutMs = 60_000) => runCli(args, { sampleMs: 0, timeoutMs });

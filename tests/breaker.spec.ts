@@ -76,12 +76,12 @@ test('file: a missing state file never throws and never opens', () => {
   expect(b.opened()).toBeUndefined();
 });
 
-test('runBreaker: the shared file when CONFORMANCE_BREAKER_FILE names one, a fresh memory breaker otherwise', () => {
+test('runBreaker: the shared file when the run plan names one, a fresh memory breaker otherwise', () => {
   const file = tmpFile();
-  expect(runBreaker({ CONFORMANCE_BREAKER_FILE: file })).toBe(runBreaker({ CONFORMANCE_BREAKER_FILE: file }));
-  expect(runBreaker({ CONFORMANCE_BREAKER_FILE: file })).toBeInstanceOf(FileBreaker);
-  expect(runBreaker({})).toBeInstanceOf(MemoryBreaker);
-  expect(runBreaker({})).not.toBe(runBreaker({}));
+  expect(runBreaker(file)).toBe(runBreaker(file));
+  expect(runBreaker(file)).toBeInstanceOf(FileBreaker);
+  expect(runBreaker(undefined)).toBeInstanceOf(MemoryBreaker);
+  expect(runBreaker(undefined)).not.toBe(runBreaker(undefined));
   fs.rmSync(path.dirname(file), { recursive: true, force: true });
 });
 

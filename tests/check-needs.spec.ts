@@ -10,8 +10,8 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference } from '../cli/reference-process.ts';
-import { allDeclaredChecks } from '../cli/declared-checks.ts';
+import { startReference } from '../engine/reference/process.ts';
+import { allDeclaredChecks } from '../engine/declared-checks.ts';
 import type { CollectedCheck } from '../reports/model.ts';
 import { runCli } from './helpers/cli-process.ts';
 

@@ -4,7 +4,7 @@
 // --bogus, an unknown command, an absent profile file, a profile with an unknown field / an ftp baseUrl /
 // broken JSON, a dead port, --shard 3/2, --seed abc, --db sqlite, a bad --grep, a bad waiver file).
 //
-// "Not this API" (cli/main.ts `probe`): a complete answer to GET /external/v1/encounters without
+// "Not this API" (engine/preflight.ts `probe`): a complete answer to GET /external/v1/encounters without
 // a key that is not JSON at all (HTML, plain text, a redirect, an empty body without a content type)
 // means the base URL reaches something else. A JSON answer, however wrong, is left to the checks (exit 1
 // with a report; tests/cli.spec.ts shows it with a target answering 200 {} to everything), and so is a

@@ -12,10 +12,10 @@ import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { check, outcomes, waiver } from './helpers/report-data.ts';
-import { startReference } from '../cli/reference-process.ts';
+import { startReference } from '../engine/reference/process.ts';
 import { freePort } from '../platform/embedded-cluster.ts';
 import { processTree, runCli, ROOT, SHIM, type CliResult } from './helpers/cli-process.ts';
-import { allDeclaredChecks } from '../cli/declared-checks.ts';
+import { allDeclaredChecks } from '../engine/declared-checks.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 

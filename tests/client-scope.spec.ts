@@ -6,8 +6,9 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
-import { judgeClient } from '../cli/client.ts';
-import { CLIENT_CHECKS, judgeClientChecks } from '../checks/client/checks.ts';
+import { judgeClient } from '../engine/client-run.ts';
+import { CLIENT_CHECKS } from '../checks/client/checks.ts';
+import { judgeClientChecks } from '../engine/client-judge.ts';
 import { INJECTABLE_REASONS } from '../observe/client-traffic.ts';
 import { RecordingProxy } from '../observe/client-proxy.ts';
 import { MAX_RUNS, parseReasonsOption, planReasons, reasonNotes } from '../engine/client-runs.ts';
@@ -135,13 +136,13 @@ test.describe('the client\'s scope', () => {
   test('a careful client that needs neither dates nor audio: its checks about them are out of scope, and the verdict says which parts it does not use', () => {
     const scenario: Scenario = { uses: ['list', 'paging', 'sort_order', 'encounter', 'document', 'transcript'], reasons: {} };
     const judged = judgeClientChecks(traffic(CAREFUL, scenario));
-    const audio = judged.find((j) => j.check.id === 'client-audio-url-not-printed')!.judgement;
-    expect(audio.outcome).toBe('not_verified');
-    expect(audio.detail).toMatch(/^out of scope: audio not used \(not in the scenario's `uses`\) \(the client got no audio URL\)$/);
+    const audio = judged.find((j) => j.check.id === 'client-audio-url-not-printed')!;
+    expect(audio.record.outcome).toBe('not_verified');
+    expect(audio.record.detail).toMatch(/^out of scope: audio not used \(not in the scenario's `uses`\) \(the client got no audio URL\)$/);
     expect(audio.unlock).toBeUndefined();
     // In scope and not judged (no scenario reasons): not verified, with what would unlock it.
-    const reasons = judged.find((j) => j.check.id === 'client-follows-declared-reason-handling')!.judgement;
-    expect(reasons.outcome).toBe('not_verified');
+    const reasons = judged.find((j) => j.check.id === 'client-follows-declared-reason-handling')!;
+    expect(reasons.record.outcome).toBe('not_verified');
     expect(reasons.unlock).toMatch(/a scenario whose `reasons` declare/);
 
     const run = judgeClient(traffic(CAREFUL, scenario), 'careful', 'http://127.0.0.1:9', new Date(T0).toISOString());

@@ -10,7 +10,8 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { CLIENT_CHECKS, MAX_REPEATS_AFTER_4XX, MIN_RETRY_PAUSE_MS } from '../checks/client/checks.ts';
+import { CLIENT_CHECKS, clientEvidence, MAX_REPEATS_AFTER_4XX, MIN_RETRY_PAUSE_MS, type ClientCheck } from '../checks/client/checks.ts';
+import { judgeClientCheck } from '../engine/client-judge.ts';
 import type { ClientExchange, ClientTraffic, ReasonAction, ReasonNote, ScopePart } from '../observe/client-traffic.ts';
 import type { Outcome } from '../record/record.ts';
 import { REDACTED } from '../record/redact.ts';
@@ -453,6 +454,15 @@ const CASES: Record<string, CheckCases> = {
 
 const byId = new Map(CLIENT_CHECKS.map((c) => [c.id, c]));
 
+/**
+ * One check judged over a record as a run judges it (engine/client-judge.ts, through engine/evaluate.ts): its outcome,
+ * its detail ('' when it has none), the exchanges it cites as evidence, and what would unlock it when not verified.
+ */
+function judgeOne(check: ClientCheck, t: ClientTraffic) {
+  const { record, unlock } = judgeClientCheck(check, t);
+  return { outcome: record.outcome, detail: record.detail ?? '', evidence: record.evidence, unlock };
+}
+
 test.describe('the client checks on fabricated traffic', () => {
   test('the table covers every client check, each with a record that fires and one that passes', () => {
     expect(Object.keys(CASES).sort()).toEqual(CLIENT_CHECKS.map((c) => c.id).sort());
@@ -467,8 +477,8 @@ test.describe('the client checks on fabricated traffic', () => {
     for (const [id, c] of Object.entries(CASES)) {
       for (const k of [...c.fires, ...c.passes, ...c.notVerified]) {
         const before = JSON.stringify({ ...k.t, keys: [...k.t.keys], profileIds: [...k.t.profileIds] });
-        const a = byId.get(id)!.judge(k.t);
-        const b = byId.get(id)!.judge(k.t);
+        const a = judgeOne(byId.get(id)!, k.t);
+        const b = judgeOne(byId.get(id)!, k.t);
         expect({ outcome: b.outcome, detail: b.detail }, `${id} › ${k.name}`).toEqual({ outcome: a.outcome, detail: a.detail });
         expect(JSON.stringify({ ...k.t, keys: [...k.t.keys], profileIds: [...k.t.profileIds] })).toBe(before);
       }
@@ -477,7 +487,7 @@ test.describe('the client checks on fabricated traffic', () => {
 
   for (const [id, c] of Object.entries(CASES)) {
     const expectOutcome = (k: Case, outcome: Outcome) => {
-      const j = byId.get(id)!.judge(k.t);
+      const j = judgeOne(byId.get(id)!, k.t);
       expect(j.outcome, `${k.name}: ${j.detail}`).toBe(outcome);
       if (k.detail) expect(j.detail).toMatch(k.detail);
       expect(j.detail.length).toBeGreaterThan(0);
@@ -488,7 +498,7 @@ test.describe('the client checks on fabricated traffic', () => {
         const j = expectOutcome(k, c.fireAs ?? 'fail');
         // Evidence is the exchanges that show it, at most a few (an output finding has none to show).
         expect(j.evidence.length, k.name).toBeLessThanOrEqual(5);
-        for (const ex of j.evidence) expect(k.t.exchanges, k.name).toContain(ex);
+        for (const ex of j.evidence) expect(k.t.exchanges.map(clientEvidence), k.name).toContainEqual(ex);
       }
     });
     test(`${id} › stays quiet on a record that keeps it`, () => {
@@ -506,38 +516,38 @@ test.describe('the client checks on fabricated traffic', () => {
 
   test('client-follows-declared-reason-handling › a retry-later retried at once is a warning (the spec writes no pause), a retry never sent still fails', () => {
     const handling = byId.get('client-follows-declared-reason-handling')!;
-    const atOnce = handling.judge(traffic([req(L, { at: T0 }), injected(AUDIO_ROUTE, 'audio_storage_unavailable', 503, { at: T0 + 10, durationMs: 1 }), req(AUDIO_ROUTE, { at: T0 + 21 })], { scenario: { audio_storage_unavailable: 'retry-later' } }));
+    const atOnce = judgeOne(handling, traffic([req(L, { at: T0 }), injected(AUDIO_ROUTE, 'audio_storage_unavailable', 503, { at: T0 + 10, durationMs: 1 }), req(AUDIO_ROUTE, { at: T0 + 21 })], { scenario: { audio_storage_unavailable: 'retry-later' } }));
     expect(atOnce.outcome).toBe('warning');
     expect(atOnce.detail).toMatch(/retried after 10 ms \(good practice: a pause/);
-    const never = handling.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'digest_key_unavailable', 503), req(`${L}/${e(DOC)}`)], { scenario: { digest_key_unavailable: 'retry-later' } }));
+    const never = judgeOne(handling, traffic([req(L), injected(`${L}/${e(ENC)}`, 'digest_key_unavailable', 503), req(`${L}/${e(DOC)}`)], { scenario: { digest_key_unavailable: 'retry-later' } }));
     expect(never.outcome).toBe('fail');
   });
 
   test('client-follows-declared-reason-handling › declared skip-resource, the same request again before going on: a warning (the spec calls no reason terminal)', () => {
-    const j = byId.get('client-follows-declared-reason-handling')!.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'encounter_not_found', 404), req(`${L}/${e(ENC)}`), req(`${L}/${e(DOC)}`)], { scenario: { encounter_not_found: 'skip-resource' } }));
+    const j = judgeOne(byId.get('client-follows-declared-reason-handling')!, traffic([req(L), injected(`${L}/${e(ENC)}`, 'encounter_not_found', 404), req(`${L}/${e(ENC)}`), req(`${L}/${e(DOC)}`)], { scenario: { encounter_not_found: 'skip-resource' } }));
     expect(j.outcome).toBe('warning');
     expect(j.detail).toMatch(/declared `skip-resource` for encounter_not_found; the client sent the same request again 1 time/);
   });
 
   test('client-follows-declared-reason-handling › a sequential client going on at once after a stop (its carried answers come back in milliseconds) fails: only a concurrent client\'s requests on their way are excused', () => {
     const handling = byId.get('client-follows-declared-reason-handling')!;
-    const fast = handling.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401, { at: T0 + 1000, durationMs: 1 }), { ...injected(`${L}/${e(DOC)}`, 'revoked_key', 401, { at: T0 + 1005 }), carried: true }, { ...injected(`${L}/${e(PCT)}`, 'revoked_key', 401, { at: T0 + 1010 }), carried: true }], { scenario: { revoked_key: 'stop' } }));
+    const fast = judgeOne(handling, traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401, { at: T0 + 1000, durationMs: 1 }), { ...injected(`${L}/${e(DOC)}`, 'revoked_key', 401, { at: T0 + 1005 }), carried: true }, { ...injected(`${L}/${e(PCT)}`, 'revoked_key', 401, { at: T0 + 1010 }), carried: true }], { scenario: { revoked_key: 'stop' } }));
     expect(fast.outcome).toBe('fail');
     expect(fast.detail).toMatch(/sent 2 more requests with that key/);
   });
 
   test('client-follows-declared-reason-handling › declared stop, the refused request asked once more (its key keeps its state) before stopping: a warning; other work after it fails', () => {
     const handling = byId.get('client-follows-declared-reason-handling')!;
-    const again = handling.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401), { ...injected(`${L}/${e(ENC)}`, 'revoked_key', 401), carried: true }], { scenario: { revoked_key: 'stop' } }));
+    const again = judgeOne(handling, traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401), { ...injected(`${L}/${e(ENC)}`, 'revoked_key', 401), carried: true }], { scenario: { revoked_key: 'stop' } }));
     expect(again.outcome).toBe('warning');
     expect(again.detail).toMatch(/declared `stop` for revoked_key; the client sent the refused request again 1 time before stopping/);
-    const onwards = handling.judge(traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401), { ...injected(`${L}/${e(DOC)}`, 'revoked_key', 401), carried: true }], { scenario: { revoked_key: 'stop' } }));
+    const onwards = judgeOne(handling, traffic([req(L), injected(`${L}/${e(ENC)}`, 'revoked_key', 401), { ...injected(`${L}/${e(DOC)}`, 'revoked_key', 401), carried: true }], { scenario: { revoked_key: 'stop' } }));
     expect(onwards.outcome).toBe('fail');
     expect(onwards.detail).toMatch(/declared `stop` for revoked_key, but the client sent 1 more request with that key/);
   });
 
   test('client-list-walk-sees-every-item › pages that overlap read encounters twice: a warning, not a failure', () => {
-    const j = byId.get('client-list-walk-sees-every-item')!.judge(traffic([req(`${L}?limit=3&offset=0`, { body: page(3) }), req(`${L}?limit=3&offset=2`, { body: page(3) })]));
+    const j = judgeOne(byId.get('client-list-walk-sees-every-item')!, traffic([req(`${L}?limit=3&offset=0`, { body: page(3) }), req(`${L}?limit=3&offset=2`, { body: page(3) })]));
     expect(j.outcome).toBe('warning');
     expect(j.detail).toMatch(/pages overlap/);
   });
@@ -547,7 +557,7 @@ test.describe('the client checks on fabricated traffic', () => {
     const urlEncoder = encodeURIComponent(id).replaceAll('%20', '+').replaceAll('(', '%28').replaceAll(')', '%29').replaceAll('!', '%21');
     const t = traffic([req(`${L}/${urlEncoder}`)]);
     t.profileIds.add(id);
-    const j = byId.get('client-ids-opaque-and-encoded')!.judge(t);
+    const j = judgeOne(byId.get('client-ids-opaque-and-encoded')!, t);
     expect(j.outcome).toBe('fail');
     expect(j.detail).toMatch(/it is the handed-out id "enc \(1\)!" encoded as a form .*URLEncoder.encode\(id, UTF_8\)\.replace/);
   });
@@ -555,27 +565,27 @@ test.describe('the client checks on fabricated traffic', () => {
   test('client-list-dates-valid › a raw + in a date value is a warning naming the hazard; %2B and a failure stay what they are', () => {
     const dates = byId.get('client-list-dates-valid')!;
     for (const target of [`${L}?start_at=2020-01-01T00:00:00+02:00`, `${L}?start_at=2020-01-01T00:00:00Z&end_at=2020-01-02T00:00:00+05:30`]) {
-      const j = dates.judge(traffic([req(LIST_OK), req(target)]));
+      const j = judgeOne(dates, traffic([req(LIST_OK), req(target)]));
       expect(j.outcome, j.detail).toBe('warning');
       expect(j.detail).toMatch(/carries a raw '\+': a server that decodes the query as a form .* reads a space there and answers 422 invalid_query; percent-encode it as %2B/);
-      expect(j.evidence.map((x) => x.target)).toEqual([target]);
+      expect(j.evidence.map((x) => x.request.target)).toEqual([target]);
     }
-    expect(dates.judge(traffic([req(`${L}?start_at=2020-01-01T00:00:00%2B02:00`)])).outcome).toBe('pass');
+    expect(judgeOne(dates, traffic([req(`${L}?start_at=2020-01-01T00:00:00%2B02:00`)])).outcome).toBe('pass');
     // A value that is wrong whichever way '+' is read is a failure, not a warning.
-    expect(dates.judge(traffic([req(`${L}?start_at=2020-01-01T00:00:00+02:00&end_at=2019-01-01T00:00:00Z`)])).outcome).toBe('fail');
+    expect(judgeOne(dates, traffic([req(`${L}?start_at=2020-01-01T00:00:00+02:00&end_at=2019-01-01T00:00:00Z`)])).outcome).toBe('fail');
     // The other list keys: a raw '+' makes their values invalid on either reading, which their own checks fail.
-    expect(byId.get('client-list-paging-canonical')!.judge(traffic([req(`${L}?limit=+5`)])).outcome).toBe('fail');
+    expect(judgeOne(byId.get('client-list-paging-canonical')!, traffic([req(`${L}?limit=+5`)])).outcome).toBe('fail');
   });
 
   test('a not-verified check names what would let it judge', () => {
     for (const c of CLIENT_CHECKS) {
-      const j = c.judge(EMPTY);
+      const j = judgeOne(c, EMPTY);
       if (j.outcome === 'not_verified') expect(j.unlock, c.id).toMatch(/\w{3,}/);
     }
   });
 
   test('on empty traffic, every check but the output one says not_verified (never a pass on nothing)', () => {
-    const outcomes = Object.fromEntries(CLIENT_CHECKS.map((c) => [c.id, c.judge(EMPTY).outcome]));
+    const outcomes = Object.fromEntries(CLIENT_CHECKS.map((c) => [c.id, judgeOne(c, EMPTY).outcome]));
     expect(Object.entries(outcomes).filter(([, o]) => o !== 'not_verified')).toEqual([['client-key-not-printed', 'pass']]);
   });
 });

@@ -1,12 +1,12 @@
 // The coverage gate: every `must` requirement of the catalog is verified by at least one declared check of some
-// subject (engine/registry.ts, loaded by cli/declared-checks.ts), or has a reviewed `notTested` reason
+// subject (engine/registry.ts, loaded by engine/declared-checks.ts), or has a reviewed `notTested` reason
 // (fixtures/requirements/not-tested.json). Coverage is read from the declarations themselves: nothing generated
 // from a run to keep in step. The gate's logic is tested on fabricated data first, so a red gate means coverage,
 // not a broken gate.
 import { test, expect } from '@playwright/test';
 import { coverageGaps, readNotTested } from '../reports/coverage.ts';
 import { loadCatalog } from '../reports/context.ts';
-import { checksByRequirement } from '../cli/declared-checks.ts';
+import { checksByRequirement } from '../engine/declared-checks.ts';
 import { CATALOG } from './helpers/report-data.ts';
 
 test.describe('gate logic (fabricated catalog)', () => {

@@ -12,7 +12,7 @@ import { buildReport, type ConformanceReport } from '../reports/model.ts';
 import { baselineExitCode, baselineGate, compareToBaseline, diffMarkdown, diffReports, diffText } from '../reports/diff.ts';
 import { check, context, outcomes, waiver } from './helpers/report-data.ts';
 import { runCli, type CliResult } from './helpers/cli-process.ts';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { loadMatrix, matches } from './mutants/matrix.ts';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'cec-diff-'));

@@ -7,7 +7,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { runCli } from './helpers/cli-process.ts';
 import { startDeploymentDouble, type DeploymentDouble } from './helpers/deployment-double.ts';
 

@@ -9,7 +9,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { retryAfterMs, throttleWaitMs, Pace, MAX_WAIT_MS } from '../observe/throttle.ts';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { runCli } from './helpers/cli-process.ts';
 import { declared } from './helpers/declared.ts';
 

@@ -3,7 +3,7 @@
 // probe rules give (below), never crash, never hang, and keep its memory bounded (peak RSS of the CLI
 // and of every process it starts, sampled from /proc, recorded as annotations).
 //
-// Probe rules (cli/main.ts `probe`): the probe has its own 5 s deadline; a target that accepts
+// Probe rules (engine/preflight.ts `probe`): the probe has its own 5 s deadline; a target that accepts
 // the connection and does not answer it completely in time (hang, drip) is a setup error: exit 2 with
 // one line. A complete answer that is neither labelled JSON nor a JSON object (here: the redirect
 // loop's 302 with no body) means the base URL is not this API: exit 2 with one line. A target that

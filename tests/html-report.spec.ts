@@ -4,9 +4,12 @@
 // fabricated data in Chromium (Debian's /usr/bin/chromium through Playwright's executablePath; browser
 // downloads fail here): the top (four verdict colours, scope, "verified N of M", a partial run's filter,
 // scores), a matrix row with its reasons, the search box, failing evidence with curl, and print page 1
-// with the verdict's colours kept. A full run of the real catalog with three failures prints on at most 22 A4
-// pages (issue 33: 50; issue 40: nothing clipped), its failure bodies pretty-printed and cut, and no box of its printed matrix overprints
-// another (a probe over every cell's text boxes, shown to fire on a planted overprint). Screenshots land in
+// with the verdict's colours kept. A full run of the real catalog with three failures prints on at most 12 A4
+// pages (issue 33: 50; issue 40: 21, with nothing clipped; then 12: the matrix printed as a register, every check numbered
+// in an index at the end), its failure bodies pretty-printed and cut; no text of its printed matrix overprints another
+// or spills (a probe over every cell's text boxes, shown to fire on planted overprints), none is clipped, every
+// statement and note prints whole, each reason once, and every check of every requirement is found through the index.
+// Screenshots land in
 // reports/out/screenshots/. Without Chromium the browser tests skip locally and FAIL
 // under CI (CI installs it).
 import { test, expect, chromium, type Browser, type Page } from '@playwright/test';
@@ -20,7 +23,7 @@ import { buildReport, type CollectedCheck, type ConformanceReport } from '../rep
 import { redact } from '../record/redact.ts';
 import { CATALOG, check, context, defaultChecks, outcomes, waiver } from './helpers/report-data.ts';
 import { loadCatalog } from '../reports/context.ts';
-import { allDeclaredChecks } from '../cli/declared-checks.ts';
+import { allDeclaredChecks } from '../engine/declared-checks.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -340,18 +343,31 @@ test.describe('in Chromium', () => {
     return { file: path.join(out, 'conformance.html'), report, listBody };
   }
 
-  /** Every box of the matrix under print media: the problems found (empty: no cell overprints another or spills). */
+  /**
+   * Every entry of the matrix under print media: the problems found (empty: nothing overprints, spills or breaks).
+   * The printed matrix is a register (one entry a paragraph, its status in a gutter), so the probe works on what is
+   * drawn: the line boxes of every cell's text (and the box of a cell that has one, a table cell or the gutter). No
+   * text of one cell on the text or the box of another; every text inside its entry and its entry inside the page;
+   * no entry over the one before it; a cell with a box of its own holds its content; no word of a level or a status
+   * broken, no short word of a statement.
+   */
   const MATRIX_OVERLAPS = `(() => {
     const problems = [];
-    const within = (r, b) => r.left >= b.left - 0.5 && r.right <= b.right + 0.5 && r.top >= b.top - 0.5 && r.bottom <= b.bottom + 0.5;
+    // A glyph box (the font's ascent to its descent) stands up to a pixel or two above and below a tight line box; a
+    // line over another overlaps it by most of its height.
+    const GLYPH = 2;
+    const within = (r, b, v = 0.5) => r.left >= b.left - 0.5 && r.right <= b.right + 0.5 && r.top >= b.top - v && r.bottom <= b.bottom + v;
+    const meet = (a, b, v = 0.5) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 0.5 && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > v;
     const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
-    // A word broken over two lines ("Leve l", "unsp ecifie d"): each word of the element on one line.
+    const inline = (el) => getComputedStyle(el).display === 'inline';
+    // A word broken over two lines ("Leve l", "unsp ecifie d"): each word of the element on one line (a line may end
+    // after a word's hyphen: "time-" and "zone" are each whole).
     const broken = (el) => {
       const out = [];
       const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
       for (let n = walker.nextNode(); n; n = walker.nextNode()) {
         if (!shown(n.parentElement)) continue;
-        for (const m of n.textContent.matchAll(/\\S+/g)) {
+        for (const m of n.textContent.matchAll(/[^\\s-]+-?/g)) {
           const range = document.createRange();
           range.setStart(n, m.index);
           range.setEnd(n, m.index + m[0].length);
@@ -361,58 +377,77 @@ test.describe('in Chromium', () => {
       }
       return out;
     };
+    // The line boxes of the text a cell draws, each with its text; what an ancestor clips is not drawn.
+    const drawn = (td) => {
+      const out = [];
+      const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        const el = n.parentElement;
+        if (!n.textContent.trim() || !shown(el)) continue;
+        let clip = { left: -Infinity, right: Infinity, top: -Infinity, bottom: Infinity };
+        for (let a = el; a && a !== td.parentElement; a = a.parentElement) {
+          if (getComputedStyle(a).overflowY !== 'visible') {
+            const r = a.getBoundingClientRect();
+            clip = { left: Math.max(clip.left, r.left), right: Math.min(clip.right, r.right), top: Math.max(clip.top, r.top), bottom: Math.min(clip.bottom, r.bottom) };
+          }
+        }
+        const range = document.createRange();
+        range.selectNodeContents(n);
+        for (const r of range.getClientRects()) {
+          const d = { left: Math.max(r.left, clip.left), right: Math.min(r.right, clip.right), top: Math.max(r.top, clip.top), bottom: Math.min(r.bottom, clip.bottom), text: n.textContent.trim().slice(0, 40) };
+          if (d.right > d.left && d.bottom > d.top) out.push(d);
+        }
+      }
+      return out;
+    };
     const table = document.getElementById('matrix');
     const page = document.documentElement.clientWidth;
     if (table.getBoundingClientRect().right > page + 0.5) problems.push('the matrix is wider than the page: ' + table.getBoundingClientRect().right + ' > ' + page);
     for (const th of table.querySelectorAll('thead th')) for (const w of broken(th)) problems.push('header word broken: ' + w);
+    let before = null;
     for (const tr of table.querySelectorAll('tr[data-outcome]')) {
+      if (!shown(tr)) continue;
+      const entry = tr.getBoundingClientRect();
+      if (entry.right > page + 0.5) problems.push(tr.id + ': wider than the page');
+      if (before && entry.top < before.bottom - 0.5) problems.push(tr.id + ': over the entry before it');
+      before = entry;
       const cells = [...tr.children];
       if (cells.length !== 5) problems.push(tr.id + ': ' + cells.length + ' cells instead of 5');
-      const boxes = cells.map((td) => td.getBoundingClientRect());
-      for (let i = 1; i < boxes.length; i++) if (boxes[i].left < boxes[i - 1].right - 0.5) problems.push(tr.id + ': cells ' + (i - 1) + ' and ' + i + ' overlap');
+      const text = cells.map(drawn);
+      // What each cell covers: its box when it has one, else the line boxes of its text.
+      const covers = cells.map((td, i) => (inline(td) ? text[i] : [td.getBoundingClientRect()]));
       cells.forEach((td, i) => {
-        const b = boxes[i];
-        if (td.scrollWidth > td.clientWidth + 1) problems.push(tr.id + ' cell ' + i + ': content ' + td.scrollWidth + 'px in a ' + td.clientWidth + 'px cell');
+        if (!inline(td)) {
+          const b = td.getBoundingClientRect();
+          if (td.scrollWidth > td.clientWidth + 1) problems.push(tr.id + ' cell ' + i + ': content ' + td.scrollWidth + 'px in a ' + td.clientWidth + 'px cell');
+          for (const d of text[i]) if (!within(d, b, GLYPH)) problems.push(tr.id + ' cell ' + i + ': "' + d.text + '" drawn outside its cell');
+        }
+        for (const d of text[i]) if (!within(d, entry, GLYPH)) problems.push(tr.id + ' cell ' + i + ': "' + d.text + '" drawn outside its entry');
         if (td.classList.contains('level') || td.classList.contains('status')) for (const w of broken(td)) problems.push(tr.id + ' cell ' + i + ': word broken: ' + w);
         // A statement's words may wrap between words, and a long token may break where it must; a short word ("en um") never.
         if (i === 2) for (const w of broken(td)) if (w.length <= 9) problems.push(tr.id + ' cell ' + i + ': word broken: ' + w);
-        const walker = document.createTreeWalker(td, NodeFilter.SHOW_TEXT);
-        for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-          const el = n.parentElement;
-          if (!n.textContent.trim() || !shown(el)) continue;
-          // What an ancestor clips (a statement cut to two lines) is not drawn: only the drawn part must stay in the cell.
-          let clip = b;
-          for (let a = el; a && a !== td; a = a.parentElement) {
-            if (getComputedStyle(a).overflowY !== 'visible') {
-              const r = a.getBoundingClientRect();
-              clip = { left: Math.max(clip.left, r.left), right: Math.min(clip.right, r.right), top: Math.max(clip.top, r.top), bottom: Math.min(clip.bottom, r.bottom) };
-            }
-          }
-          const range = document.createRange();
-          range.selectNodeContents(n);
-          for (const r of range.getClientRects()) {
-            const drawn = { left: Math.max(r.left, clip.left), right: Math.min(r.right, clip.right), top: Math.max(r.top, clip.top), bottom: Math.min(r.bottom, clip.bottom) };
-            if (drawn.right <= drawn.left || drawn.bottom <= drawn.top) continue;
-            if (!within(drawn, b)) problems.push(tr.id + ' cell ' + i + ': "' + n.textContent.trim().slice(0, 40) + '" drawn outside its cell');
-          }
-        }
       });
+      for (let i = 0; i < cells.length; i++) for (let j = 0; j < cells.length; j++) {
+        if (i === j) continue;
+        const hit = text[i].find((d) => covers[j].some((c) => meet(d, c, GLYPH)));
+        if (hit) problems.push(tr.id + ': cells ' + i + ' and ' + j + ' overprint ("' + hit.text + '")');
+      }
     }
     // The contents by section: no entry over another (issue 33: §8's counts overprinted §9's).
     const items = [...document.querySelectorAll('nav#toc li')].map((li) => [li, li.getBoundingClientRect()]);
     for (let i = 0; i < items.length; i++) for (let j = i + 1; j < items.length; j++) {
       const [a, b] = [items[i][1], items[j][1]];
-      if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5) problems.push('contents: ' + items[i][0].textContent.slice(0, 30) + ' overlaps ' + items[j][0].textContent.slice(0, 30));
+      if (meet(a, b)) problems.push('contents: ' + items[i][0].textContent.slice(0, 30) + ' overlaps ' + items[j][0].textContent.slice(0, 30));
     }
     for (const [li, r] of items) if (li.scrollWidth > li.clientWidth + 1) problems.push('contents: ' + li.textContent.slice(0, 30) + ' spills out of its column');
     return problems;
   })()`;
 
-  // At most 22 pages: nothing of a statement or a reason is clipped any more (issue 40: it was, at 15 pages); the
-  // matrix of ~300 requirements is most of it, each reason printed once, in the row whose status it decides.
-  test('a run with three failures prints on at most 22 A4 pages: verdict, scope, failures with evidence, then the matrix', async () => {
+  // At most 12 pages (issue 40: 21 before, with nothing clipped): the matrix of ~300 requirements prints as a register,
+  // one paragraph an entry, the checks of a row by their numbers in an index of checks at the end, each reason once.
+  test('a run with three failures prints on at most 12 A4 pages: verdict, scope, failures with evidence, the matrix, then the index of checks', async () => {
     test.setTimeout(120_000);
-    const { file } = await threeFailureRun();
+    const { file, report } = await threeFailureRun();
     // The page box of A4 with the 12 mm margins of @page: 186 mm of content, 703 CSS px.
     const page = await browser.newPage({ viewport: { width: 703, height: 1032 } });
     await page.goto(pathToFileURL(file).href);
@@ -420,7 +455,7 @@ test.describe('in Chromium', () => {
     fs.writeFileSync(path.join(SHOTS, 'three-failures.pdf'), pdf);
     const pages = (pdf.toString('latin1').match(/\/Type\s*\/Page\b(?!s)/g) ?? []).length;
     test.info().annotations.push({ type: 'pdf-pages', description: String(pages) });
-    expect(pages).toBeLessThanOrEqual(22);
+    expect(pages).toBeLessThanOrEqual(12);
     expect(pages).toBeGreaterThanOrEqual(6); // the matrix of ~300 requirements is there, not dropped
 
     await page.emulateMedia({ media: 'print' });
@@ -428,48 +463,150 @@ test.describe('in Chromium', () => {
     expect(await top('#verdict')).toBeLessThan(await top('#scope'));
     expect(await top('#scope')).toBeLessThan(await top('#failures'));
     expect(await top('#failures')).toBeLessThan(await top('#matrix'));
+    expect(await top('#matrix')).toBeLessThan(await top('#check-index'));
     // Page 1 (1032 CSS px of A4 content) holds the verdict, the scope and the first failure's heading.
     expect((await page.locator('#failures .check[data-outcome="fail"] h3').first().boundingBox())!.y).toBeLessThan(1032);
     // The failures, each with its evidence open; passing and informational checks give way to the matrix.
     await expect(page.locator('#failures .check[data-outcome="fail"]')).toHaveCount(3);
     await expect(page.locator('#failures .check[data-outcome="fail"] pre.evidence[data-part="response"]').first()).toBeVisible();
     await expect(page.locator('#all-checks')).toBeHidden();
+    // Every requirement has its printed entry, and the index is printed.
+    expect(await page.locator('#matrix tr[data-outcome]').evaluateAll((trs) => trs.filter((tr) => tr.getClientRects().length > 0).length)).toBe(report.requirements.length);
+    await expect(page.locator('#check-index')).toBeVisible();
     await page.screenshot({ path: path.join(SHOTS, 'print-three-failures-page-1.png'), clip: { x: 0, y: 0, width: 703, height: 1032 }, fullPage: true });
     const m = (await page.locator('#matrix').boundingBox())!;
     await page.screenshot({ path: path.join(SHOTS, 'print-three-failures-matrix.png'), clip: { x: 0, y: m.y, width: 703, height: 1032 }, fullPage: true });
   });
 
-  test('printed, the matrix cells never overprint: every word of a cell in its own box, no clipped column, no broken words', async () => {
+  test('printed, the matrix never overprints: every word of a cell inside its entry and off the other cells, no broken words', async () => {
     test.setTimeout(120_000);
     const { file } = await threeFailureRun();
     const page = await browser.newPage({ viewport: { width: 703, height: 1032 } });
     await page.goto(pathToFileURL(file).href);
     await page.emulateMedia({ media: 'print' });
     expect(await page.evaluate(MATRIX_OVERLAPS)).toEqual([]);
-    // The probe sees an overprint when there is one: a column too narrow for its word, a cell that spills.
-    await page.addStyleTag({ content: '#matrix .level{font-size:20pt!important;white-space:normal!important;word-break:break-all!important} #matrix td.checks{white-space:nowrap!important;overflow-wrap:normal!important}' });
-    const planted = await page.evaluate(MATRIX_OVERLAPS) as string[];
-    expect(planted.some((p) => /header word broken: Level|word broken: unspecified|word broken: must/.test(p)), planted.slice(0, 5).join('\n')).toBe(true);
-    expect(planted.some((p) => /cell 4: .*(px in a|drawn outside)/.test(p)), planted.slice(0, 5).join('\n')).toBe(true);
+    // The probe sees an overprint when there is one: a gutter too narrow for its status, text that spills out of its
+    // entry, a column too narrow for its word.
+    const planted = async (css: string): Promise<string[]> => {
+      const tag = await page.addStyleTag({ content: css });
+      const found = await page.evaluate(MATRIX_OVERLAPS) as string[];
+      await tag.evaluate((el) => el.remove());
+      return found;
+    };
+    const gutter = await planted('#matrix tr[data-outcome]{padding-left:20px!important}');
+    expect(gutter.some((p) => /cells 0 and 3 overprint/.test(p)), gutter.slice(0, 5).join('\n')).toBe(true);
+    const spill = await planted('#matrix tr[data-outcome]>td{white-space:nowrap!important}');
+    expect(spill.some((p) => /cell 2: .*drawn outside its entry/.test(p)), spill.slice(0, 5).join('\n')).toBe(true);
+    const narrow = await planted('#matrix td.status{width:14px!important} #matrix .status .badge{white-space:normal!important;word-break:break-all!important}');
+    expect(narrow.some((p) => /cell 3: word broken/.test(p)), narrow.slice(0, 5).join('\n')).toBe(true);
+    expect(await page.evaluate(MATRIX_OVERLAPS)).toEqual([]);
   });
 
-  test('printed, no text is hidden: every cell of the matrix and every statement and reason shows whole (its scroll height is its height); the footer carries the verdict, the spec digest and the page number (issue 40)', async () => {
+  test('printed, no text is hidden: nothing in the matrix or the index can clip (its scroll height is its height), every word of every statement and note is printed; the footer carries the verdict, the spec digest and the page number (issue 40)', async () => {
     test.setTimeout(120_000);
     const { file, report } = await threeFailureRun();
     const page = await browser.newPage({ viewport: { width: 703, height: 1032 } });
     await page.goto(pathToFileURL(file).href);
     await page.emulateMedia({ media: 'print' });
-    const CLIPPED = `[...document.querySelectorAll('#matrix td, #matrix .stmt, #matrix ul.reasons li')]
-      .filter((el) => el.scrollHeight > el.clientHeight + 1 && getComputedStyle(el).overflow !== 'visible')
+    // Clipped: a box whose content is taller or wider than it and that does not let it show. The matrix and the index
+    // have no such box, and no box of theirs that could clip at all (their overflow is visible everywhere).
+    const CLIPPED = `[...document.querySelectorAll('#matrix tr, #matrix td, #matrix .stmt, #matrix ul.pchecks li, #matrix ul.reasons li, #check-index li, #failures pre')]
+      .filter((el) => el.getClientRects().length > 0)
+      .filter((el) => (el.scrollHeight > el.clientHeight + 1 || el.scrollWidth > el.clientWidth + 1) && getComputedStyle(el).overflow !== 'visible')
       .map((el) => el.textContent.slice(0, 60))`;
     expect(await page.evaluate(CLIPPED)).toEqual([]);
-    // The probe sees a clipped cell when there is one.
-    await page.addStyleTag({ content: '#matrix .stmt{max-height:1em!important;overflow:hidden!important}' });
+    const CAN_CLIP = `[...document.querySelectorAll('#matrix, #matrix *, #check-index, #check-index *')]
+      .filter((el) => getComputedStyle(el).overflowX !== 'visible' || getComputedStyle(el).overflowY !== 'visible')
+      .map((el) => el.tagName + '.' + el.className)`;
+    expect(await page.evaluate(CAN_CLIP)).toEqual([]);
+    // Every entry's box holds what it draws: its scroll height is its height (nothing cut, nothing spilling).
+    expect(await page.evaluate(`[...document.querySelectorAll('#matrix tr[data-outcome]')].filter((tr) => tr.scrollHeight > tr.clientHeight + 1).map((tr) => tr.id)`)).toEqual([]);
+    // The probe sees a clipped statement when there is one.
+    const tag = await page.addStyleTag({ content: '#matrix .stmt{display:block!important;max-height:1em!important;overflow:hidden!important}' });
     expect((await page.evaluate(CLIPPED) as string[]).length).toBeGreaterThan(10);
+    expect((await page.evaluate(CAN_CLIP) as string[]).length).toBeGreaterThan(10);
+    await tag.evaluate((el) => el.remove());
+    // Every word of every statement and note, as the screen shows it, is drawn in the printed entry.
+    const WORDS = `[...document.querySelectorAll('#matrix tr[data-outcome] .stmt')].map((stmt) => {
+      const words = [];
+      const walker = document.createTreeWalker(stmt, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) if (n.parentElement.getClientRects().length > 0) words.push(...n.textContent.split(/\\s+/).filter(Boolean));
+      return words.join(' ');
+    })`;
+    const printed = await page.evaluate(WORDS) as string[];
+    await page.emulateMedia({ media: 'screen' });
+    const screen = await page.evaluate(WORDS) as string[];
+    expect(printed).toHaveLength(report.requirements.length);
+    expect(printed.filter((w) => !w)).toEqual([]);
+    expect(printed).toEqual(screen);
     // Every page says what it belongs to: the verdict, the specification's digest, page N of M.
     const html = fs.readFileSync(file, 'utf8');
     expect(html).toContain(`@bottom-left{content:"NOT CONFORMANT (service) · ${report.run.specSha256 ? `specification SHA-256 ${report.run.specSha256}` : 'specification digest unknown'}"`);
     expect(html).toContain('@bottom-right{content:"page " counter(page) " of " counter(pages)');
+  });
+
+  test('printed, each reason once and every check traced: a row names the checks that did not pass, prints a reason where it decides the status (elsewhere it points there), and numbers all its checks, passing ones included, in the index at the end', async () => {
+    test.setTimeout(120_000);
+    const { file, report } = await threeFailureRun();
+    const page = await browser.newPage({ viewport: { width: 703, height: 1032 } });
+    await page.goto(pathToFileURL(file).href);
+    await page.emulateMedia({ media: 'print' });
+    const entries = await page.locator('#matrix tr[data-outcome]').evaluateAll((trs) => trs.map((tr) => ({
+      id: tr.getAttribute('data-requirement')!,
+      named: [...tr.querySelectorAll('ul.pchecks li')].filter((li) => li.getClientRects().length > 0).map((li) => (li as unknown as { innerText: string }).innerText),
+      numbers: (tr.querySelector('.pnums') as unknown as { innerText: string } | null)?.innerText ?? '',
+      hidden: [...tr.querySelectorAll('ul.pchecks li, .pnums')].some((el) => el.getClientRects().length === 0),
+    })));
+    expect(entries.filter((x) => x.hidden)).toEqual([]);
+    const index = await page.locator('#check-index ol > li').allInnerTexts();
+    // The index: "12 id", "3–7 stem-{a, b, c, d, e}", "40 id not verified": every check of the run once, by number.
+    const byNumber = new Map<number, string>();
+    for (const line of index) {
+      const m = /^(\d+)(?:–(\d+))? (\S+?)(?:\{([^}]*)\})?(?: (.+))?$/.exec(line.trim());
+      expect(m, line).not.toBeNull();
+      const [from, to] = [Number(m![1]), Number(m![2] ?? m![1])];
+      const ids = m![4] !== undefined ? m![4].split(', ').map((last) => `${m![3]}${last}`) : [m![3]];
+      expect(ids, line).toHaveLength(to - from + 1);
+      ids.forEach((id, k) => byNumber.set(from + k, id));
+    }
+    const ids = [...new Set(report.checks.map((c) => c.id))];
+    expect(byNumber.size).toBe(ids.length);
+    expect([...byNumber.values()].sort()).toEqual([...ids].sort());
+    // A row's numbers are exactly its checks, passing ones included.
+    const numbers = (text: string) => text.replace(/^.*\bchecks? /, '').split(', ').flatMap((part) => {
+      const [a, b] = part.split('–').map(Number);
+      return Array.from({ length: (b ?? a) - a + 1 }, (_, k) => a + k);
+    });
+    for (const r of report.requirements) {
+      const entry = entries.find((x) => x.id === r.id)!;
+      const mine = [...new Set(report.checks.filter((c) => c.requirements.includes(r.id)).map((c) => c.id))].sort();
+      if (mine.length === 0) expect(entry.numbers, r.id).toBe('no check');
+      else expect(numbers(entry.numbers).map((n) => byNumber.get(n)!).sort(), r.id).toEqual(mine);
+    }
+    // Every check that did not pass is named in every row it traces; a not-verified or informational check's reason is
+    // printed in exactly one row (one whose status it decides, when there is one), and the other rows point to it.
+    const reasoned = report.checks.filter((c) => c.outcome === 'not_verified' || c.outcome === 'informational');
+    expect(reasoned.length).toBeGreaterThan(10);
+    for (const c of report.checks.filter((x) => x.outcome !== 'pass')) {
+      for (const rid of c.requirements.filter((x) => report.requirements.some((r) => r.id === x))) {
+        expect(entries.find((x) => x.id === rid)!.named.some((li) => li.includes(c.id)), `${c.id} named under ${rid}`).toBe(true);
+      }
+    }
+    for (const c of reasoned) {
+      const rows = entries.filter((x) => x.named.some((li) => li.includes(c.id) && li.endsWith(`— ${c.detail}`)));
+      expect(rows.map((x) => x.id), c.id).toHaveLength(1);
+      const home = report.requirements.find((r) => r.id === rows[0].id)!;
+      if (c.requirements.some((rid) => report.requirements.find((r) => r.id === rid)?.status === c.outcome)) expect(home.status, c.id).toBe(c.outcome);
+      for (const x of entries.filter((e) => e.id !== home.id && c.requirements.includes(e.id))) {
+        expect(x.named.some((li) => li.includes(c.id) && li.endsWith(`reason under ${home.id}`)), `${c.id} under ${x.id}`).toBe(true);
+      }
+    }
+    // A failure's detail is printed once, with its evidence under "Failures and warnings", never again in the matrix.
+    const matrixText = await page.locator('#matrix').innerText();
+    for (const c of report.checks.filter((x) => x.outcome === 'fail')) {
+      expect(matrixText).not.toContain(c.detail!);
+      expect((await page.locator('#failures').innerText()).split(c.detail!).length - 1, c.id).toBe(1);
+    }
   });
 
   test('printed failure evidence: bodies pretty-printed and cut to a readable length; the JSON report keeps the recorded body', async () => {

@@ -7,10 +7,10 @@
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
-import type { ReferenceHandle } from '../cli/reference-process.ts';
+import type { ReferenceHandle } from '../engine/reference/process.ts';
 import { settingName } from '../engine/config.ts';
 import { runMetaChild, type Collected } from './helpers/meta-suite.ts';
-import { startReference } from '../cli/reference-process.ts';
+import { startReference } from '../engine/reference/process.ts';
 import { runCli } from './helpers/cli-process.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { makeBundles, serviceVariants, type Bundles } from './variants/bundles.ts';

@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadMatrix, matches, type Matrix } from './mutants/matrix.ts';
-import type { ReferenceHandle } from '../cli/reference-process.ts';
+import type { ReferenceHandle } from '../engine/reference/process.ts';
 import { MUTANTS } from '../reference-switchboard/mutants.ts';
 import { listCheckIds, OUT_DIR as outDir, runMetaChild, sandbox, type Collected } from './helpers/meta-suite.ts';
 

@@ -17,7 +17,7 @@ import { freePort } from '../platform/embedded-cluster.ts';
 import { webhookCommand } from '../cli/webhook.ts';
 import { loadCatalog } from '../reports/context.ts';
 import { readNotTested } from '../reports/coverage.ts';
-import { allDeclaredChecks } from '../cli/declared-checks.ts';
+import { allDeclaredChecks } from '../engine/declared-checks.ts';
 import { SUBJECTS } from '../engine/registry.ts';
 import { buildReport, subjectsOf, type Catalog, type ConformanceReport } from '../reports/model.ts';
 import { NOT_TESTED_PATH } from '../fixtures/paths.ts';

@@ -9,8 +9,8 @@ import { builtinModules } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { test, expect } from '@playwright/test';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
-import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
+import { startReceiverSandbox } from './helpers/receiver-sandbox.ts';
 import { freePort } from '../platform/embedded-cluster.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -102,7 +102,7 @@ test.describe('the npm package, installed into an empty project', () => {
     const files = info.files.map((f) => f.path).sort();
     for (const f of ['package.json', 'README.md', PKG.bin.conformance, 'dist/cli/main.js', 'dist/playwright.config.js', 'dist/reference-impl/main.js',
       'dist/reference-impl/migrations/001_init.sql', 'dist/fixtures/contract/openapi.json', 'dist/fixtures/spec/clinical-encounter-public-api.md',
-      'dist/fixtures/requirements/not-tested.json', 'dist/cli/declared-checks.js', 'dist/reference-client/scenario.json', 'dist/checks/service/list.js', 'dist/checks/service/properties/query-fuzz.js', 'dist/engine/playwright/run.spec.js',
+      'dist/fixtures/requirements/not-tested.json', 'dist/engine/declared-checks.js', 'dist/reference-client/scenario.json', 'dist/checks/service/list.js', 'dist/checks/service/properties/query-fuzz.js', 'dist/engine/playwright/run.spec.js',
       // The example client's and receiver's sources, which `conformance examples` copies for partners to read and run.
       'dist/examples/reference-client/main.ts', 'dist/examples/reference-client/client.ts', 'dist/examples/reference-client/scenario.json',
       'dist/examples/reference-receiver/verify.ts', 'dist/examples/reference-receiver/receiver.ts', 'dist/examples/reference-receiver/event-schema.ts',

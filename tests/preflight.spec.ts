@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { expectOneLine, runCli, type CliResult } from './helpers/cli-process.ts';
 
 test.describe.configure({ mode: 'serial', timeout: 300_000 });

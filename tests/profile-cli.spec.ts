@@ -7,8 +7,8 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
-import { keyVariable, profileSchemaReference, rolesMarkdown, SIGNING_SECRET_VARIABLE } from '../cli/profile.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
+import { keyVariable, profileSchemaReference, rolesMarkdown, SIGNING_SECRET_VARIABLE } from '../engine/profile-template.ts';
 import { CREDENTIAL_EXPECTATIONS, FAULT_EXPECTATIONS, RESOURCE_EXPECTATIONS, profileRoles } from '../engine/profile-check.ts';
 import { PROFILE_SCHEMA_PATH } from '../fixtures/paths.ts';
 import { loadProfile } from '../profile/profile.ts';
@@ -53,7 +53,7 @@ test.describe('profile roles (no target needed)', () => {
 
   test('the example profile names every credential role of the schema and validates', () => {
     const file = path.join(ROOT, 'fixtures/profiles/example.profile.json');
-    const example = loadProfile(file);
+    const example = loadProfile(file, process.env);
     expect(Object.keys(example.credentials).sort()).toEqual(schemaRoles('credentials').sort());
     for (const c of Object.values(example.credentials)) expect(c).toHaveProperty('keyEnv');
     expect(schemaFileOf(file)).toBe(PROFILE_SCHEMA_PATH);
@@ -112,7 +112,7 @@ test.describe('against the sandbox', () => {
     expect(Object.keys(template.resources).sort()).toEqual(schemaRoles('resources').sort());
     expect(Object.keys(template.faults).sort()).toEqual(schemaRoles('faults').sort());
     expect(template.credentials.expired_key).toEqual({ keyEnv: 'CONFORMANCE_KEY_EXPIRED_KEY' });
-    expect(() => loadProfile(out)).not.toThrow(); // the template itself is a valid profile
+    expect(() => loadProfile(out, process.env)).not.toThrow(); // the template itself is a valid profile
     // Its $schema is the harness's own schema file, as an editor beside the profile resolves it.
     expect(fs.existsSync(schemaFileOf(out))).toBe(true);
     expect(schemaFileOf(out)).toBe(PROFILE_SCHEMA_PATH);

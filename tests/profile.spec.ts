@@ -45,14 +45,15 @@ function profileError(fn: () => unknown): ProfileError {
 
 test('a valid profile loads from a file', async ({}, testInfo) => {
   const file = writeProfile(testInfo.outputPath('ok.json'), valid());
-  const p = loadProfile(file);
+  const p = loadProfile(file, process.env);
   expect(p.name).toBe('local');
   expect(p.baseUrl).toBe('http://127.0.0.1:8080');
   expect(p.resources?.clinical_document).toEqual({ encounter_id: 'enc-1', document_id: 'doc-1' });
 });
 
 test('the bytes a parent validated (markProfileChecked) skip the schema in its children; any other bytes are validated', async ({}, testInfo) => {
-  const { markProfileChecked, profileDigest } = await import('../profile/profile.ts');
+  const { profileDigest } = await import('../profile/profile.ts');
+  const { markProfileChecked } = await import('../engine/plan.ts');
   const file = writeProfile(testInfo.outputPath('ok.json'), valid());
   const env: NodeJS.ProcessEnv = {};
   markProfileChecked(file, env);
@@ -60,31 +61,24 @@ test('the bytes a parent validated (markProfileChecked) skip the schema in its c
   // A file that does not validate, with a digest that is not its own: validated, and refused.
   const bad = testInfo.outputPath('bad.json');
   fs.writeFileSync(bad, JSON.stringify({ name: 'n', credentials: {} }));
-  const saved = process.env.CONFORMANCE_PROFILE_SHA256;
-  try {
-    process.env.CONFORMANCE_PROFILE_SHA256 = env.CONFORMANCE_PROFILE_SHA256;
-    expect(profileError(() => loadProfile(bad)).message).toMatch(/must have required property 'baseUrl'/);
+  {
+    expect(profileError(() => loadProfile(bad, {}, env.CONFORMANCE_PROFILE_SHA256)).message).toMatch(/must have required property 'baseUrl'/);
     // The same bad bytes vouched for by a parent are trusted (the parent refused them before any child ran).
-    process.env.CONFORMANCE_PROFILE_SHA256 = profileDigest(fs.readFileSync(bad, 'utf8'));
-    expect(loadProfile(bad).name).toBe('n');
+    expect(loadProfile(bad, {}, profileDigest(fs.readFileSync(bad, 'utf8'))).name).toBe('n');
     // A parent refuses a bad profile: markProfileChecked throws and vouches for nothing.
-    delete process.env.CONFORMANCE_PROFILE_SHA256;
     const env2: NodeJS.ProcessEnv = {};
     expect(() => markProfileChecked(bad, env2)).toThrow();
     expect(env2.CONFORMANCE_PROFILE_SHA256).toBeUndefined();
-  } finally {
-    if (saved === undefined) delete process.env.CONFORMANCE_PROFILE_SHA256;
-    else process.env.CONFORMANCE_PROFILE_SHA256 = saved;
   }
 });
 
 test('a minimal profile (name, baseUrl, no credentials) loads', () => {
-  expect(validateProfile({ name: 'n', baseUrl: 'https://api.example.test/base', credentials: {} }).credentials).toEqual({});
+  expect(validateProfile({ name: 'n', baseUrl: 'https://api.example.test/base', credentials: {} }, 'profile', process.env).credentials).toEqual({});
 });
 
 test('a block written alone (a webhook block, say) is refused with what a profile is', () => {
   const fragment = { webhook: { delivery: 'activated', headerWord: 'Medrec', sender: { listen: { host: '127.0.0.1', port: 8787 }, trigger: 'none' } } };
-  expect(profileError(() => validateProfile(fragment, 'profile staging.json')).message).toBe(
+  expect(profileError(() => validateProfile(fragment, 'profile staging.json', process.env)).message).toBe(
     'profile staging.json: field (root) must have required property \'name\'; a profile describes the whole target: "name", "baseUrl" and "credentials" beside blocks such as "webhook" (`conformance profile init` writes one to fill in; docs/profile.md)',
   );
 });
@@ -107,7 +101,7 @@ test.describe('ProfileError names the offending field', () => {
     test(name, () => {
       const p = valid();
       mutate(p);
-      const e = profileError(() => validateProfile(p, 'profile test.json'));
+      const e = profileError(() => validateProfile(p, 'profile test.json', process.env));
       expect(e.message).toMatch(/^profile test\.json: /);
       expect(e.message).toMatch(want);
     });
@@ -117,23 +111,23 @@ test.describe('ProfileError names the offending field', () => {
     const p = valid();
     delete p.baseUrl;
     const file = writeProfile(testInfo.outputPath('no-base.json'), p);
-    expect(profileError(() => loadProfile(file)).message).toBe(`profile ${file}: field (root) must have required property 'baseUrl'`);
+    expect(profileError(() => loadProfile(file, process.env)).message).toBe(`profile ${file}: field (root) must have required property 'baseUrl'`);
   });
 
   test('invalid JSON', async ({}, testInfo) => {
     const file = writeProfile(testInfo.outputPath('broken.json'), '{"name": "x", "baseUrl": ');
-    const e = profileError(() => loadProfile(file));
+    const e = profileError(() => loadProfile(file, process.env));
     expect(e.message).toMatch(new RegExp(`^profile ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not valid JSON: `));
   });
 
   test('a missing file', async ({}, testInfo) => {
     const file = testInfo.outputPath('does-not-exist.json');
-    expect(profileError(() => loadProfile(file)).message).toBe(`cannot read profile ${file}: ENOENT`);
+    expect(profileError(() => loadProfile(file, process.env)).message).toBe(`cannot read profile ${file}: ENOENT`);
   });
 });
 
 test('keyEnv is resolved from the given environment; absent roles and unset variables are undefined', () => {
-  const p = validateProfile(valid());
+  const p = validateProfile(valid(), 'profile', process.env);
   expect(credentialKey(p, 'full', {})).toBe('sk_live_profileSpec_full_0001');
   expect(credentialKey(p, 'revoked_key', { PROFILE_SPEC_REVOKED: 'sk_live_profileSpec_revoked_0003' })).toBe('sk_live_profileSpec_revoked_0003');
   expect(credentialKey(p, 'revoked_key', {})).toBeUndefined();
@@ -142,7 +136,7 @@ test('keyEnv is resolved from the given environment; absent roles and unset vari
 });
 
 test('inline keys are registered for redaction on load; env keys when resolved', () => {
-  const p = validateProfile(valid());
+  const p = validateProfile(valid(), 'profile', process.env);
   expect(redact('Bearer-less sk_live_profileSpec_full_0001 here')).toBe(`Bearer-less ${REDACTED} here`);
   expect(redact('whsec_profileSpec_0002')).toBe(REDACTED);
   const envKey = 'sk_live_profileSpec_env_0004';
@@ -152,7 +146,7 @@ test('inline keys are registered for redaction on load; env keys when resolved',
 });
 
 test('the webhook signing secret resolves from signingSecretEnv and is registered', () => {
-  const p = validateProfile({ name: 'n', baseUrl: 'http://h', credentials: {}, webhook: { signingSecretEnv: 'PROFILE_SPEC_WHSEC' } });
+  const p = validateProfile({ name: 'n', baseUrl: 'http://h', credentials: {}, webhook: { signingSecretEnv: 'PROFILE_SPEC_WHSEC' } }, 'profile', process.env);
   expect(signingSecret(p, {})).toBeUndefined();
   expect(signingSecret(p, { PROFILE_SPEC_WHSEC: 'whsec_profileSpec_env_0005' })).toBe('whsec_profileSpec_env_0005');
   expect(redact('whsec_profileSpec_env_0005')).toBe(REDACTED);
@@ -160,13 +154,13 @@ test('the webhook signing secret resolves from signingSecretEnv and is registere
 
 test.describe('the example profile', () => {
   test('validates against the schema', () => {
-    const p: Profile = loadProfile(EXAMPLE);
+    const p: Profile = loadProfile(EXAMPLE, process.env);
     expect(p.baseUrl).toMatch(/^https:\/\//);
     expect(Object.keys(p.credentials).length).toBeGreaterThan(0);
   });
 
   test('uses keyEnv for every credential and an env variable for the signing secret (no inline secret)', () => {
-    const p = loadProfile(EXAMPLE);
+    const p = loadProfile(EXAMPLE, process.env);
     for (const [role, c] of Object.entries(p.credentials)) {
       expect(c, role).toHaveProperty('keyEnv');
       expect(c, role).not.toHaveProperty('key');
@@ -176,14 +170,14 @@ test.describe('the example profile', () => {
   });
 
   test('its keys resolve from the environment', () => {
-    const p = loadProfile(EXAMPLE);
+    const p = loadProfile(EXAMPLE, process.env);
     const c = p.credentials.full as { keyEnv: string };
     expect(credentialKey(p, 'full', { [c.keyEnv]: 'sk_live_example_full_0006' })).toBe('sk_live_example_full_0006');
     expect(credentialKey(p, 'full', {})).toBeUndefined();
   });
 
   test('its document resources belong to the encounters they name', () => {
-    const p = loadProfile(EXAMPLE);
+    const p = loadProfile(EXAMPLE, process.env);
     const r = p.resources!;
     expect(r.clinical_document?.encounter_id).toBe(r.own_encounter?.encounter_id);
     expect(r.other_org_document?.encounter_id).toBe(r.other_org_encounter?.encounter_id);

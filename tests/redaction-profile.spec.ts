@@ -36,7 +36,7 @@ function profileData() {
 }
 
 test('profileSecrets lists every secret the profile resolves to, and nothing that is not one', () => {
-  const p = validateProfile(profileData());
+  const p = validateProfile(profileData(), 'profile', process.env);
   const secrets = profileSecrets(p, ENV);
   expect(secrets.sort()).toEqual([
     ...Object.values(ENV), 'k_live_rp_spec_inline_000666', 'sbt_rp_spec_000555', 'ft_rp_spec_000777',

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { opaqueId, opaqueSeed } from '../reference-impl/opaque-ids.ts';
 import { guideRows, guideText } from '../reference-impl/profile.ts';
 import { expandGenerated, loadSeed, type Seed } from '../reference-impl/seed.ts';

@@ -14,7 +14,7 @@ import { startCluster } from '../platform/embedded-cluster.ts';
 import pg from 'pg';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { dataDirOf, readJson, ROOT, runToExit } from './helpers/reference-process.ts';
-import { launchReference, nodeBinary, type ReferenceProcess } from '../cli/reference-process.ts';
+import { launchReference, nodeBinary, type ReferenceProcess } from '../engine/reference/process.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 const TOKEN = 'reference-spec-switchboard';

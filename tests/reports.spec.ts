@@ -300,7 +300,7 @@ test.describe('provenance', () => {
     expect(targetOf({ name: 'staging', baseUrl: 'https://s.example' })).toEqual({ name: 'staging', baseUrl: 'https://s.example' });
     expect(targetOf({ name: TEMPLATE_PROFILE_NAME, baseUrl: 'https://s.example' })).toEqual({ name: 'https://s.example', baseUrl: 'https://s.example' });
     // What `profile init` writes is that placeholder.
-    expect(fs.readFileSync(path.join(ROOT, 'cli/profile.ts'), 'utf8')).toContain('name: TEMPLATE_PROFILE_NAME');
+    expect(fs.readFileSync(path.join(ROOT, 'engine/profile-template.ts'), 'utf8')).toContain('name: TEMPLATE_PROFILE_NAME');
   });
 
   test('no runner status that can contradict the verdict; an absent score says why in a plain sentence', async () => {

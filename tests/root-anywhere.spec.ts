@@ -136,7 +136,7 @@ test.describe('as root from a 0700 folder', () => {
 
   test('the example webhook receiver of the copy starts its own cluster', async () => {
     test.setTimeout(120_000);
-    const script = "const m = await import('./cli/receiver-sandbox.ts'); const s = await m.startReceiverSandbox(); const ok = (await fetch(s.url, { method: 'POST', body: '{}' })).status; await s.close(); console.log('receiver answered ' + ok);";
+    const script = "const m = await import('./tests/helpers/receiver-sandbox.ts'); const s = await m.startReceiverSandbox(); const ok = (await fetch(s.url, { method: 'POST', body: '{}' })).status; await s.close(); console.log('receiver answered ' + ok);";
     const r = await run(copy, ['--input-type=module', '-e', script], { CONFORMANCE_PG_CACHE: cache }, 110_000);
     expect(r.code, (r.out + r.err).slice(-3000)).toBe(0);
     expect(r.out).toMatch(/receiver answered [1-5]\d\d/);

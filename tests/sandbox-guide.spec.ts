@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { readJson } from './helpers/reference-process.ts';
-import { launchReference, type ReferenceProcess } from '../cli/reference-process.ts';
+import { launchReference, type ReferenceProcess } from '../engine/reference/process.ts';
 
 const run = promisify(execFile);
 const TOKEN = 'sandbox-guide-spec-token';

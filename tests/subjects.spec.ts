@@ -3,7 +3,7 @@
 // subject (rows of other subjects are neither counted nor listed). The rules are pure functions, proven on
 // planted mistakes first.
 import { test, expect } from '@playwright/test';
-import { allDeclaredChecks } from '../cli/declared-checks.ts';
+import { allDeclaredChecks } from '../engine/declared-checks.ts';
 import { loadCatalog } from '../reports/context.ts';
 import { readNotTested } from '../reports/coverage.ts';
 import { buildReport, SUBJECTS, subjectsOf, verdictLine, type Catalog, type OutcomesFile, type RunContext, type Subject } from '../reports/model.ts';
@@ -88,4 +88,14 @@ test('a report is scoped to its subject: rows of other subjects are neither coun
   expect(service.requirements.map((r) => r.id)).toEqual(['B']);
   expect(service.verdict).toBe('incomplete');
   expect(verdictLine(service)).toMatch(/^conformance: INCOMPLETE — service: verified 0 of 1 /);
+});
+
+test("the sender's rows outside §6 are exactly the catalog's §8 and §9 service rows whose statement names the webhook", async () => {
+  const { SENDER_ROWS_OUTSIDE_6, senderRequirementIds } = await import('../checks/sender/scope.ts');
+  const catalog = loadCatalog()!;
+  const about = catalog.requirements
+    .filter((r) => (r.section === '8' || r.section === '9') && /webhook/i.test(r.statement) && (!r.subjects?.length || r.subjects.includes('service')))
+    .map((r) => r.id);
+  expect([...SENDER_ROWS_OUTSIDE_6].sort()).toEqual(about.sort());
+  expect(senderRequirementIds(catalog)).toEqual(expect.arrayContaining([...SENDER_ROWS_OUTSIDE_6]));
 });

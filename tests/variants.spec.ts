@@ -5,7 +5,7 @@
 import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ReferenceHandle } from '../cli/reference-process.ts';
+import type { ReferenceHandle } from '../engine/reference/process.ts';
 import { VARIANTS } from '../reference-switchboard/variants.ts';
 import { bundleProfiles, failsOf, makeBundles, serviceVariants, summarize, type Bundles } from './variants/bundles.ts';
 import { setting } from '../engine/config.ts';

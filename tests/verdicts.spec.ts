@@ -14,7 +14,7 @@ import { buildReport, exitCodeFor, isPartial, partCovers, verdictLine, mergeOutc
 import { toHtml } from '../reports/html.ts';
 import { check, context, outcomes } from './helpers/report-data.ts';
 import { runCli, type CliResult } from './helpers/cli-process.ts';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 
 const CATALOG: Catalog = {
   spec: 'clinical-encounter-public-api.md',

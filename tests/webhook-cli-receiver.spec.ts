@@ -12,7 +12,7 @@ import { webhookCommand } from '../cli/webhook.ts';
 import type { WebhookIo } from '../cli/webhook.ts';
 import { startCountingApi } from '../observe/counting-api.ts';
 import { freePort } from '../platform/embedded-cluster.ts';
-import { startReceiverSandbox } from '../cli/receiver-sandbox.ts';
+import { startReceiverSandbox } from './helpers/receiver-sandbox.ts';
 import { startBrokenReceiver } from './webhook-broken-receivers.ts';
 
 const SECRET = 'whsec_cli_receiver_test_4f5e6d7c';

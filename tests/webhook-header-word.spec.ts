@@ -71,8 +71,8 @@ test('uppercase hex from a sender: the signature check observes it (informationa
 
 test('the profile takes the word (default Service) and refuses one that is not a header token', () => {
   const base = { name: 'p', baseUrl: 'http://127.0.0.1:1', credentials: {} };
-  expect(headerWordOf(validateProfile(base))).toBe('Service');
-  expect(headerWordOf(validateProfile({ ...base, webhook: { headerWord: 'Ceapi' } }))).toBe('Ceapi');
-  expect(() => validateProfile({ ...base, webhook: { headerWord: 'Ce api' } })).toThrow(/webhook\/headerWord must match pattern/);
-  expect(() => validateProfile({ ...base, webhook: { delivery: 'maybe' } })).toThrow(/webhook\/delivery must be equal to one of the allowed values/);
+  expect(headerWordOf(validateProfile(base, 'profile', process.env))).toBe('Service');
+  expect(headerWordOf(validateProfile({ ...base, webhook: { headerWord: 'Ceapi' } }, 'profile', process.env))).toBe('Ceapi');
+  expect(() => validateProfile({ ...base, webhook: { headerWord: 'Ce api' } }, 'profile', process.env)).toThrow(/webhook\/headerWord must match pattern/);
+  expect(() => validateProfile({ ...base, webhook: { delivery: 'maybe' } }, 'profile', process.env)).toThrow(/webhook\/delivery must be equal to one of the allowed values/);
 });

@@ -6,8 +6,9 @@ import { test, expect } from '@playwright/test';
 import { fabricateRejections } from '../checks/receiver/adversarial.ts';
 import { startCountingApi } from '../observe/counting-api.ts';
 import { startReceiverSandbox } from './helpers/receiver-sandbox.ts';
-import { BODY_HANDLING, COVERED_ADVERSARIAL_CASES, RECEIVER_CASES, RECEIVER_OPEN_CASE_IDS, runReceiverSuite, SIGNING_INPUT } from '../checks/receiver/cases.ts';
-import type { ReceiverCheckResult } from '../checks/receiver/cases.ts';
+import { BODY_HANDLING, COVERED_ADVERSARIAL_CASES, RECEIVER_CASES, RECEIVER_OPEN_CASE_IDS, SIGNING_INPUT } from '../checks/receiver/cases.ts';
+import { runReceiverSuite } from '../engine/receiver-run.ts';
+import type { ReceiverCheckResult } from '../engine/receiver-run.ts';
 import { BROKEN_RECEIVERS, startBrokenReceiver } from './webhook-broken-receivers.ts';
 import type { BrokenKind } from './webhook-broken-receivers.ts';
 

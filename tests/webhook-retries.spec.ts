@@ -7,6 +7,7 @@ import { test, expect } from '@playwright/test';
 import { isRetryableStatus, RETRYABLE_4XX } from '../fixtures/contract/webhook-retries.ts';
 import { isRetryableStatus as receiverSuiteRetryable } from '../checks/receiver/cases.ts';
 import { CLIENT_CHECKS } from '../checks/client/checks.ts';
+import { judgeClientCheck } from '../engine/client-judge.ts';
 import type { ClientExchange, ClientTraffic } from '../observe/client-traffic.ts';
 import { isRetryable as referenceRetryable } from '../reference-impl/webhooks.ts';
 import { readSpecText, section, tables } from './helpers/spec-text.ts';
@@ -67,6 +68,6 @@ test('every reader agrees with the table: the receiver checks, the reference del
   const traffic = (status: number): ClientTraffic => ({
     exchanges: [1, 2, 3, 4, 5].map((seq) => ex(seq, status)), stdout: '', stderr: '', keys: new Map(), profileIds: new Set(), scenario: null, notInjected: {},
   });
-  for (const s of RETRYABLE_4XX) expect(check.judge(traffic(s)).outcome, `after ${s}`).toBe('not_verified');
-  expect(check.judge(traffic(400)).outcome).toBe('warning');
+  for (const s of RETRYABLE_4XX) expect(judgeClientCheck(check, traffic(s)).record.outcome, `after ${s}`).toBe('not_verified');
+  expect(judgeClientCheck(check, traffic(400)).record.outcome).toBe('warning');
 });

@@ -7,9 +7,9 @@ import { test, expect } from '@playwright/test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../engine/reference/process.ts';
 import { runCli } from './helpers/cli-process.ts';
-import { supersedeUnverified } from '../cli/merge.ts';
+import { supersedeUnverified } from '../reports/merge.ts';
 import { check, outcomes } from './helpers/report-data.ts';
 
 const TRIGGER = path.join(import.meta.dirname, 'fixtures/sandbox-webhook-trigger.mjs');

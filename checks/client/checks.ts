@@ -1,29 +1,35 @@
 // The client checks: a partner's API client judged from its own traffic against the sandbox and its own
-// output (observe/client-traffic.ts). Each is a pure function of the record, names the requirements it
-// verifies (catalog rows whose subjects include `client`), and says `not_verified` when the client did
-// nothing the check could judge (never a pass on nothing). A check fails only for what the specification
-// decides of a caller; the client's legitimate choices (concurrency, keep-alive, the case of `Bearer`,
-// compression, retrying a 503 after a pause) pass.
-import type { Outcome } from '../../record/record.ts';
+// output (observe/client-traffic.ts). Each is declared like every check (engine/registry.ts), its `run` a pure
+// function of the record judged through the one evaluation (engine/evaluate.ts, by engine/client-judge.ts): it
+// throws CheckFailure to fail, NotVerified (what would unlock it as `lacks`) when the client did nothing the check
+// could judge (never a pass on nothing), warns on its scope for a should not met, cites the exchanges that show
+// it, and returns for a pass. It names the requirements it verifies (catalog rows whose subjects include
+// `client`). A check fails only for what the specification decides of a caller; the client's legitimate choices
+// (concurrency, keep-alive, the case of `Bearer`, compression, retrying a 503 after a pause) pass.
+import { CheckFailure, NotVerified, type CheckScope, type Exchange } from '../../record/record.ts';
 import { defineCheck, type Declaration } from '../../engine/registry.ts';
 import { reasonOf as bodyReason, STATUS_BY_REASON } from '../../judge/assertions.ts';
 import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
-import { PART_LABEL, requirementOutOfScope, scopeOf } from './scenario.ts';
+import { PART_LABEL } from './scenario.ts';
 import { LIST_KEYS } from '../../observe/routes.ts';
 import { bearerOf, decode, idsIn, issuedAudioUrls, parseTarget, type ClientExchange, type ClientTraffic, type Route } from '../../observe/client-traffic.ts';
 
-export interface ClientJudgement {
-  outcome: Outcome;
-  detail: string;
-  /** The exchanges that show it (at most a few). */
-  evidence: ClientExchange[];
-  /** When not verified: what the client or its scenario would have to do for the check to judge (the report's "what would unlock"). */
-  unlock?: string;
+/** A check of a partner's client: declared in the one registry (subject `client`), run over the client's traffic. */
+export interface ClientCheck extends Declaration {
+  /**
+   * Judges the record: returns for a pass (its detail a `note`), throws CheckFailure to fail and NotVerified when
+   * there is nothing to judge, its `lacks` what the client or its scenario would have to do for the check to judge
+   * (the report's "what would unlock"); `warn`s for a should not met; `record`s the exchanges that show it.
+   */
+  run(traffic: ClientTraffic, scope: CheckScope): void;
 }
 
-/** A check of a partner's client: declared in the one registry (subject `client`), judged from the client's traffic. */
-export interface ClientCheck extends Declaration {
-  judge(t: ClientTraffic): ClientJudgement;
+/** An exchange of the client's record as report evidence (headers and bodies are redacted by the writers). */
+export function clientEvidence(e: ClientExchange): Exchange {
+  return {
+    request: { method: e.method, target: e.target, headers: e.headers, ...(e.role ? { credentialRole: e.role } : {}) },
+    response: { status: e.status, headers: e.injected ? { 'x-conformance-injected': e.injected } : {}, body: e.kind === 'api' ? e.body.slice(0, 4000) : '', bodyBytes: Buffer.byteLength(e.body), durationMs: e.durationMs },
+  };
 }
 
 /** Identical requests after a terminal 4xx beyond this many are a retry storm. */
@@ -53,9 +59,29 @@ const instant = (v: string): number => Date.parse(v.replace(' ', 'T').replace(/(
 const api = (t: ClientTraffic) => t.exchanges.filter((e) => e.kind === 'api');
 const line = (e: ClientExchange) => `#${e.seq} ${e.method} ${e.target} → ${e.injected ? `${e.status} ${e.injected} (injected)` : e.status}`;
 const some = (xs: ClientExchange[]) => xs.slice(0, 5);
-const pass = (detail: string, evidence: ClientExchange[] = []): ClientJudgement => ({ outcome: 'pass', detail, evidence });
-const fail = (detail: string, evidence: ClientExchange[]): ClientJudgement => ({ outcome: 'fail', detail, evidence: some(evidence) });
-const notVerified = (detail: string, unlock: string): ClientJudgement => ({ outcome: 'not_verified', detail, evidence: [], unlock });
+/** Cites the exchanges that show a judgement as its evidence. */
+const cite = (scope: CheckScope, evidence: readonly ClientExchange[]): void => {
+  for (const e of evidence) scope.record(clientEvidence(e));
+};
+/** A pass, its detail a note, with the exchanges that show it (if any). */
+const pass = (scope: CheckScope, detail: string, evidence: readonly ClientExchange[] = []): void => {
+  cite(scope, evidence);
+  scope.note(detail);
+};
+/** A should not met, with the exchanges that show it. */
+const warn = (scope: CheckScope, detail: string, evidence: readonly ClientExchange[]): void => {
+  cite(scope, evidence);
+  scope.warn(detail);
+};
+/** A failure, the detail its whole message, with at most a few of the exchanges that show it. */
+const fail = (scope: CheckScope, detail: string, evidence: ClientExchange[]): never => {
+  cite(scope, some(evidence));
+  throw new CheckFailure(detail);
+};
+/** Nothing to judge: not verified, with what would unlock it. */
+const notVerified = (detail: string, unlock: string): never => {
+  throw new NotVerified(detail, unlock);
+};
 const ROUTES: readonly Route[] = ['list', 'encounter', 'document', 'transcript', 'audio'];
 /** The pairs of a raw query, key and value as sent (not decoded). */
 const rawPairs = (rawQuery: string | null) => (rawQuery ?? '').split('&').filter((x) => x !== '').map((x) => {
@@ -149,58 +175,58 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     id: 'client-key-only-in-authorization-header',
     title: 'every API request carries a sandbox key as `Authorization: Bearer <key>`, and no key travels anywhere else',
     requirements: ['AUTH-BEARER-REQUIRED', 'AUTH-KEY-ONLY-IN-AUTHORIZATION-HEADER', 'AUTH-SERVER-SIDE-KEYS'],
-    judge(t) {
+    run(t, scope) {
       const reqs = t.exchanges;
       if (api(t).length === 0) return notVerified('the client made no request to the API', 'the client makes requests to the API');
       const elsewhere = reqs.map((e) => ({ e, where: keyOutsideAuthorization(e, t.keys) })).filter((x) => x.where);
-      if (elsewhere.length) return fail(`a key was sent in ${elsewhere[0].where} (${elsewhere.length} request${elsewhere.length === 1 ? '' : 's'}); §5.1 allows it only in the Authorization header`, elsewhere.map((x) => x.e));
+      if (elsewhere.length) return fail(scope, `a key was sent in ${elsewhere[0].where} (${elsewhere.length} request${elsewhere.length === 1 ? '' : 's'}); §5.1 allows it only in the Authorization header`, elsewhere.map((x) => x.e));
       // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` are Bearer.
       const noBearer = api(t).filter((e) => {
         const b = bearerOf(e.headers);
         return !b || b.scheme.toLowerCase() !== 'bearer' || !t.keys.has(b.token);
       });
-      if (noBearer.length) return fail(`${noBearer.length} API request${noBearer.length === 1 ? '' : 's'} without \`Authorization: Bearer <key>\` of a sandbox key (first: ${line(noBearer[0])})`, noBearer);
-      return pass(`${api(t).length} API requests, each with a bearer key in the Authorization header and nowhere else`);
+      if (noBearer.length) return fail(scope, `${noBearer.length} API request${noBearer.length === 1 ? '' : 's'} without \`Authorization: Bearer <key>\` of a sandbox key (first: ${line(noBearer[0])})`, noBearer);
+      return pass(scope, `${api(t).length} API requests, each with a bearer key in the Authorization header and nowhere else`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-key-not-printed',
     title: "no API key appears in the client's own output (stdout, stderr); a should: the spec does not forbid it",
     requirements: ['AUTH-SERVER-SIDE-KEYS'],
-    judge(t) {
+    run(t, scope) {
       for (const [key, role] of t.keys) {
         for (const [stream, text] of [['stdout', t.stdout], ['stderr', t.stderr]] as const) {
           // §5.1 says keys are used from server-side code; it does not forbid printing one (§2.6 forbids it for audio
           // URLs only): a should, good practice, a warning.
-          if (text.includes(key)) return { outcome: 'warning', detail: `the ${role} key appears in the command's ${stream}: keep keys out of output (good practice; §5.1 says keys are used from server-side code, it does not forbid printing them)`, evidence: [] };
+          if (text.includes(key)) return warn(scope, `the ${role} key appears in the command's ${stream}: keep keys out of output (good practice; §5.1 says keys are used from server-side code, it does not forbid printing them)`, []);
         }
       }
-      return pass(`no key in ${t.stdout.length + t.stderr.length} characters of output`);
+      return pass(scope, `no key in ${t.stdout.length + t.stderr.length} characters of output`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-requests-are-get-without-body',
     title: 'every API request is a GET without a request body',
     requirements: ['CONTRACT-GET-ONLY', 'CONTRACT-NO-REQUEST-BODY'],
-    judge(t) {
+    run(t, scope) {
       if (api(t).length === 0) return notVerified('the client made no request to the API', 'the client makes requests to the API');
       const bad = api(t).filter((e) => e.method !== 'GET' || e.bodyBytes > 0);
-      if (bad.length) return fail(`${bad.length} API request${bad.length === 1 ? ' is' : 's are'} not a GET without a body (first: ${bad[0].method}, ${bad[0].bodyBytes} body bytes)`, bad);
-      return pass(`${api(t).length} GET requests without a body`);
+      if (bad.length) return fail(scope, `${bad.length} API request${bad.length === 1 ? ' is' : 's are'} not a GET without a body (first: ${bad[0].method}, ${bad[0].bodyBytes} body bytes)`, bad);
+      return pass(scope, `${api(t).length} GET requests without a body`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-queries-only-accepted-keys',
     title: 'the list route gets only its five query keys and the other routes get none',
     requirements: ['LIST-UNSUPPORTED-KEYS', 'ENC-NO-QUERY', 'DOC-NO-QUERY', 'TRANSCRIPT-NO-QUERY', 'AUDIO-NO-QUERY'],
-    judge(t) {
+    run(t, scope) {
       const routed = api(t).map((e) => ({ e, p: parseTarget(e.target) })).filter((x) => x.p.route);
       if (routed.length === 0) return notVerified('the client made no request to a route of the API', 'the client calls the routes of the API');
       const bad = routed.filter(({ p }) => p.query.some((q) => p.route!.name !== 'list' || !(LIST_KEYS as readonly string[]).includes(q.key)));
       if (bad.length) {
         const { e, p } = bad[0];
         const keys = p.query.map((q) => q.key).filter((k) => p.route!.name !== 'list' || !(LIST_KEYS as readonly string[]).includes(k));
-        return fail(`${bad.length} request${bad.length === 1 ? '' : 's'} with a query key the route does not accept (first: ${p.route!.name} route, key${keys.length === 1 ? '' : 's'} ${keys.map((k) => `\`${k}\``).join(', ')}; §4: 400 unsupported_filter)`, [e, ...bad.slice(1).map((x) => x.e)]);
+        return fail(scope, `${bad.length} request${bad.length === 1 ? '' : 's'} with a query key the route does not accept (first: ${p.route!.name} route, key${keys.length === 1 ? '' : 's'} ${keys.map((k) => `\`${k}\``).join(', ')}; §4: 400 unsupported_filter)`, [e, ...bad.slice(1).map((x) => x.e)]);
       }
       const used = [...new Set(routed.map((x) => x.p.route!.name))].sort();
       // A route the scenario declares (`uses`) and the client never called is a part of its scope left unjudged.
@@ -209,14 +235,14 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         const names = missing.map((r) => PART_LABEL[r]).join(', ');
         return notVerified(`the scenario declares ${names} (\`uses\`), but the client never called ${missing.length === 1 ? 'it' : 'them'} (routes called: ${used.join(', ')})`, `the client calls ${names}, or the scenario's \`uses\` leaves ${missing.length === 1 ? 'it' : 'them'} out`);
       }
-      return pass(`query keys accepted on every request (routes used: ${used.join(', ')})`);
+      return pass(scope, `query keys accepted on every request (routes used: ${used.join(', ')})`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-list-paging-canonical',
     title: '`limit` and `offset` are canonical decimal text within 1..100 and 0..10000',
     requirements: ['LIST-LIMIT-RANGE', 'LIST-OFFSET-RANGE', 'LIST-CANONICAL-INTEGERS'],
-    judge(t) {
+    run(t, scope) {
       const sent = listValues(t, ['limit', 'offset']);
       if (sent.length === 0) return notVerified('the client sent no `limit` or `offset` (nothing to judge)', 'the client pages with `limit`/`offset`, or the scenario\'s `uses` leaves out paging');
       const bad = sent.filter(({ q }) => {
@@ -224,15 +250,15 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         const n = Number(q.value);
         return q.key === 'limit' ? n < 1 || n > 100 : n > 10000;
       });
-      if (bad.length) return fail(`${bad[0].q.key}=${JSON.stringify(bad[0].q.value)} is not canonical decimal text within bounds (limit 1..100, offset 0..10000; §4.1, §8)${bad.length > 1 ? `; ${bad.length} values in all` : ''}`, bad.map((x) => x.e));
-      return pass(`${sent.length} limit/offset values, all canonical and within bounds`);
+      if (bad.length) return fail(scope, `${bad[0].q.key}=${JSON.stringify(bad[0].q.value)} is not canonical decimal text within bounds (limit 1..100, offset 0..10000; §4.1, §8)${bad.length > 1 ? `; ${bad.length} values in all` : ''}`, bad.map((x) => x.e));
+      return pass(scope, `${sent.length} limit/offset values, all canonical and within bounds`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-list-walk-sees-every-item',
     title: 'a walk of the list starts at offset 0 and each page starts where the last one ended (no encounter skipped)',
     requirements: ['FIELD-LIST-OFFSET'],
-    judge(t) {
+    run(t, scope) {
       // The normal run only: injected answers change what a careful client does next.
       const pages = api(t).filter((e) => e.phase === 1 && !e.injected && e.status === 200 && parseTarget(e.target).route?.name === 'list');
       if (pages.length === 0) return notVerified('the client read no page of the list in its normal run', 'the client walks the encounter list, or the scenario\'s `uses` leaves out paging');
@@ -254,47 +280,47 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       for (const [key, ps] of walks) {
         const byOffset = [...new Map(ps.map((p) => [p.offset, p])).values()].sort((a, b) => a.offset - b.offset);
         const what = `the walk of the list${key ? ` (${key})` : ''}`;
-        if (byOffset[0].offset !== 0) return fail(`${what} starts at offset ${byOffset[0].offset}: offset is zero-based (§2.7), so the first ${byOffset[0].offset} encounter${byOffset[0].offset === 1 ? '' : 's'} of the list ${byOffset[0].offset === 1 ? 'is' : 'are'} never read`, [byOffset[0].e]);
+        if (byOffset[0].offset !== 0) return fail(scope, `${what} starts at offset ${byOffset[0].offset}: offset is zero-based (§2.7), so the first ${byOffset[0].offset} encounter${byOffset[0].offset === 1 ? '' : 's'} of the list ${byOffset[0].offset === 1 ? 'is' : 'are'} never read`, [byOffset[0].e]);
         for (let i = 1; i < byOffset.length; i++) {
           const prev = byOffset[i - 1];
           const next = prev.offset + prev.items;
-          if (byOffset[i].offset > next) return fail(`${what} skips encounters: the page at offset ${prev.offset} held ${prev.items}, so the next starts at ${next}, but the client asked for offset ${byOffset[i].offset} (offsets ${next} to ${byOffset[i].offset - 1} are never read; §2.7 zero-based offset)`, [prev.e, byOffset[i].e]);
+          if (byOffset[i].offset > next) return fail(scope, `${what} skips encounters: the page at offset ${prev.offset} held ${prev.items}, so the next starts at ${next}, but the client asked for offset ${byOffset[i].offset} (offsets ${next} to ${byOffset[i].offset - 1} are never read; §2.7 zero-based offset)`, [prev.e, byOffset[i].e]);
           if (byOffset[i].offset < next) overlaps.push(`${what}: offset ${byOffset[i].offset} after a page at ${prev.offset} of ${prev.items}`);
         }
       }
-      if (overlaps.length) return { outcome: 'warning', detail: `pages overlap, so some encounters are read twice (harmless, but not needed): ${overlaps.slice(0, 3).join('; ')}`, evidence: some(pages) };
-      return pass(`${pages.length} pages in ${walks.size} walk${walks.size === 1 ? '' : 's'}, each from offset 0, every page starting where the last ended`, some(pages));
+      if (overlaps.length) return warn(scope, `pages overlap, so some encounters are read twice (harmless, but not needed): ${overlaps.slice(0, 3).join('; ')}`, some(pages));
+      return pass(scope, `${pages.length} pages in ${walks.size} walk${walks.size === 1 ? '' : 's'}, each from offset 0, every page starting where the last ended`, some(pages));
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-sort-order-valid',
     title: '`sort_order` is exactly `asc` or `desc`',
     requirements: ['LIST-SORT-ORDER-ENUM'],
-    judge(t) {
+    run(t, scope) {
       const sent = listValues(t, ['sort_order']);
       if (sent.length === 0) return notVerified('the client sent no `sort_order` (nothing to judge)', 'the client sends `sort_order`, or the scenario\'s `uses` leaves out sort_order');
       const bad = sent.filter(({ q }) => q.value !== 'asc' && q.value !== 'desc');
-      if (bad.length) return fail(`sort_order=${JSON.stringify(bad[0].q.value)} is not \`asc\` or \`desc\` (§4.1)`, bad.map((x) => x.e));
-      return pass(`${sent.length} sort_order values, all asc or desc`);
+      if (bad.length) return fail(scope, `sort_order=${JSON.stringify(bad[0].q.value)} is not \`asc\` or \`desc\` (§4.1)`, bad.map((x) => x.e));
+      return pass(scope, `${sent.length} sort_order values, all asc or desc`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-list-dates-valid',
     title: '`start_at` and `end_at` are timezone-aware ISO date-times, start before end',
     requirements: ['LIST-DATETIME-TZ-AWARE', 'LIST-START-BEFORE-END'],
-    judge(t) {
+    run(t, scope) {
       const lists = api(t).map((e) => ({ e, p: parseTarget(e.target) })).filter((x) => x.p.route?.name === 'list' && x.p.query.some((q) => q.key === 'start_at' || q.key === 'end_at'));
       if (lists.length === 0) return notVerified('the client sent no `start_at` or `end_at` (nothing to judge)', 'the client sends `start_at`/`end_at`, or the scenario\'s `uses` leaves out date_window');
       for (const { e, p } of lists) {
         for (const q of p.query.filter((x) => x.key === 'start_at' || x.key === 'end_at')) {
           if (q.value === null || !TZ_AWARE.test(q.value) || Number.isNaN(instant(q.value))) {
-            return fail(`${q.key}=${JSON.stringify(q.value)} is not a timezone-aware ISO date-time (§4.1)`, [e]);
+            return fail(scope, `${q.key}=${JSON.stringify(q.value)} is not a timezone-aware ISO date-time (§4.1)`, [e]);
           }
         }
         const start = p.query.find((x) => x.key === 'start_at')?.value;
         const end = p.query.find((x) => x.key === 'end_at')?.value;
         if (start && end && instant(start) >= instant(end)) {
-          return fail(`start_at ${start} is not earlier than end_at ${end} (§4.1)`, [e]);
+          return fail(scope, `start_at ${start} is not earlier than end_at ${end} (§4.1)`, [e]);
         }
       }
       // A raw '+' is read as a plus here (as the sandbox reads it), but a server that decodes the query as a form
@@ -302,16 +328,16 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
       const plus = lists.flatMap(({ e, p }) => rawPairs(p.rawQuery).filter((q) => (q.key === 'start_at' || q.key === 'end_at') && q.raw?.includes('+')).map((q) => ({ e, q })));
       if (plus.length) {
         const { q } = plus[0];
-        return { outcome: 'warning', detail: `${q.key}=${q.raw} carries a raw '+': a server that decodes the query as a form (application/x-www-form-urlencoded, as most frameworks do) reads a space there and answers 422 invalid_query; percent-encode it as %2B (RFC 3986 §2.2: data in the reserved set should be percent-encoded)${plus.length > 1 ? `; ${plus.length} values in all` : ''}`, evidence: some(plus.map((x) => x.e)) };
+        return warn(scope, `${q.key}=${q.raw} carries a raw '+': a server that decodes the query as a form (application/x-www-form-urlencoded, as most frameworks do) reads a space there and answers 422 invalid_query; percent-encode it as %2B (RFC 3986 §2.2: data in the reserved set should be percent-encoded)${plus.length > 1 ? `; ${plus.length} values in all` : ''}`, some(plus.map((x) => x.e)));
       }
-      return pass(`${lists.length} list requests with date bounds, all timezone-aware, start before end`);
+      return pass(scope, `${lists.length} list requests with date bounds, all timezone-aware, start before end`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-ids-opaque-and-encoded',
     title: 'every id in a request path is one the sandbox handed out, percent-encoded as a path segment',
     requirements: ['CONTRACT-NO-ID-INFERENCE'],
-    judge(t) {
+    run(t, scope) {
       const known = new Set(t.profileIds);
       let judged = 0;
       for (const e of t.exchanges) {
@@ -319,9 +345,9 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
           const p = parseTarget(e.target);
           if (!p.route && p.path !== '/external/v1/encounters') {
             const form = p.path.split('/').slice(4).map((s) => formMismatch(s, known)).find((x) => x !== undefined);
-            if (form) return fail(`${e.method} ${p.path} names no route of the API: ${form}; ${ENCODE_HOW}`, [e]);
+            if (form) return fail(scope, `${e.method} ${p.path} names no route of the API: ${form}; ${ENCODE_HOW}`, [e]);
             const found = idUnencodedIn(e.target, known);
-            return fail(found !== undefined
+            return fail(scope, found !== undefined
               ? `${e.method} ${p.path} names no route of the API: it holds the handed-out id ${JSON.stringify(found)} ${UNENCODED}; ${ENCODE_HOW}`
               : `${e.method} ${p.path} names no route of the API: an id was not percent-encoded as one path segment, or the path was built (${ENCODE_HOW})`, [e]);
           }
@@ -334,21 +360,21 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
               const unknown = p.route.ids[i];
               const unencoded = idUnencodedIn(e.target, known);
               const why = encodingMismatch(raws[i], known) ?? (unencoded !== undefined ? `the request target holds the handed-out id ${JSON.stringify(unencoded)} ${UNENCODED}` : undefined);
-              return fail(`the request names the id ${JSON.stringify(unknown)}, which the sandbox never handed out: ${why ? `${why}; ${ENCODE_HOW}` : 'ids are opaque (§2), never built, guessed or altered'}`, [e]);
+              return fail(scope, `the request names the id ${JSON.stringify(unknown)}, which the sandbox never handed out: ${why ? `${why}; ${ENCODE_HOW}` : 'ids are opaque (§2), never built, guessed or altered'}`, [e]);
             }
           }
         }
         for (const id of idsIn(e.body)) known.add(id);
       }
       if (judged === 0) return notVerified('the client sent no request with an id in its path', 'the client reads an encounter or document by its id, or the scenario\'s `uses` names the list route only');
-      return pass(`${judged} requests named ids, each one handed out by the sandbox and encoded as a path segment`);
+      return pass(scope, `${judged} requests named ids, each one handed out by the sandbox and encoded as a path segment`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-no-repeat-after-terminal-answer',
     title: `an identical request is not repeated more than ${MAX_REPEATS_AFTER_4XX} times after a 4xx answer (a should)`,
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
-    judge(t) {
+    run(t, scope) {
       const all = api(t);
       const terminal = all.filter((e) => e.status >= 400 && e.status < 500 && !isRetryableStatus(e.status));
       if (terminal.length === 0) return notVerified('the client got no 4xx answer (a scenario file makes the sandbox answer with the reason codes it declares)', 'a scenario whose `reasons` declare 4xx reason codes (--scenario FILE)');
@@ -356,39 +382,39 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         const repeats = all.filter((x) => x.seq > e.seq && sameRequest(x, e));
         // The spec calls no reason terminal (transcript_not_found is a state that can change): repeating a refused
         // request is poor practice, a should.
-        if (repeats.length > MAX_REPEATS_AFTER_4XX) return { outcome: 'warning', detail: `after ${e.status} ${reasonOf(e) ?? ''} the client sent the identical request ${repeats.length} more times (good practice: branch on the reason_code, §5.7, rather than repeat; the spec calls no reason terminal)`, evidence: some([e, ...repeats]) };
+        if (repeats.length > MAX_REPEATS_AFTER_4XX) return warn(scope, `after ${e.status} ${reasonOf(e) ?? ''} the client sent the identical request ${repeats.length} more times (good practice: branch on the reason_code, §5.7, rather than repeat; the spec calls no reason terminal)`, some([e, ...repeats]));
       }
-      return pass(`${terminal.length} terminal 4xx answers, none hammered`);
+      return pass(scope, `${terminal.length} terminal 4xx answers, none hammered`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-pauses-before-retrying-503',
     title: `a 503 is retried only after a pause (at least ${MIN_RETRY_PAUSE_MS} ms)`,
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
-    judge(t) {
+    run(t, scope) {
       const all = api(t);
       const unavailable = all.filter((e) => e.status === 503);
       if (unavailable.length === 0) return notVerified('the client got no 503 answer (a scenario file can declare digest_key_unavailable or audio_storage_unavailable)', 'a scenario whose `reasons` declare digest_key_unavailable or audio_storage_unavailable');
       for (const e of unavailable) {
         const next = all.find((x) => x.seq > e.seq && sameRequest(x, e));
         if (next && next.at - (e.at + e.durationMs) < MIN_RETRY_PAUSE_MS) {
-          return { outcome: 'warning', detail: `after 503 ${reasonOf(e) ?? ''} the client retried after ${Math.max(0, next.at - (e.at + e.durationMs))} ms: a temporary unavailability should be retried after a pause`, evidence: [e, next] };
+          return warn(scope, `after 503 ${reasonOf(e) ?? ''} the client retried after ${Math.max(0, next.at - (e.at + e.durationMs))} ms: a temporary unavailability should be retried after a pause`, [e, next]);
         }
       }
-      return pass(`${unavailable.length} 503 answers, each retried (if at all) after a pause`);
+      return pass(scope, `${unavailable.length} 503 answers, each retried (if at all) after a pause`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-audio-url-not-used-after-expiry',
     title: 'an audio URL is never fetched after its `expires_at`',
     requirements: ['AUDIO-URL-NOT-AFTER-EXPIRY'],
-    judge(t) {
+    run(t, scope) {
       const issued = issuedAudioUrls(t.exchanges);
       if (issued.length === 0) return notVerified('the client got no audio URL', AUDIO_UNLOCK);
       const late = t.exchanges.filter((e) => e.kind === 'storage').map((e) => ({ e, u: issued.find((u) => u.target === e.target && u.issuedBy.seq < e.seq) })).filter((x) => x.u && x.e.at > x.u.expiresAtMs);
-      if (late.length) return fail(`the client fetched an audio URL ${late[0].e.at - late[0].u!.expiresAtMs} ms after its expires_at (§2.6: never used after expires_at)`, [late[0].u!.issuedBy, late[0].e]);
+      if (late.length) return fail(scope, `the client fetched an audio URL ${late[0].e.at - late[0].u!.expiresAtMs} ms after its expires_at (§2.6: never used after expires_at)`, [late[0].u!.issuedBy, late[0].e]);
       const fetched = t.exchanges.filter((e) => e.kind === 'storage').length;
-      return pass(`${issued.length} audio URLs handed out, ${fetched} fetches, none after expires_at`);
+      return pass(scope, `${issued.length} audio URLs handed out, ${fetched} fetches, none after expires_at`);
     },
   }),
   defineCheck({ subject: 'client',
@@ -397,7 +423,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
     requirements: ['AUDIO-URL-NOT-DURABLE'],
     // Only a breach shows on the wire: AUDIO-URL-NOT-DURABLE is listed as observable by no run, never verified.
     breachOnly: true,
-    judge(t) {
+    run(t, scope) {
       const issued = issuedAudioUrls(t.exchanges);
       if (issued.length === 0) return notVerified('the client got no audio URL', AUDIO_UNLOCK);
       const bad = api(t).filter((e) => {
@@ -405,39 +431,39 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         const decoded = decode(text) ?? text;
         return issued.some((u) => decoded.includes(u.target) || decoded.includes(u.sig));
       });
-      if (bad.length) return fail('the client sent an audio URL back to the API: it is a temporary access artifact, never a durable identifier (§2.6)', bad);
-      return pass(`${issued.length} audio URLs handed out, none sent back to the API (whether the client stores one is not seen in traffic)`);
+      if (bad.length) return fail(scope, 'the client sent an audio URL back to the API: it is a temporary access artifact, never a durable identifier (§2.6)', bad);
+      return pass(scope, `${issued.length} audio URLs handed out, none sent back to the API (whether the client stores one is not seen in traffic)`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-audio-url-not-printed',
     title: "no audio URL appears in the client's own output",
     requirements: ['AUDIO-URL-NOT-LOGGED'],
-    judge(t) {
+    run(t, scope) {
       const issued = issuedAudioUrls(t.exchanges);
       if (issued.length === 0) return notVerified('the client got no audio URL', AUDIO_UNLOCK);
       const output = `${t.stdout}\n${t.stderr}`;
       const shown = issued.find((u) => output.includes(u.target) || output.includes(u.sig));
-      if (shown) return fail('an audio URL appears in the command\'s output: it must not be put in client-visible logs (§2.6)', [shown.issuedBy]);
-      return pass(`${issued.length} audio URLs handed out, none in the output`);
+      if (shown) return fail(scope, 'an audio URL appears in the command\'s output: it must not be put in client-visible logs (§2.6)', [shown.issuedBy]);
+      return pass(scope, `${issued.length} audio URLs handed out, none in the output`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-key-holds-route-scopes',
     title: 'the key the client uses holds the scopes of every route it calls (no 403 missing_scope)',
     requirements: ['AUTH-RECEIVER-SCOPES-UNION'],
-    judge(t) {
+    run(t, scope) {
       if (api(t).length === 0) return notVerified('the client made no request to the API', 'the client makes requests to the API');
       const missing = api(t).filter((e) => !e.injected && e.status === 403 && reasonOf(e) === 'missing_scope');
-      if (missing.length) return fail(`${missing.length} request${missing.length === 1 ? '' : 's'} answered 403 missing_scope (first: ${line(missing[0])}): the client's key lacks a scope of a route it calls (§5.3, §5.8)`, missing);
-      return pass(`no request was refused for a missing scope (${api(t).length} API requests)`);
+      if (missing.length) return fail(scope, `${missing.length} request${missing.length === 1 ? '' : 's'} answered 403 missing_scope (first: ${line(missing[0])}): the client's key lacks a scope of a route it calls (§5.3, §5.8)`, missing);
+      return pass(scope, `no request was refused for a missing scope (${api(t).length} API requests)`);
     },
   }),
   defineCheck({ subject: 'client',
     id: 'client-follows-declared-reason-handling',
     title: 'the client does what its scenario file declares for each reason code the sandbox answered with',
     requirements: ['AUTH-BRANCH-ON-REASON-CODE'],
-    judge(t) {
+    run(t, scope) {
       const declared = Object.keys(t.scenario?.reasons ?? {});
       if (!t.scenario || declared.length === 0) return notVerified('no scenario `reasons`: pass --scenario FILE naming what the client does per reason code (stop, retry-later, skip-resource)', 'a scenario whose `reasons` declare what the client does per reason code (--scenario FILE)');
       const reasons = t.scenario.reasons;
@@ -460,10 +486,10 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
           // Going on with other work is what stop rules out; asking the same thing again before stopping is poor
           // practice (a should: the key keeps its state, so the repeat gets the same answer).
           const others = more.filter((x) => !sameRequest(x, e));
-          if (others.length) return fail(`declared \`stop\` for ${reason}, but the client sent ${others.length} more request${others.length === 1 ? '' : 's'} with that key`, [e, ...others]);
+          if (others.length) return fail(scope, `declared \`stop\` for ${reason}, but the client sent ${others.length} more request${others.length === 1 ? '' : 's'} with that key`, [e, ...others]);
           if (more.length) warnings.push(`declared \`stop\` for ${reason}; the client sent the refused request again ${more.length} time${more.length === 1 ? '' : 's'} before stopping (good practice: stop at once)`);
         } else if (action === 'retry-later') {
-          if (same.length === 0) return fail(`declared \`retry-later\` for ${reason}, but the client never sent the request again`, [e]);
+          if (same.length === 0) return fail(scope, `declared \`retry-later\` for ${reason}, but the client never sent the request again`, [e]);
           // §5.6 and §8 say nothing of a pause: retrying at once is poor practice, a should (a warning).
           const pause = same[0].at - (e.at + e.durationMs);
           if (pause < MIN_RETRY_PAUSE_MS) warnings.push(`declared \`retry-later\` for ${reason}; the client retried after ${Math.max(0, pause)} ms (good practice: a pause before retrying a temporary unavailability)`);
@@ -475,7 +501,7 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
           // must reach another one after the skip.
           const reachedBefore = new Set(all.filter((x) => x.phase === e.phase && x.seq <= e.seq).map((x) => x.target));
           const waiting = all.some((x) => x.phase === 1 && !reachedBefore.has(x.target));
-          if (waiting && !after.some((x) => x.target !== e.target)) return fail(`declared \`skip-resource\` for ${reason}, but the client sent no request to any other resource afterwards (its normal run reached more): it ended its work instead of going on without that resource`, [e]);
+          if (waiting && !after.some((x) => x.target !== e.target)) return fail(scope, `declared \`skip-resource\` for ${reason}, but the client sent no request to any other resource afterwards (its normal run reached more): it ended its work instead of going on without that resource`, [e]);
         }
       }
       const judged = [...new Set(injected.map((e) => e.injected!))];
@@ -489,31 +515,10 @@ export const CLIENT_CHECKS: readonly ClientCheck[] = [
         return notVerified(`${judgedText}; not judged: ${blocking.map(([r, n]) => `${r} (${n.why})`).join(', ')}${asideText}`, `a run in which the sandbox answers with ${blocking.map(([r]) => r).join(', ')}`);
       }
       if (judged.length === 0) return notVerified(`no declared reason could be injected${asideText}`, 'a scenario whose `reasons` declare reason codes the sandbox can answer with (the state of a key or a resource)');
-      if (warnings.length) return { outcome: 'warning', detail: `${warnings.join('; ')}; ${judgedText}${asideText}`, evidence: some(injected) };
-      return pass(`${judgedText}${asideText}`, injected);
+      if (warnings.length) return warn(scope, `${warnings.join('; ')}; ${judgedText}${asideText}`, some(injected));
+      return pass(scope, `${judgedText}${asideText}`, injected);
     },
   }),
 ];
 
 const AUDIO_UNLOCK = 'the client fetches audio (the audio route hands out audio URLs), or the scenario\'s `uses` leaves out audio';
-
-export interface JudgedClientCheck {
-  check: ClientCheck;
-  judgement: ClientJudgement;
-}
-
-/**
- * Every client check judged over the record. A check with nothing to judge whose requirements are all outside
- * the client's scope (checks/client/scenario.ts) says so: it stays not verified, never a pass, and the report
- * lists its requirements as out of scope.
- */
-export function judgeClientChecks(t: ClientTraffic): JudgedClientCheck[] {
-  const scope = scopeOf(t.scenario, t.exchanges);
-  return CLIENT_CHECKS.map((check) => {
-    const judgement = check.judge(t);
-    if (judgement.outcome !== 'not_verified') return { check, judgement };
-    const out = check.requirements.map((r) => requirementOutOfScope(r, scope));
-    if (out.some((x) => x === undefined)) return { check, judgement };
-    return { check, judgement: { ...judgement, detail: `out of scope: ${[...new Set(out)].join('; ')} (${judgement.detail})`, unlock: undefined } };
-  });
-}

@@ -30,8 +30,6 @@ import { registerSecret } from '../../record/redact.ts';
 import { buildDelivery, REASON_REQUIREMENTS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE, withHeaderWord } from '../../judge/signature.ts';
 import type { HeaderBag, VerifyReason, WebhookEvent } from '../../judge/signature.ts';
 import { fabricateRejections } from './adversarial.ts';
-import { runStandalone } from '../../engine/standalone.ts';
-import type { StandaloneRecord } from '../../engine/standalone.ts';
 import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 
 const H = WEBHOOK_HEADERS;
@@ -208,7 +206,7 @@ function judgeRejection(kind: Expectation, scope: CheckScope, answer: Answer, fo
   const said = describeAnswer(answer);
   const accepted = is2xx(answer);
   if (followUps !== undefined && followUps > 0 && (kind === 'reject' || kind === 'unsupported-type' || !accepted)) {
-    throw new CheckFailure('Follow-up fetch after a delivery that must not be acted on', `${what}: the receiver ${said} and made ${followUps} follow-up REST fetch(es)`);
+    throw new CheckFailure(ACTED_ON_INVALID, `${what}: the receiver ${said} and made ${followUps} follow-up REST fetch(es)`);
   }
   if (!accepted) {
     if (isRetryableAnswer(answer)) {
@@ -255,6 +253,9 @@ function completedDuplicate(firstFollowUps: number | undefined): string | undefi
 }
 
 /** Marks the sentence of a detail that names the receiver's body handling (the CLI prints it as a hint). */
+/** The failure of a delivery the receiver must not act on that led to follow-up fetches (the summary groups on it). */
+export const ACTED_ON_INVALID = 'Follow-up fetch after a delivery that must not be acted on';
+
 export const BODY_HANDLING = 'Body handling:';
 /** Marks the sentence of a detail that shows what the harness signed. */
 export const SIGNING_INPUT = 'Signing input:';
@@ -763,27 +764,3 @@ export const RECEIVER_CASES: readonly ReceiverCase[] = [...SCENARIOS, ...REJECTI
 
 /** Check ids whose informational outcome is legitimate (the spec leaves the outcome open). */
 export const RECEIVER_OPEN_CASE_IDS: readonly string[] = RECEIVER_CASES.filter((c) => c.expectation === 'decision' || c.expectation === 'boundary' || c.expectation === 'payload-policy').map((c) => c.id);
-
-export type ReceiverCheckResult = StandaloneRecord;
-
-/** Thrown by runReceiverSuite when its `stop` callback ends the run (e.g. the receiver stopped answering). */
-export class ReceiverRunStopped extends Error {}
-
-/**
- * Plays the service against a receiver: every case in order, one CheckRecord each (redacted evidence).
- * `stop`, when given, sees the results so far after each check; a reason it returns ends the run with
- * ReceiverRunStopped (the caller decides what makes judging pointless, e.g. no answer at all).
- */
-export async function runReceiverSuite(opts: ReceiverSuiteOptions, onResult?: (r: ReceiverCheckResult) => void, stop?: (sofar: ReceiverCheckResult[]) => string | undefined): Promise<ReceiverCheckResult[]> {
-  const ctx = new ReceiverContext(opts);
-  const out: ReceiverCheckResult[] = [];
-  for (const c of RECEIVER_CASES) {
-    const r = await runStandalone(c, (scope) => c.run(ctx, scope));
-    out.push(r);
-    onResult?.(r);
-    const why = stop?.(out);
-    if (why !== undefined) throw new ReceiverRunStopped(why);
-  }
-  return out;
-}
-

@@ -21,9 +21,7 @@ import type { CheckDef, CheckScope, Exchange } from '../../record/record.ts';
 import { registerSecret } from '../../record/redact.ts';
 import { checkWebhookEvent } from '../../judge/event-schema.ts';
 import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS, webhookHeaders, type WebhookHeaderNames } from '../../judge/signature.ts';
-import { namesFor, header, redirectPath, Capture, SandboxControl, type CapturedDelivery, type ScriptStep, type SandboxControlOptions, type ScenarioResultOf, type Deployment } from '../../observe/capture.ts';
-import { runStandalone } from '../../engine/standalone.ts';
-import type { StandaloneRecord } from '../../engine/standalone.ts';
+import { namesFor, header, redirectPath, Capture, SandboxControl, deliveryExchange, type CapturedDelivery, type ScriptStep, type SandboxControlOptions, type ScenarioResultOf, type Deployment } from '../../observe/capture.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Judging one delivery (pure functions of the delivery; each throws CheckFailure)
@@ -211,18 +209,6 @@ export const DELIVERY_JUDGES: readonly DeliveryCheck[] = [
   defineCheck<DeliveryCheck>({ subject: 'service', needs: SENDER_NEEDS, id: 'webhook-sender-no-api-key', requirements: ['WEBHOOK-RECEIVER-NO-API-KEY'], title: 'deliveries carry no Authorization header and no API key in any header (the signature authenticates them)', judge: (d, _secret, known) => judgeNoApiKey(d, known?.apiKeys) , run: judgeFirstDelivery }),
 ];
 
-/** Evidence for one captured delivery and the harness's answer. */
-export function deliveryExchange(d: CapturedDelivery): Exchange {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(d.headers)) headers[k] = v.join(', ');
-  const text = d.body.toString('utf8');
-  return {
-    request: { method: d.method, target: d.path, headers, body: text.length > 4096 ? `${text.slice(0, 4096)}…` : text },
-    response: typeof d.answered !== 'number' ? undefined : { status: d.answered, headers: {}, body: '', bodyBytes: 0, durationMs: 0 },
-    error: d.answered === 'timeout' ? { kind: 'held', message: 'the harness held the response (scripted timeout)' }
-      : d.answered === 'reset' ? { kind: 'reset', message: 'the harness reset the connection without an answer (scripted)' } : undefined,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // The cases
@@ -533,28 +519,3 @@ export const SENDER_CASES: readonly SenderCase[] = [
   terminalCase(400), terminalCase(401), terminalCase(404), terminalCase(410), terminalCase(422), terminalCase(302),
   noDeliveryWithoutActivation, noRedeliveryAfter2xx, everyAttemptJudged, eventNamesFinalizedDocument,
 ];
-
-export interface SenderSuiteOptions extends Omit<SenderContextOptions, 'capture' | 'control'> {
-  control: SandboxControlOptions;
-  /** Where the harness listens (default 127.0.0.1 on a free port); the service must be able to reach it. */
-  listenHost?: string;
-  listenPort?: number;
-}
-
-/** Runs every sender case against a service with sandbox control; one record each (redacted evidence). */
-export async function runSenderSuite(opts: SenderSuiteOptions, onResult?: (r: StandaloneRecord) => void): Promise<StandaloneRecord[]> {
-  const capture = new Capture({ host: opts.listenHost, port: opts.listenPort, holdMs: (opts.senderTimeoutMs ?? 500) + 1000, headerWord: opts.headerWord });
-  await capture.listen();
-  try {
-    const ctx = new SenderContext({ ...opts, capture, control: new SandboxControl(opts.control) });
-    const out: StandaloneRecord[] = [];
-    for (const c of SENDER_CASES) {
-      const r = await runStandalone(c, (scope) => c.run(ctx, scope));
-      out.push(r);
-      onResult?.(r);
-    }
-    return out;
-  } finally {
-    await capture.close();
-  }
-}

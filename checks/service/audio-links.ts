@@ -13,7 +13,6 @@ import { instantNs } from '../../observe/list-walk.ts';
 import { registerSecret } from '../../record/redact.ts';
 import type { CheckApi } from '../../observe/target.ts';
 import type { FaultName } from '../../profile/profile.ts';
-import { setting } from '../../engine/config.ts';
 
 const check = suite(import.meta.filename, { waits: true });
 
@@ -97,9 +96,9 @@ check({ id: 'audio-url-gives-audio-before-expiry', requirements: ['AUDIO-URL-GIV
  * live a few minutes is judged on an ordinary URL, no switch needed; a longer-lived one through the condition
  * audio_url_expires_soon in the form it has (a document or an environment with short-lived URLs, a sandbox switch).
  */
-export function audioExpiryWaitMs(): number {
-  const v = Number(setting('audioExpiryWait'));
-  return Number.isInteger(v) && v > 0 ? v * 1000 : 120_000;
+export function audioExpiryWaitMs(api: CheckApi): number {
+  const v = api.target.plan.audioExpiryWaitS;
+  return v !== undefined && Number.isInteger(v) && v > 0 ? v * 1000 : 120_000;
 }
 /**
  * How far past expires_at the URL is tried again: early first (a target whose clock agrees with ours has refused it
@@ -115,7 +114,7 @@ check({ id: 'audio-url-refused-after-expiry', requirements: ['LIMIT-AUDIO-VALIDI
   const { url, expiresMs, expiresAt } = await audioUrl(api, soon ? ['audio_url_expires_soon'] : []);
   if (!URL.canParse(url)) fail('the audio URL is not an absolute URL', `length ${url.length}`);
   const wait = expiresMs - Date.now();
-  const bound = audioExpiryWaitMs();
+  const bound = audioExpiryWaitMs(api);
   if (wait > bound) {
     throw new NotVerified(`the audio URL is valid for another ${Math.round(wait / 1000)} s (expires_at ${expiresAt})${soon ? ' under audio_url_expires_soon' : ''}; at most ${bound / 1000} s is waited for (--audio-expiry-wait S), or give faults.audio_url_expires_soon: a document or environment whose URLs live less`, 'faults.audio_url_expires_soon');
   }

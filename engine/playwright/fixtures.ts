@@ -27,14 +27,19 @@ import { DEFAULT_COMMAND_TIMEOUT_MS, describeEnd, flip } from '../../observe/com
 import { offFailed, onFailed, plannedSwitches, switchOf } from '../switched.ts';
 import { defineCheck, identity, type Declaration } from '../registry.ts';
 import { registerSecret } from '../../record/redact.ts';
-import { waitForReady } from '../../observe/ready.ts';
+import { waitForReady } from '../ready.ts';
 import { registered } from '../declare.ts';
+import { applyPlan, runPlan, trustedProfile } from '../plan.ts';
+import { runBreaker } from '../../observe/breaker.ts';
 import { claimBatch, planRun, runGroups, selection, type CaseBody, type Checker, type Registered, type ServiceRun, type SuiteOptions } from '../planner.ts';
 import type { Capture } from '../../observe/capture.ts';
 
 function mutantsFor(id: string, matrix: Record<string, string[]>): string[] {
   return Object.entries(matrix).filter(([, ps]) => ps.some((p) => matchesPattern(p, id))).map(([m]) => m);
 }
+
+/** The plan of this worker's run (engine/plan.ts), read once. */
+const PLAN = runPlan();
 
 /** How long the sender suite's listener holds a "timeout" answer past the sender's own timeout. */
 export const SENDER_TIMEOUT_MS = 500;
@@ -107,7 +112,7 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
       // A reference `conformance run` is starting meanwhile: its profile is there once it is ready.
       const ready = setting('waitReady');
       if (ready) await waitForReady(ready);
-      await use(new Target(loadProfile(file)));
+      await use(new Target(loadProfile(file, process.env, trustedProfile()), applyPlan(PLAN), [], PLAN.target));
     },
     { scope: 'worker' },
   ],
@@ -129,7 +134,7 @@ const fixtures = base.extend<BatchFixtures, WorkerFixtures>({
             requestHeaders: { ...target.profile.requestHeaders, 'x-switchboard-token': token!, ...headers },
             // What a service making the bundle's choices declares in its profile (the sender's header word).
             ...(declared.webhook ? { webhook: { ...target.profile.webhook, ...declared.webhook } } : {}),
-          });
+          }, runBreaker(PLAN.breakerFile), [], PLAN.target);
           switchedTargets.set(key, t);
         }
         return t;
@@ -189,9 +194,9 @@ export function declareSwitched(): void {
       const cmd = target.profile.faults![f]!.command!;
       const file = setting('profile')!;
       testInfo.setTimeout(testInfo.timeout + 2 * (cmd.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS));
-      const on = await flip('on', cmd, target.profile.baseUrl, file);
+      const on = await flip('on', cmd, target.profile.baseUrl, file, process.env);
       testInfo.annotations.push({ type: 'switch', description: `${f} on: ${on.code === 0 ? 'done' : describeEnd(on)} in ${on.durationMs} ms` });
-      const switched = new Target(target.profile, target.breaker, [f]);
+      const switched = new Target(target.profile, target.breaker, [f], target.plan);
       const checker: Checker = (info, caseTitle, sink, caseFile) => async (def, body) => {
         const run = on.code === 0 ? (scope: CheckScope) => body(new CheckApi(switched, scope), scope) : () => Promise.reject(new NotVerified(onFailed(f, on), `faults.${f}`));
         const recorded = await recordCheck(info, def, run, { case: caseTitle, ...(caseFile ? { file: caseFile } : {}) });
@@ -201,7 +206,7 @@ export function declareSwitched(): void {
       try {
         await runGroups([{ cases, lanes: 'default' }], checker, undefined, testInfo, false);
       } finally {
-        const off = await flip('off', cmd, target.profile.baseUrl, file);
+        const off = await flip('off', cmd, target.profile.baseUrl, file, process.env);
         testInfo.annotations.push({ type: 'switch', description: `${f} off: ${off.code === 0 ? 'done' : describeEnd(off)} in ${off.durationMs} ms` });
         if (off.code !== 0) throw new Error(offFailed(f, off));
       }

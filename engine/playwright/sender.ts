@@ -75,7 +75,7 @@ let deployment: Promise<Deployment> | undefined;
 function deploymentFor(profile: Profile, headerWord: string, document: { encounter_id: string; document_id: string } | undefined): Promise<Deployment> {
   deployment ??= (async () => {
     const file = setting('profile');
-    const d = new Deployment({ settings: profile.webhook!.sender!, baseUrl: profile.baseUrl, cwd: file ? path.dirname(path.resolve(file)) : process.cwd(), headerWord, document, log: (l) => process.stderr.write(`conformance: webhook sender: ${l}\n`) });
+    const d = new Deployment({ settings: profile.webhook!.sender!, env: process.env, baseUrl: profile.baseUrl, cwd: file ? path.dirname(path.resolve(file)) : process.cwd(), headerWord, document, log: (l) => process.stderr.write(`conformance: webhook sender: ${l}\n`) });
     await d.listen();
     d.capture.unref();
     return d;
@@ -100,7 +100,7 @@ for (const c of casesOfRun()) {
     const rest = api.target.key('full') ? (target: string) => api.get(target) : undefined;
     if (!profile.webhook?.sandboxControlUrl && profile.webhook?.sender) {
       // A deployment: its subscription delivers to the harness's listener; its trigger (or its team) causes events.
-      const secret = scope.need(signingSecret(profile), 'webhook.signingSecretEnv (the secret the deployment signs its deliveries with)', 'webhook.signingSecretEnv');
+      const secret = scope.need(signingSecret(profile, process.env), 'webhook.signingSecretEnv (the secret the deployment signs its deliveries with)', 'webhook.signingSecretEnv');
       const document = profile.resources?.ambient_transcript_with_audio;
       testInfo.setTimeout(Math.max(testInfo.timeout, deploymentBudgetMs(profile)));
       const d = await deploymentFor(profile, headerWordOf(profile), document);

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startReference, type ReferenceHandle } from '../../cli/reference-process.ts';
+import { startReference, type ReferenceHandle } from '../../engine/reference/process.ts';
 import { setting, settingName } from '../../engine/config.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');

@@ -1,10 +1,10 @@
-// Test-only helpers around the reference process. Starting it is cli/reference-process.ts's job
+// Test-only helpers around the reference process. Starting it is engine/reference/process.ts's job
 // (`launchReference` for the tests of the reference itself); these run main.ts to its exit and read what it
 // printed. Tests talk to the reference over HTTP only; nothing here imports the implementation.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { nodeBinary, referenceMain, type ReferenceProcess } from '../../cli/reference-process.ts';
+import { nodeBinary, referenceMain, type ReferenceProcess } from '../../engine/reference/process.ts';
 
 export const ROOT = path.join(import.meta.dirname, '..', '..');
 

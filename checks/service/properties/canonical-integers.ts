@@ -5,7 +5,7 @@
 // canonical in-range values (bounds drawn often) and requires 200 with the value echoed. One check per
 // property; runs go unrecorded and the shrunk counterexample is replayed once as evidence.
 import fc from 'fast-check';
-import type { TestInfo } from '@playwright/test';
+import type { CaseContext } from '../../../engine/planner.ts';
 import { suite } from '../../../engine/declare.ts';
 import { checkProperty } from '../../../engine/property-check.ts';
 import { expectError } from '../../../judge/assertions.ts';
@@ -70,7 +70,7 @@ interface Case<T> {
   judge(ex: Exchange, x: T): void;
 }
 
-async function runProperty<T>(api: CheckApi, testInfo: TestInfo, id: string, arb: fc.Arbitrary<T>, c: Case<T>, title: string): Promise<void> {
+async function runProperty<T>(api: CheckApi, testInfo: CaseContext['testInfo'], id: string, arb: fc.Arbitrary<T>, c: Case<T>, title: string): Promise<void> {
   // The four properties of this file run at once in one test (a batch): each prints its seed under its own id.
   const { seed, runs } = startProperty(testInfo, 100, id);
   api.key('full');

@@ -1,14 +1,14 @@
-// Starts the reference implementation as a child process (never by import: the oracle and the
-// implementation stay apart) and waits for its one-line `ready` announcement on stdout. One launcher for
-// every caller: `startReference` is the sandbox the CLI, global setup, meta-suites and benchmarks start;
-// `launchReference` runs main.ts with the arguments given, for the tests of the reference itself.
+// Starting the reference as a child process, by the path of its entry point (never an import: the oracle and the implementation stay apart).
+// It waits for the reference's one-line `ready` announcement on stdout. One launcher for every caller:
+// `startReference` is the sandbox the CLI, global setup, meta-suites and benchmarks start; `launchReference` runs
+// main.ts with the arguments given, for the tests of the reference itself.
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import fs from 'node:fs';
 import os from 'node:os';
 import crypto from 'node:crypto';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** `.ts` in a clone, `.js` in the npm package (compiled into dist/, where this module is JavaScript too). */
 const EXT = path.extname(import.meta.filename);
 /** The reference alone: the service, as partners' image runs it. */

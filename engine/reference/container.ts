@@ -1,19 +1,22 @@
-// `--reference container`: the reference implementation as a container (reference-impl/Dockerfile) beside a
+// Starting the reference as containers (`--reference container`): its image and a PostgreSQL container, removed by their reaper.
+// The reference implementation as a container (reference-impl/Dockerfile) beside a
 // PostgreSQL container on one network of their own, started with testcontainers. The run reaches the reference
 // on a published port of 127.0.0.1; the reference reaches the harness's webhook capture as host.docker.internal.
-// Whatever ends the run (its end, a failure, Ctrl-C, SIGKILL), cli/container-reaper.ts removes both containers
+// Whatever ends the run (its end, a failure, Ctrl-C, SIGKILL), engine/reference/container-reaper.ts removes both containers
 // and the network.
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../platform/embedded-cluster.ts';
-import { setting, settingName } from '../engine/config.ts';
-import { nodeBinary } from './reference-process.ts';
-import { referenceImageTag } from './reference-image.ts';
+import { freePort } from '../../platform/embedded-cluster.ts';
+import { oneLine } from '../../record/redact.ts';
+import { setting, settingName } from '../config.ts';
+import { ContainerSetupError } from '../errors.ts';
+import { nodeBinary } from './process.ts';
+import { referenceImageTag } from './image.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** `.ts` in a clone, `.js` in the npm package. */
 const EXT = path.extname(import.meta.filename);
 export const DEFAULT_DB_IMAGE = 'postgres:16-alpine';
@@ -23,11 +26,6 @@ export const CALLBACK_HOST = 'host.docker.internal';
 export const RUN_LABEL = 'org.clinical-encounter-conformance.run';
 /** testcontainers' message when it finds no engine (the wording has changed before, so it lives in one place). */
 const NO_RUNTIME = 'Could not find a working container runtime strategy';
-
-import { ContainerSetupError } from './errors.ts';
-import { oneLine } from './common.ts';
-
-export { ContainerSetupError };
 
 export interface ContainerReferenceOptions {
   profilePath: string;
@@ -56,7 +54,7 @@ export interface ContainerReference {
 
 function startReaper(runId: string): { child: ChildProcess; done: Promise<void> } {
   // Detached: its own process group, so the terminal's Ctrl-C to ours does not end it before it cleaned up.
-  const child = spawn(nodeBinary(), [path.join(ROOT, `cli/container-reaper${EXT}`), `${RUN_LABEL}=${runId}`], {
+  const child = spawn(nodeBinary(), [path.join(import.meta.dirname, `container-reaper${EXT}`), `${RUN_LABEL}=${runId}`], {
     detached: true, stdio: ['pipe', 'ignore', 'inherit'], env: process.env,
   });
   child.unref();

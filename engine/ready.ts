@@ -7,7 +7,7 @@
 // CLI's children trust CONFORMANCE_PROFILE_SHA256 (profile/profile.ts loadProfile), instead of compiling the
 // profile's schema once more in every worker.
 import fs from 'node:fs';
-import { setting, settingName } from '../engine/config.ts';
+import { setting, settingName } from './config.ts';
 
 export const WAIT_READY_MS = 200_000;
 

@@ -1,11 +1,12 @@
+// The loader of every declared check, for their declarations only: it imports every module that declares some and runs nothing.
 // Every check the project declares, for every subject, read from the one registry (engine/registry.ts) after
 // importing every module that declares some: the service's suites and properties, the webhook sender's cases, the
 // receiver's and the client's checks. What `--requirement`, `profile init`, coverage and "what would unlock" know
 // of the checks comes from here, never from a file a run once wrote. Importing a suite declares its checks without
 // running anything (a suite's cases run only under engine/playwright/run.spec.ts). The one place outside a run that loads the
-// suites: the CLI derives from their declarations, it never runs or judges them here.
-import { declaredChecks, type Declaration, type Subject } from '../engine/registry.ts';
-import { loadCheckFiles } from '../engine/load.ts';
+// suites: the CLI derives from their declarations (through this module), it never runs or judges them.
+import { declaredChecks, type Declaration, type Subject } from './registry.ts';
+import { loadCheckFiles } from './load.ts';
 
 let loaded: Promise<void> | undefined;
 

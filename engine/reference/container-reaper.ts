@@ -1,8 +1,9 @@
-// The reaper of `--reference container`: a detached process that removes what one run started in the container
+// The reaper of `--reference container`'s containers and network: a process of its own, it judges nothing.
+// A detached process that removes what one run started in the container
 // engine once the run's end of its stdin closes, however the run ended (normal stop, Ctrl-C, SIGKILL).
 // testcontainers' own reaper (Ryuk) does this where its image can be pulled; where it cannot (no registry, or
 // TESTCONTAINERS_RYUK_DISABLED=true) nothing else would, so the harness never relies on it.
-//   node cli/container-reaper.ts LABEL=VALUE
+//   node engine/reference/container-reaper.ts LABEL=VALUE
 // stdin lines: `network <id>` (networks carry no label of ours). Containers are found by the label.
 // On stdin's end: every container with the label is removed (forced, with its anonymous volumes), then the networks.
 import { getContainerRuntimeClient } from 'testcontainers';
@@ -10,7 +11,7 @@ import type Dockerode from 'dockerode';
 
 const [label] = process.argv.slice(2);
 if (!label || !label.includes('=')) {
-  process.stderr.write('usage: node cli/container-reaper.ts LABEL=VALUE\n');
+  process.stderr.write('usage: node engine/reference/container-reaper.ts LABEL=VALUE\n');
   process.exit(2);
 }
 // Its own process group already keeps a terminal's Ctrl-C away; a signal to the group must not cut the clean-up short.
