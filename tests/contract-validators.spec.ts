@@ -228,3 +228,20 @@ test('formatErrors is empty for no errors and joins several', () => {
   expect(text.split('; ').length).toBeGreaterThanOrEqual(3);
   expect(text).toContain("'extra'");
 });
+
+// A run compiles the contract's schemas and the profile's schema without checking them against the JSON Schema
+// 2020-12 meta-schema (judge/contract.ts, profile/profile.ts: validateSchema off, a quarter of a second per process):
+// both are fixed files of the project, checked here instead.
+test('the contract schemas and the profile schema are valid JSON Schema 2020-12 (the run does not check them again)', async () => {
+  const fs = await import('node:fs');
+  const { Ajv2020 } = await import('ajv/dist/2020.js');
+  const { CONTRACT_PATH } = await import('../judge/contract.ts');
+  const meta = new Ajv2020({ strict: false });
+  const doc = JSON.parse(fs.readFileSync(CONTRACT_PATH, 'utf8')) as { components: { schemas: Record<string, unknown> } };
+  const defs = JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('#/components/schemas/', 'contract#/$defs/')) as unknown;
+  expect(meta.validateSchema({ $id: 'contract', $defs: defs }), meta.errorsText()).toBe(true);
+  const profileSchema = JSON.parse(fs.readFileSync(new URL('../fixtures/profiles/profile.schema.json', import.meta.url), 'utf8')) as unknown;
+  expect(meta.validateSchema(profileSchema as object), meta.errorsText()).toBe(true);
+  // And a schema that is not one is refused by that check (the check can fail).
+  expect(meta.validateSchema({ type: 'no-such-type' })).toBe(false);
+});
