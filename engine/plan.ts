@@ -10,8 +10,6 @@ import { checkProfile, type Profile } from '../profile/profile.ts';
 import { settingName } from './config.ts';
 
 export interface RunPlan {
-  /** The target profile's file (CONFORMANCE_PROFILE), when the run has one yet. */
-  readonly profileFile?: string;
   /** What the run's targets carry to their checks. */
   readonly target: TargetPlan;
   /** The breaker file the run's workers share (consecutive transport failures of the target). */
@@ -28,7 +26,6 @@ const int = (v: string | undefined): number | undefined => {
 /** The plan of the run this process belongs to. */
 export function runPlan(env: NodeJS.ProcessEnv = process.env): RunPlan {
   return {
-    profileFile: setting('profile', env),
     target: { env, paceMs: int(setting('paceMs', env)) ?? 0, listWindow: int(setting('listWindow', env)), audioExpiryWaitS: int(setting('audioExpiryWait', env)) },
     breakerFile: setting('breakerFile', env),
     evidence: setting('evidence', env) === 'full' ? 'full' : 'redacted',

@@ -16,7 +16,7 @@ import { collectedOf, type ConformanceReport, type OutcomesFile, type RunContext
 import { writeOutcomes, writeReports } from '../reports/write.ts';
 import { SetupError, UsageError } from './errors.ts';
 import { PassiveSenderJudge } from './passive-sender.ts';
-import { runStandalone, type StandaloneRecord } from './standalone.ts';
+import { runChecks, type StandaloneRecord } from './standalone.ts';
 
 /** The sender's records as a run's outcomes, for the report writers (and `conformance merge`). */
 export function senderOutcomes(results: StandaloneRecord[], target: { name: string; baseUrl: string }, startedAt: string, finishedAt: string): OutcomesFile {
@@ -89,7 +89,7 @@ export async function judgeSenderDeployment(o: { file: string; profile: Profile;
   const skipped = SENDER_CASES.filter((c) => !cases.includes(c)).map((c) => c.id);
   o.say(redact(`conformance webhook sender: judging the sender of ${profile.name} (${cases.length} checks${skipped.length ? `; ${skipped.join(', ')} only through a sandbox's schedule` : ''}); listening at ${deployment.capture.url}/ (any path); trigger ${w.sender.trigger === 'none' ? 'none: cause one delivery per scenario when asked' : w.sender.trigger.command.join(' ')}`));
   const startedAt = new Date().toISOString();
-  const results: StandaloneRecord[] = [];
+  let results: StandaloneRecord[] = [];
   try {
     const ctx = () => new SenderContext({
       capture: deployment.capture, deployment, secret, document: document ?? { encounter_id: '', document_id: '' },
@@ -98,11 +98,8 @@ export async function judgeSenderDeployment(o: { file: string; profile: Profile;
         documentKnown: false,
       waitMs: deployment.waitMs, observeMs: deployment.observeMs, apiKeys, rest, headerWord,
     });
-    for (const c of cases) {
-      const r = await runStandalone(c, (scope) => c.run(ctx(), scope));
-      results.push(r);
-      o.say(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.outcome !== 'pass' && r.detail ? `: ${r.detail.slice(0, 300)}` : ''}`));
-    }
+    // A fresh context per check, over the one listener.
+    results = await runChecks(cases, ctx, (r) => o.say(redact(`${r.outcome.toUpperCase().padEnd(13)} ${r.id}${r.outcome !== 'pass' && r.detail ? `: ${r.detail.slice(0, 300)}` : ''}`)));
   } finally {
     await deployment.close();
   }

@@ -1,12 +1,10 @@
 // What the harness observes of a webhook sender: the listening receiver (node:http on a local port) that captures
 // every delivery and answers from a script, the sandbox control routes that make the service produce events on demand,
 // and the shape of a deployment whose trigger causes them (observe/deployment.ts). Nothing here judges.
-import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sendRaw, TransportError } from './http.ts';
-import { CheckFailure, type CheckScope, type Exchange } from '../record/record.ts';
-import { registerSecret } from '../record/redact.ts';
+import type { CheckScope, Exchange } from '../record/record.ts';
 import { WEBHOOK_HEADERS, webhookHeaders, type WebhookHeaderNames } from '../judge/signature.ts';
 
 /** The §6.2 names with the deployment's header word (profile webhook.headerWord; default Service). */

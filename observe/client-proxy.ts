@@ -9,7 +9,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import { CATEGORY_BY_STATUS, STATUS_BY_REASON } from '../judge/assertions.ts';
 import { notePatientData, registerSecret } from '../record/redact.ts';
-import { INJECTABLE_REASONS, notInjectable } from './client-traffic.ts';
+import { INJECTABLE_REASONS } from './client-traffic.ts';
 import { bearerOf, issuedAudioUrls, parseTarget, type ClientExchange, type ReasonAction, type Route } from './client-traffic.ts';
 
 const MAX_KEPT_BODY = 4 * 1024 * 1024;

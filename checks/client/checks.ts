@@ -8,7 +8,7 @@
 // (concurrency, keep-alive, the case of `Bearer`, compression, retrying a 503 after a pause) pass.
 import { CheckFailure, NotVerified, type CheckScope, type Exchange } from '../../record/record.ts';
 import { defineCheck, type Declaration } from '../../engine/registry.ts';
-import { reasonOf as bodyReason, STATUS_BY_REASON } from '../../judge/assertions.ts';
+import { reasonOf as bodyReason } from '../../judge/assertions.ts';
 import { isRetryableStatus } from '../../fixtures/contract/webhook-retries.ts';
 import { PART_LABEL } from './scenario.ts';
 import { LIST_KEYS } from '../../observe/routes.ts';

@@ -25,7 +25,7 @@ import { sendRaw, TransportError } from '../../observe/http.ts';
 import type { TransportErrorKind } from '../../observe/http.ts';
 import { CheckFailure, NotVerified } from '../../record/record.ts';
 import { defineCheck, type Declaration } from '../../engine/registry.ts';
-import type { CheckDef, CheckScope, Exchange } from '../../record/record.ts';
+import type { CheckScope, Exchange } from '../../record/record.ts';
 import { registerSecret } from '../../record/redact.ts';
 import { buildDelivery, REASON_REQUIREMENTS, WEBHOOK_HEADERS, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPE, withHeaderWord } from '../../judge/signature.ts';
 import type { HeaderBag, VerifyReason, WebhookEvent } from '../../judge/signature.ts';

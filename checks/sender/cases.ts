@@ -14,14 +14,13 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendRaw, TransportError } from '../../observe/http.ts';
 import { CheckFailure, NotVerified } from '../../record/record.ts';
 import { defineCheck, type Declaration } from '../../engine/registry.ts';
-import type { CheckDef, CheckScope, Exchange } from '../../record/record.ts';
+import type { CheckScope, Exchange } from '../../record/record.ts';
 import { registerSecret } from '../../record/redact.ts';
 import { checkWebhookEvent } from '../../judge/event-schema.ts';
-import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS, webhookHeaders, type WebhookHeaderNames } from '../../judge/signature.ts';
-import { namesFor, header, redirectPath, Capture, SandboxControl, deliveryExchange, type CapturedDelivery, type ScriptStep, type SandboxControlOptions, type ScenarioResultOf, type Deployment } from '../../observe/capture.ts';
+import { sign, TIMESTAMP_TOLERANCE_SECONDS, WEBHOOK_HEADERS, type WebhookHeaderNames } from '../../judge/signature.ts';
+import { namesFor, header, redirectPath, Capture, SandboxControl, deliveryExchange, type CapturedDelivery, type ScriptStep, type ScenarioResultOf, type Deployment } from '../../observe/capture.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Judging one delivery (pure functions of the delivery; each throws CheckFailure)

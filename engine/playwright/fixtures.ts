@@ -16,7 +16,6 @@
 // of variant bundles ({ "<bundle>": ["variant", ...] }), `check` runs every check once per bundle with the
 // switchboard headers that switch the bundle's variants on, and records each outcome tagged with the bundle.
 import fs from 'node:fs';
-import path from 'node:path';
 import * as playwrightTest from '@playwright/test';
 import { setting, settingName } from '../config.ts';
 import { loadProfile } from '../../profile/profile.ts';
@@ -25,13 +24,12 @@ import { matchesPattern, recordCheck } from '../evaluate.ts';
 import { NotVerified, type CheckDef, type CheckRecord, type CheckScope } from '../../record/record.ts';
 import { DEFAULT_COMMAND_TIMEOUT_MS, describeEnd, flip } from '../../observe/command.ts';
 import { offFailed, onFailed, plannedSwitches, switchOf } from '../switched.ts';
-import { defineCheck, identity, type Declaration } from '../registry.ts';
 import { registerSecret } from '../../record/redact.ts';
 import { waitForReady } from '../ready.ts';
 import { registered } from '../declare.ts';
 import { applyPlan, runPlan, trustedProfile } from '../plan.ts';
 import { runBreaker } from '../../observe/breaker.ts';
-import { claimBatch, planRun, runGroups, selection, type CaseBody, type Checker, type Registered, type ServiceRun, type SuiteOptions } from '../planner.ts';
+import { claimBatch, planRun, runGroups, type Checker } from '../planner.ts';
 import type { Capture } from '../../observe/capture.ts';
 
 function mutantsFor(id: string, matrix: Record<string, string[]>): string[] {
