@@ -1,12 +1,11 @@
-// Contract validators compiled once per process from fixtures/contract/openapi.json with ajv
-// (2020-12 dialect, strict, formats). They answer "does this body match the contract for this
-// operation and status" with readable errors. Nothing here talks to a target.
+// Contract validators from fixtures/contract/openapi.json, by ajv (2020-12 dialect, strict, formats), each compiled at
+// most once per process, or loaded as the code a previous process kept (fixtures/schema-code.ts: the contract is a
+// fixed file). They answer "does this body match the contract for this operation and status" with readable errors.
+// Nothing here talks to a target.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
-
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+import type { ValidateFunction, ErrorObject } from 'ajv';
+import { fixedSchemas, type FixedSchemas } from '../fixtures/schema-code.ts';
 
 export const CONTRACT_PATH = path.resolve(import.meta.dirname, '../fixtures/contract/openapi.json');
 
@@ -27,8 +26,7 @@ export interface OperationInfo {
 
 type Json = Record<string, any>;
 
-let loaded: { doc: Json; ajv: Ajv2020; ops: Map<OperationId, OperationInfo> } | undefined;
-const compiled = new Map<string, ValidateFunction>();
+let loaded: { doc: Json; validator: (name: string) => ValidateFunction; ops: Map<OperationId, OperationInfo> } | undefined;
 
 function collectExtensionKeys(node: unknown, into: Set<string>): void {
   if (Array.isArray(node)) for (const n of node) collectExtensionKeys(n, into);
@@ -49,22 +47,34 @@ function stripDiscriminatorMapping(node: unknown): void {
   }
 }
 
-function load() {
-  if (loaded) return loaded;
-  const doc = JSON.parse(fs.readFileSync(CONTRACT_PATH, 'utf8')) as Json;
-  // validateSchema: false: the contract is a fixed file, checked against the 2020-12 meta-schema by the project's
-  // tests (tests/contract.spec.ts compiles it with the meta-schema on); checking it again in every process compiled the
-  // meta-schema and walked the whole contract, about a quarter of a second of a worker's CPU. Strict mode still holds.
-  const ajv = new Ajv2020({ strict: true, allErrors: true, discriminator: true, validateSchema: false });
-  addFormats(ajv);
+/**
+ * The contract's component schemas as the validators are made from them (fixtures/schema-code.ts): each under its
+ * own name, their `$ref`s pointing inside one schema `contract`.
+ */
+export function contractSchemaSet(doc: Json = load().doc): FixedSchemas {
   const defs = JSON.parse(JSON.stringify(doc.components.schemas).replaceAll('#/components/schemas/', 'contract#/$defs/')) as Json;
   // ajv implements `discriminator` from the `const` of each oneOf branch and rejects `mapping`;
   // the mapping is redundant with those consts, so it is dropped from the compiled copy only.
   stripDiscriminatorMapping(defs);
   const ext = new Set<string>();
   collectExtensionKeys(defs, ext);
-  for (const k of ext) ajv.addKeyword(k);
-  ajv.addSchema({ $id: 'contract', $defs: defs });
+  return {
+    name: 'contract',
+    // validateSchema: false: the contract is a fixed file, checked against the 2020-12 meta-schema by the project's
+    // tests (tests/contract.spec.ts compiles it with the meta-schema on); checking it again in every process compiled
+    // the meta-schema and walked the whole contract, about a quarter of a second of a worker's CPU. Strict mode holds.
+    options: { strict: true, allErrors: true, discriminator: true, validateSchema: false },
+    formats: true,
+    keywords: [...ext],
+    schemas: [{ $id: 'contract', $defs: defs }],
+    exports: Object.fromEntries(Object.keys(defs).map((name) => [name, `contract#/$defs/${name}`])),
+  };
+}
+
+function load() {
+  if (loaded) return loaded;
+  const doc = JSON.parse(fs.readFileSync(CONTRACT_PATH, 'utf8')) as Json;
+  const validator = fixedSchemas(contractSchemaSet(doc));
   const ops = new Map<OperationId, OperationInfo>();
   for (const [p, item] of Object.entries(doc.paths as Json)) {
     const op = (item as Json).get as Json;
@@ -80,7 +90,7 @@ function load() {
       statuses: Object.keys(op.responses),
     });
   }
-  loaded = { doc, ajv, ops };
+  loaded = { doc, validator, ops };
   return loaded;
 }
 
@@ -98,16 +108,11 @@ export function operations(): OperationInfo[] {
   return [...load().ops.values()];
 }
 
-/** The validator for a named component schema, compiled once. */
+/** The validator for a named component schema: compiled once per process, or loaded as kept code. */
 export function schemaValidator(name: string): ValidateFunction {
-  let v = compiled.get(name);
-  if (!v) {
-    const { ajv, doc } = load();
-    if (!doc.components.schemas[name]) throw new Error(`schema ${name} is not in the contract`);
-    v = ajv.compile({ $ref: `contract#/$defs/${name}` });
-    compiled.set(name, v);
-  }
-  return v;
+  const { validator, doc } = load();
+  if (!Object.hasOwn(doc.components.schemas, name)) throw new Error(`schema ${name} is not in the contract`);
+  return validator(name);
 }
 
 /** The component schema name the contract gives for an operation's response status, if any. */

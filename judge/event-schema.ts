@@ -1,7 +1,7 @@
 // Validates a parsed webhook body against the closed `RecordingTranscriptReadyWebhookEvent` schema of
 // fixtures/contract/openapi.json, through the one contract compiler of judge/contract.ts (the document is
-// read and compiled once per process, strict mode on). It never reads the reference implementation: the
-// contract file is the only source of truth.
+// read once per process, its validators compiled at most once, strict mode on, or loaded as the code a previous
+// process kept). It never reads the reference implementation: the contract file is the only source of truth.
 import type { ValidateFunction } from 'ajv';
 import { schemaValidator } from './contract.ts';
 

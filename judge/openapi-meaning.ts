@@ -9,12 +9,14 @@
 // A served schema is judged between two readings of the contract (judge/open-choices.ts): it must accept what
 // the narrow reading accepts (every open choice of the catalog taken the narrowest way) and may accept no more than
 // the wide one (the contract without the prose the body checks verify), so an open choice never counts either way.
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
 import { isDeepStrictEqual } from 'node:util';
 import { judgingReadings, openParameterValue, openStatuses } from './open-choices.ts';
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+// ajv is loaded when a judge is first made, not imported: every process of a run loads this module with the suites,
+// and only the one that judges a served document needs ajv for it.
+const require = createRequire(import.meta.url);
 
 export type Json = Record<string, any>;
 
@@ -178,25 +180,56 @@ function plain(node: unknown, depth = 0): unknown {
 }
 
 /**
- * One judge per comparison: ajv in the 2020-12 dialect (OpenAPI 3.1's), formats asserted for both sides alike,
- * unknown keywords (OpenAPI annotations such as discriminator, example, xml, x-*) ignored.
+ * The text a normalised schema is known by in a judge's cache: its JSON, in its own key order (an order can change
+ * which error ajv reports first, and the judges quote that error). Undefined when the tree holds a value JSON does
+ * not spell exactly (undefined in an array, a non-finite number, a function): such a schema is compiled uncached.
+ */
+function schemaText(normal: unknown): string | undefined {
+  let exact = true;
+  const text = JSON.stringify(normal, (_k, v: unknown) => {
+    if (typeof v === 'number' && !Number.isFinite(v)) exact = false;
+    else if (typeof v === 'bigint' || typeof v === 'function' || typeof v === 'symbol') exact = false;
+    else if (Array.isArray(v) && v.includes(undefined)) exact = false;
+    return typeof v === 'bigint' ? String(v) : v;
+  });
+  return exact ? text : undefined;
+}
+
+/**
+ * A judge: ajv in the 2020-12 dialect (OpenAPI 3.1's), formats asserted for both sides alike, unknown keywords
+ * (OpenAPI annotations such as discriminator, example, xml, x-*) ignored. Each distinct schema is compiled once per
+ * judge: by identity first (a dereferenced document shares one object per `$ref` target, met by every pair and
+ * check), then by its normalised text (the contract's parameter and a served copy of it, the contract's three
+ * readings, a document served again: other objects, one validator). Two schemas of the same text compile to the
+ * same code in the same ajv, so a validator found by text is the one compiling would give; the schema itself is
+ * always the one the target served, never assumed from the fixture.
  */
 export class SchemaJudge {
-  private readonly ajv = new Ajv2020({ strict: false, logger: false, allErrors: false, validateFormats: true });
-  private readonly cache = new WeakMap<object, ValidateFunction>();
+  private readonly ajv: Ajv2020;
+  private readonly byObject = new WeakMap<object, ValidateFunction>();
+  private readonly byText = new Map<string, ValidateFunction>();
   constructor() {
-    addFormats(this.ajv);
+    const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    this.ajv = new Ajv({ strict: false, logger: false, allErrors: false, validateFormats: true });
+    (require('ajv-formats') as { default: (ajv: Ajv2020) => Ajv2020 }).default(this.ajv);
   }
 
   compile(schema: unknown): ValidateFunction {
-    if (schema && typeof schema === 'object') {
-      const hit = this.cache.get(schema);
+    const isObject = !!schema && typeof schema === 'object';
+    if (isObject) {
+      const hit = this.byObject.get(schema);
       if (hit) return hit;
-      const v = this.ajv.compile(plain(schema) as Json);
-      this.cache.set(schema, v);
-      return v;
     }
-    return this.ajv.compile((schema ?? true) as any);
+    const normal = isObject ? plain(schema) : (schema ?? true);
+    const text = schemaText(normal);
+    let v = text === undefined ? undefined : this.byText.get(text);
+    if (!v) {
+      // A schema that does not compile throws here every time it is asked for: nothing is kept of it.
+      v = this.ajv.compile(normal as Json);
+      if (text !== undefined) this.byText.set(text, v);
+    }
+    if (isObject) this.byObject.set(schema, v);
+    return v;
   }
 }
 
@@ -768,10 +801,12 @@ function narrowError(error: Json, status: string, reasons: string[], category: s
   return out;
 }
 
-let errorJudge: SchemaJudge | undefined;
-
-/** Each contract response schema (route and status, in its three readings) beside the served one(s) for the same route and status. */
-export function responsePairs(judging: JudgingContract | Json, servedDeref: Json, statuses?: (status: string) => boolean): SchemaPair[] {
+/**
+ * Each contract response schema (route and status, in its three readings) beside the served one(s) for the same route
+ * and status. `judge` compiles the served 404 schemas whose category is looked for: the judge that compares the pairs
+ * next, so that each served schema is compiled once (a judge of its own compiled every served 404 schema twice).
+ */
+export function responsePairs(judging: JudgingContract | Json, servedDeref: Json, statuses?: (status: string) => boolean, judge: SchemaJudge = new SchemaJudge()): SchemaPair[] {
   const j = readings(judging);
   const got = operationsByRoute(servedDeref);
   const narrowRoutes = contractRoutes(j.narrow);
@@ -791,7 +826,7 @@ export function responsePairs(judging: JudgingContract | Json, servedDeref: Json
         let bounds = boundsOf(narrow, want, wide);
         if (Array.isArray(reasons) && reasons.length > 0 && bounds.narrow && typeof bounds.narrow === 'object') {
           const error = bounds.narrow as Json;
-          const category = CATEGORY_BY_STATUS[Number(status)] ?? (status === '404' ? pinned404Category((errorJudge ??= new SchemaJudge()), narrowError(error, status, reasons, undefined), schema) : undefined);
+          const category = CATEGORY_BY_STATUS[Number(status)] ?? (status === '404' ? pinned404Category(judge, narrowError(error, status, reasons, undefined), schema) : undefined);
           bounds = new SchemaBounds(narrowError(error, status, reasons, category), bounds.contract, bounds.wide);
         }
         pairs.push({ where: `${key} ${status} ${media}`, contract: bounds, served: schema });
@@ -839,7 +874,7 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
  */
 export async function schemaDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): Promise<string[]> {
   const diffs: string[] = [];
-  for (const p of [...responsePairs(judging, servedDeref), ...webhookPairs(judging, servedDeref)]) {
+  for (const p of [...responsePairs(judging, servedDeref, undefined, judge), ...webhookPairs(judging, servedDeref)]) {
     await turn();
     diffs.push(...agreement(judge, p.contract, p.served, p.where));
     if (diffs.length >= MAX_DIFFS) break;
@@ -850,7 +885,7 @@ export async function schemaDiffs(judge: SchemaJudge, judging: JudgingContract |
 /** §2: every object of every response rejects undeclared properties, judged on closedness samples alone (openObjects). */
 export async function closednessDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): Promise<string[]> {
   const diffs: string[] = [];
-  for (const p of [...responsePairs(judging, servedDeref), ...webhookPairs(judging, servedDeref)]) {
+  for (const p of [...responsePairs(judging, servedDeref, undefined, judge), ...webhookPairs(judging, servedDeref)]) {
     await turn();
     diffs.push(...openObjects(judge, p.contract, p.served, p.where));
     if (diffs.length >= MAX_DIFFS) break;
@@ -861,7 +896,7 @@ export async function closednessDiffs(judge: SchemaJudge, judging: JudgingContra
 /** §7.1: in every error response, reason_code takes exactly the 27 codes (the contract's and the served schema's literals are tried). */
 export async function reasonCodeDiffs(judge: SchemaJudge, judging: JudgingContract | Json, servedDeref: Json): Promise<string[]> {
   const diffs: string[] = [];
-  for (const p of responsePairs(judging, servedDeref, (status) => /^[45]/.test(status))) {
+  for (const p of responsePairs(judging, servedDeref, (status) => /^[45]/.test(status), judge)) {
     await turn();
     diffs.push(...agreement(judge, p.contract, p.served, p.where, { pointer: '/reason_code', kinds: new Set(['value']) }));
     if (diffs.length >= MAX_DIFFS) break;

@@ -4,7 +4,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
+import { fixedSchemas, type FixedSchemas } from '../fixtures/schema-code.ts';
 import { registerSecret } from '../record/redact.ts';
 
 export type CredentialRole =
@@ -212,16 +213,20 @@ export class ProfileError extends Error {
 export const SECRET_HEADER = /token|auth|key|secret|signature|cookie/i;
 
 const SCHEMA_PATH = path.resolve(import.meta.dirname, '../fixtures/profiles/profile.schema.json');
-let validateFn: ReturnType<Ajv2020['compile']> | undefined;
+let validateFn: ValidateFunction | undefined;
+
+/** The profile's schema as its validator is made from it (fixtures/schema-code.ts). */
+export function profileSchemaSet(): FixedSchemas {
+  const schema = JSON.parse(fs.readFileSync(SCHEMA_PATH, 'utf8')) as { $id: string };
+  // validateSchema: false: the profile's schema is a fixed file, checked against the meta-schema by the project's
+  // tests (tests/reference.spec.ts compiles it with the meta-schema on); here that check compiled the meta-schema
+  // first, a third of the schema's cost on every run. Strict mode still holds.
+  return { name: 'profile', options: { strict: true, allErrors: true, validateSchema: false }, schemas: [schema], exports: { profile: schema.$id } };
+}
 
 function validator() {
-  if (!validateFn) {
-    // validateSchema: false: the profile's schema is a fixed file, checked against the meta-schema by the project's
-    // tests (tests/reference.spec.ts compiles it with the meta-schema on); here that check compiled the meta-schema
-    // first, a third of the schema's cost on every run. Strict mode still holds.
-    const ajv = new Ajv2020({ strict: true, allErrors: true, validateSchema: false });
-    validateFn = ajv.compile(JSON.parse(fs.readFileSync(SCHEMA_PATH, 'utf8')));
-  }
+  // A fixed file: its compiled code is kept for the next process (fixtures/schema-code.ts).
+  validateFn ??= fixedSchemas(profileSchemaSet())('profile');
   return validateFn;
 }
 

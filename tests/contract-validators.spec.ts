@@ -1,9 +1,18 @@
 // The contract validators compiled from fixtures/contract/openapi.json: closed schemas reject extra
 // properties, enums and discriminators hold, formats are checked, and the operation table is read
-// from the document.
+// from the document. The validators of our fixed schemas kept as code (fixtures/schema-code.ts) judge as compiling does.
 import { test, expect } from '@playwright/test';
-import { validateAgainst, schemaValidator, responseSchemaName, operations, operation, reasonCodeEnum, formatErrors, type OperationId } from '../judge/contract.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ValidateFunction } from 'ajv';
+import { validateAgainst, schemaValidator, responseSchemaName, operations, operation, reasonCodeEnum, formatErrors, contractDocument, contractSchemaSet, type OperationId } from '../judge/contract.ts';
 import { REASONS_BY_STATUS } from '../judge/assertions.ts';
+import { dereference, samplesFor } from '../judge/openapi-meaning.ts';
+import { fixedSchemas, keptCodeFolder, type FixedSchemas } from '../fixtures/schema-code.ts';
+import { profileSchemaSet } from '../profile/profile.ts';
+
+const PROFILE_SCHEMA = path.resolve(import.meta.dirname, '../fixtures/profiles/profile.schema.json');
 
 const TS = '2025-03-04T05:06:07Z';
 
@@ -244,4 +253,120 @@ test('the contract schemas and the profile schema are valid JSON Schema 2020-12 
   expect(meta.validateSchema(profileSchema as object), meta.errorsText()).toBe(true);
   // And a schema that is not one is refused by that check (the check can fail).
   expect(meta.validateSchema({ type: 'no-such-type' })).toBe(false);
+});
+
+// fixtures/schema-code.ts: the validators of the contract and of the profile's schema, kept as ajv's standalone code in
+// this user's compile cache folder and loaded by later processes. The kept code must judge exactly as compiling does
+// (verdict and errors, on every sample the OpenAPI judges make from the schema), and a file or folder someone else
+// could have written is never loaded.
+test.describe('kept code of the fixed schemas (fixtures/schema-code.ts)', () => {
+  const made: string[] = [];
+  const folder = (): string => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cec-kept-')); // mkdtemp: 0700, this user's
+    made.push(dir);
+    return dir;
+  };
+  test.afterAll(() => {
+    for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const errorsOf = (v: ValidateFunction) => JSON.stringify((v.errors ?? []).map(({ instancePath, keyword, params, message }) => ({ instancePath, keyword, params, message })));
+  const kept = (dir: string) => fs.readdirSync(dir).filter((f) => f.endsWith('.cjs'));
+
+  /** Every sample of every named schema, judged by the loaded kept code and by a fresh compile alike. */
+  function sameJudgements(set: FixedSchemas, dir: string, schemaOf: (name: string) => unknown, extra: unknown[] = []): number {
+    const fromFile = fixedSchemas(set, dir);
+    const compiled = fixedSchemas(set, undefined);
+    let n = 0;
+    for (const name of Object.keys(set.exports)) {
+      const k = fromFile(name);
+      const c = compiled(name);
+      // Loaded, not compiled: ajv's own validators carry their schema environment, standalone code does not.
+      expect((k as { schemaEnv?: unknown }).schemaEnv, name).toBeUndefined();
+      expect((c as { schemaEnv?: unknown }).schemaEnv, name).toBeDefined();
+      for (const value of [...samplesFor(schemaOf(name)).map((s) => s.value), ...extra]) {
+        expect(k(value), `${name}: ${JSON.stringify(value).slice(0, 200)}`).toBe(c(value));
+        expect(errorsOf(k), `${name}: ${JSON.stringify(value).slice(0, 200)}`).toBe(errorsOf(c));
+        n++;
+      }
+    }
+    return n;
+  }
+
+  test('the contract\'s kept code judges every sample as compiling does: the same verdict, the same errors', async () => {
+    const dir = folder();
+    const set = contractSchemaSet();
+    fixedSchemas(set, dir)('PublicApiErrorResponse'); // compiles every validator of the set and keeps the code
+    expect(kept(dir)).toHaveLength(1);
+    expect(fs.statSync(path.join(dir, kept(dir)[0]!)).mode & 0o777).toBe(0o600);
+    const deref = await dereference(contractDocument());
+    expect(sameJudgements(set, dir, (name) => deref.components.schemas[name], [encounter(), errorBody(), { document: clinical() }, { document: ambient() }, null, [], 'x'])).toBeGreaterThan(5000);
+  });
+
+  test('the profile\'s kept code judges every sample and the example profiles as compiling does', async () => {
+    const dir = folder();
+    const set = profileSchemaSet();
+    fixedSchemas(set, dir)('profile');
+    const examples = fs.readdirSync(path.dirname(PROFILE_SCHEMA)).filter((f) => f.endsWith('.json') && f !== path.basename(PROFILE_SCHEMA)).map((f) => JSON.parse(fs.readFileSync(path.join(path.dirname(PROFILE_SCHEMA), f), 'utf8')) as unknown);
+    expect(examples.length).toBeGreaterThan(0);
+    const schema = JSON.parse(fs.readFileSync(PROFILE_SCHEMA, 'utf8')) as unknown;
+    expect(sameJudgements(set, dir, () => schema, [...examples, {}, { name: 'x', baseUrl: 'http://x', credentials: { full: { key: 'k', keyEnv: 'K' } } }])).toBeGreaterThan(100);
+  });
+
+  test('a kept file others may write, or one that is not the code, is not loaded: the set is compiled and kept anew', () => {
+    const dir = folder();
+    const set = contractSchemaSet();
+    fixedSchemas(set, dir)('PublicApiErrorResponse');
+    const file = path.join(dir, kept(dir)[0]!);
+    const check = () => {
+      const v = fixedSchemas(set, dir)('PublicApiErrorResponse');
+      expect((v as { schemaEnv?: unknown }).schemaEnv).toBeDefined(); // compiled, not loaded
+      expect(v(errorBody())).toBe(true);
+      expect(v(errorBody({ details: [] }))).toBe(false);
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(kept(dir)).toEqual([path.basename(file)]);
+    };
+    fs.chmodSync(file, 0o666);
+    check();
+    fs.writeFileSync(file, 'module.exports = {};');
+    check();
+    fs.writeFileSync(file, 'this is not JavaScript (');
+    check();
+    // Another set (another option, another schema, another ajv) is another file, never the old one.
+    fixedSchemas({ ...set, options: { ...set.options, allErrors: false } }, dir)('PublicApiErrorResponse');
+    expect(kept(dir)).toHaveLength(2);
+  });
+
+  test('writing a kept file removes the files of the same set whose modules are gone (a temporary install), and no other', () => {
+    const dir = folder();
+    const gone = path.join(dir, 'contract-00000000000000000000000000000000.cjs');
+    const here = path.join(dir, 'contract-11111111111111111111111111111111.cjs');
+    const other = path.join(dir, 'profile-00000000000000000000000000000000.cjs');
+    fs.writeFileSync(gone, `"use strict";const f = require(${JSON.stringify(path.join(dir, 'no-such-install', 'formats.js'))});`);
+    fs.writeFileSync(here, `"use strict";const f = require(${JSON.stringify(PROFILE_SCHEMA)});`);
+    fs.writeFileSync(other, `"use strict";const f = require(${JSON.stringify(path.join(dir, 'no-such-install', 'formats.js'))});`);
+    fixedSchemas(contractSchemaSet(), dir)('PublicApiErrorResponse');
+    expect(fs.existsSync(gone)).toBe(false);
+    expect(fs.existsSync(here)).toBe(true);
+    expect(fs.existsSync(other)).toBe(true);
+    expect(kept(dir)).toHaveLength(3);
+  });
+
+  test('the folder: none without a compile cache, none where others may write, else a subfolder closed to others', () => {
+    expect(keptCodeFolder(undefined)).toBeUndefined();
+    const open = folder();
+    fs.chmodSync(open, 0o777);
+    expect(keptCodeFolder(open)).toBeUndefined();
+    const mine = folder();
+    const sub = keptCodeFolder(mine)!;
+    expect(sub).toBe(path.join(mine, 'ajv-standalone'));
+    expect(fs.statSync(sub).mode & 0o777).toBe(0o700);
+    fs.chmodSync(sub, 0o755);
+    expect(keptCodeFolder(mine)).toBeUndefined();
+  });
+
+  test('without a folder, each validator is compiled when first asked for, once', () => {
+    const get = fixedSchemas(contractSchemaSet(), undefined);
+    expect(get('PublicEncounterSummary')).toBe(get('PublicEncounterSummary'));
+    expect(() => get('NoSuchSchema')).toThrow(/no validator named NoSuchSchema/);
+  });
 });

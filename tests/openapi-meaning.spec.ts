@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import {
   agreement, closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, judgingContract, openapiVersionDiffs, operationNameDiffs, operationsByRoute,
-  parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json, type JudgingContract,
+  parameterDiffs, PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, responsePairs, samplesFor, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json, type JudgingContract,
 } from '../judge/openapi-meaning.ts';
 import { CONTRACT_PATH } from '../judge/contract.ts';
 import { applyOpenapiVariants, OPENAPI_VARIANTS } from '../reference-switchboard/served-contract.ts';
@@ -394,5 +394,42 @@ test.describe('samples', () => {
     const open = { ...same, additionalProperties: true };
     expect(agreement(new Counting(), want, open, 'w').join('\n')).toMatch(/the served schema accepts \(root\) with an undeclared property/);
     expect(compiled).toBe(2);
+  });
+});
+
+test.describe('compiling', () => {
+  test('a judge compiles each distinct schema once: the same object, or another of the same normalised text, gets the one validator', () => {
+    const judge = new SchemaJudge();
+    const s = { type: 'object', additionalProperties: false, properties: { a: { type: 'string', format: 'date-time' } } };
+    const v = judge.compile(s);
+    expect(judge.compile(s)).toBe(v);
+    expect(judge.compile(structuredClone(s))).toBe(v);
+    // What the judge drops before compiling (a $schema, 3.0's nullable) makes no other schema.
+    expect(judge.compile({ $schema: 'https://json-schema.org/draft/2020-12/schema', ...structuredClone(s) })).toBe(v);
+    // Another key order is another text, compiled apart (ajv reports its first error in key order); it judges alike.
+    const w = judge.compile({ properties: structuredClone(s.properties), additionalProperties: false, type: 'object' });
+    expect(w).not.toBe(v);
+    for (const x of [{ a: '2026-01-02T03:04:05Z' }, { a: 'not-a-date' }, { b: 1 }, 7]) expect(w(x)).toBe(v(x));
+    // Another judge compiles its own.
+    expect(new SchemaJudge().compile(s)).not.toBe(v);
+    // A schema that does not compile throws every time it is asked for.
+    for (let i = 0; i < 2; i++) expect(() => judge.compile({ $ref: '#/nowhere' })).toThrow(/can't resolve reference/);
+    // A value JSON would spell otherwise (undefined in an array reads as null) is never taken for the other: ajv
+    // refuses this one, and so does the judge, after the other was compiled.
+    expect(judge.compile({ enum: [null] })(null)).toBe(true);
+    expect(() => judge.compile({ enum: [undefined] })).toThrow();
+  });
+
+  test('the category of a served 404 is looked for with the judge that compares the pairs, so each served schema is compiled once', () => {
+    const seen = new Set<unknown>();
+    class Recording extends SchemaJudge {
+      override compile(schema: unknown) {
+        seen.add(schema);
+        return super.compile(schema);
+      }
+    }
+    const pairs = responsePairs(judging, contractDeref, (status) => status === '404', new Recording());
+    expect(pairs.length).toBeGreaterThan(0);
+    for (const p of pairs) expect(seen.has(p.served), p.where).toBe(true);
   });
 });
