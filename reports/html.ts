@@ -359,11 +359,15 @@ export function prettyBody(text: string): string {
   const core = mark ? text.slice(0, text.length - mark.length) : text;
   if (!/^\s*[[{]/.test(core)) return text;
   if (!mark) {
+    let value: unknown;
     try {
-      JSON.parse(core);
+      value = JSON.parse(core);
     } catch {
       return text;
     }
+    // A body exactly as JSON itself writes it (compact, its members in JSON's order, each string and number in JSON's
+    // spelling): the walk below would indent it as JSON's own two-space indent does, which JSON does natively.
+    if (JSON.stringify(value) === core) return JSON.stringify(value, null, 2);
   }
   let out = '';
   let depth = 0;
@@ -403,16 +407,29 @@ export function prettyBody(text: string): string {
 /** A body as the HTML shows it: pretty, and cut after BODY_LINES_SHOWN lines or BODY_CHARS_SHOWN characters, saying so. */
 export function shownBody(text: string): string {
   const pretty = prettyBody(text);
-  const lines = pretty.split('\n');
-  let shown = lines.slice(0, BODY_LINES_SHOWN).join('\n');
+  // The lines counted, and the first BODY_LINES_SHOWN found, by their breaks (not an array of every line).
+  let lines = 1;
+  let cut = pretty.length;
+  for (let at = pretty.indexOf('\n'); at >= 0; at = pretty.indexOf('\n', at + 1)) {
+    if (lines === BODY_LINES_SHOWN) cut = at;
+    lines++;
+  }
+  let shown = pretty.slice(0, cut);
   if (shown.length > BODY_CHARS_SHOWN) shown = shown.slice(0, BODY_CHARS_SHOWN);
   if (shown.length === pretty.length) return pretty;
-  const rest = lines.length > BODY_LINES_SHOWN ? `${lines.length - BODY_LINES_SHOWN}+ more lines` : `${pretty.length - shown.length} more characters`;
+  const rest = lines > BODY_LINES_SHOWN ? `${lines - BODY_LINES_SHOWN}+ more lines` : `${pretty.length - shown.length} more characters`;
   return `${shown}\n… cut here for reading (${rest}): the recorded body is in conformance.json`;
 }
 
 /** A response shown in more lines than this prints in two columns. */
 const PRINT_COLUMNS_FROM = 12;
+
+/** Whether `text` has more than `n` lines (counted by their breaks, up to the one that decides). */
+function lineCountOver(text: string, n: number): boolean {
+  let lines = 1;
+  for (let at = text.indexOf('\n'); at >= 0 && lines <= n; at = text.indexOf('\n', at + 1)) lines++;
+  return lines > n;
+}
 
 function renderEvidence(evidence: unknown, replay: { baseUrl: string | null } | null): string {
   if (evidence === null || evidence === undefined) return '<p><em>No evidence was recorded for this check.</em></p>';
@@ -429,7 +446,7 @@ function renderEvidence(evidence: unknown, replay: { baseUrl: string | null } | 
       curl = `<pre class="curl" data-part="curl">${t(`${notes}${c.command}`)}</pre>`;
     }
     // A long body prints in two columns (data-long): JSON lines are short, half the page's width holds them.
-    const long = res.split('\n').length > PRINT_COLUMNS_FROM ? ' data-long' : '';
+    const long = lineCountOver(res, PRINT_COLUMNS_FROM) ? ' data-long' : '';
     return `<p class="exchange">Exchange ${i + 1} of ${evidence.length}</p><pre class="evidence" data-part="request">${e(req)}</pre><pre class="evidence" data-part="response"${long}>${e(res)}</pre>${curl}`;
   }).join('\n');
 }
