@@ -617,7 +617,13 @@ function scanJson(text: string, phi: boolean): string {
       const raw = token.slice(1);
       return `"${phi && inPatient() ? hide(raw) : redact(raw)}`;
     }
-    const decoded = plain ? token.slice(1, -1) : (JSON.parse(token) as string);
+    const decoded = plain ? token.slice(1, -1) : decodeToken(token);
+    if (decoded === undefined) {
+      // A bad escape (`"a\\x"`): not JSON, so the body is not valid and goes through the free-text redaction too;
+      // its raw characters are redacted here as a cut string's are. A hostile body never makes redaction throw.
+      const raw = token.slice(1, -1);
+      return `"${phi && inPatient() ? hide(raw) : redact(raw)}"`;
+    }
     if (top?.object && expectKey) {
       key = decoded;
       expectKey = false;
@@ -633,6 +639,15 @@ function scanJson(text: string, phi: boolean): string {
     }
     return next === decoded ? token : JSON.stringify(next);
   });
+}
+
+/** A complete string token's value, or undefined when it is not JSON (a bad escape). */
+function decodeToken(token: string): string | undefined {
+  try {
+    return JSON.parse(token) as string;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Meets the patient values of a body without keeping the result (free text said about it may quote them). */

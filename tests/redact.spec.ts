@@ -2,7 +2,7 @@
 // signed URLs never survive `redact`/`redactValue`.
 import { test, expect } from '@playwright/test';
 import fc from 'fast-check';
-import { redact, redactValue, registerSecret, registeredSecretCount, replaceBase64Runs, replaceUrlRuns, REDACTED } from '../record/redact.ts';
+import { redact, redactBody, redactValue, registerSecret, registeredSecretCount, replaceBase64Runs, replaceUrlRuns, REDACTED } from '../record/redact.ts';
 
 // Chosen so that every encoding differs from the plain text: `/`, `+`, space and `~` percent-encode,
 // and the bytes give `+` and `/` in base64 (hence a distinct base64url) and `=` padding.
@@ -177,4 +177,12 @@ test('redactValue copies a value as a JSON round trip does: members left out, -0
   const cyclic: Record<string, unknown> = { a: 1 };
   cyclic.self = cyclic;
   expect(() => redactValue(cyclic)).toThrow(TypeError);
+});
+
+test('a JSON-looking body with a bad escape is redacted, never thrown on (a hostile target\'s body)', () => {
+  const body = `{"a\\x":"${SECRET}","b\\q${SECRET}":1}`;
+  expect(() => JSON.parse(body)).toThrow();
+  const out = redactBody(body);
+  expect(out).not.toContain(SECRET);
+  expect(out).toContain(REDACTED);
 });
