@@ -15,7 +15,7 @@ import { profileDigest } from '../profile/profile.ts';
 import { lanesFor } from '../engine/preflight.ts';
 import { inFlight } from '../engine/pool.ts';
 import { settingName } from '../engine/config.ts';
-import { withEnv } from './helpers/env.ts';
+import { withEnv, withStdout } from './helpers/env.ts';
 
 const DIGEST_ENV = 'CONFORMANCE_PROFILE_SHA256';
 const READY_ENV = 'CONFORMANCE_WAIT_READY';
@@ -95,13 +95,7 @@ function reporterRun(readyText: string): string[] {
     reporter.onBegin({ shard: null } as unknown as FullConfig, { allTests: () => [fakeTest('t')] } as unknown as Suite);
     const rec = encodeCheckAnnotation({ id: 'a-check', requirements: ['AUTH-401-MISSING-BEARER'], title: 'A', outcome: 'pass' });
     reporter.onTestEnd(fakeTest('t'), { annotations: [rec], attachments: [], status: 'passed', duration: 1, errors: [] } as unknown as TestResult);
-    const write = process.stdout.write;
-    process.stdout.write = (() => true) as typeof process.stdout.write;
-    try {
-      reporter.onEnd({ status: 'passed' } as FullResult);
-    } finally {
-      process.stdout.write = write;
-    }
+    withStdout(() => reporter.onEnd({ status: 'passed' } as FullResult));
     return fs.existsSync(out) ? fs.readdirSync(out).sort() : [];
   });
 }

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { FullConfig, FullResult, Suite, TestCase, TestResult } from '@playwright/test/reporter';
 import ConformanceReporter from '../reports/conformance-reporter.ts';
 import { decodeCheckAnnotation, encodeCheckAnnotation } from '../record/record.ts';
+import { withStdout } from './helpers/env.ts';
 
 function fakeTest(title: string): TestCase {
   return {
@@ -22,13 +23,7 @@ function fakeResult(annotations: { type: string; description?: string }[], statu
 
 /** Runs the reporter's end (outcomes.json and every report) with its summary line kept off the terminal. */
 function endRun(reporter: ConformanceReporter): void {
-  const write = process.stdout.write;
-  process.stdout.write = (() => true) as typeof process.stdout.write;
-  try {
-    reporter.onEnd({ status: 'passed' } as FullResult);
-  } finally {
-    process.stdout.write = write;
-  }
+  withStdout(() => reporter.onEnd({ status: 'passed' } as FullResult));
 }
 
 test('encode and decode are one pair: a record survives, an unknown outcome or unreadable JSON is an error, other annotations are not records', () => {

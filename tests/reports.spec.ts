@@ -12,6 +12,7 @@ import { toJunit } from '../reports/junit.ts';
 import { writeReports } from '../reports/write.ts';
 import { loadCatalog, loadWaivers, WaiverError } from '../reports/context.ts';
 import { CATALOG, check, context, outcomes, waiver } from './helpers/report-data.ts';
+import { withStdout } from './helpers/env.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -237,25 +238,13 @@ test.describe('summary reporter', () => {
     reporter.onTestEnd(tc('bad', 'expected') as never, { status: 'passed', annotations: [{ type: 'check:fail', description: '{"id":"bad","detail":"got 200"}' }], errors: [] } as never);
     reporter.onTestEnd(tc('nv', 'skipped') as never, { status: 'skipped', annotations: [{ type: 'check:not_verified', description: '{}' }], errors: [] } as never);
     const written: string[] = [];
-    const write = process.stdout.write;
-    process.stdout.write = ((chunk: string) => { written.push(String(chunk)); return true; }) as typeof process.stdout.write;
-    let status: unknown;
-    try {
-      status = await reporter.onEnd({ status: 'passed' } as never);
-    } finally {
-      process.stdout.write = write;
-    }
+    const status: unknown = await withStdout(() => reporter.onEnd({ status: 'passed' } as never), (chunk) => written.push(chunk));
     expect(written.join('')).toMatch(/FAILED suites\/x\.spec\.ts:3 › x\.spec\.ts › bad: check failed: .*got 200/);
     expect(written.join('')).toMatch(/\n1 passed, 1 failed, 1 skipped\n$/);
     expect(status).toEqual({ status: 'failed' });
     const clean = new SummaryReporter();
     clean.onTestEnd(tc('ok', 'expected') as never, { status: 'passed', annotations: [], errors: [] } as never);
-    process.stdout.write = (() => true) as typeof process.stdout.write;
-    try {
-      expect(await clean.onEnd({ status: 'passed' } as never)).toBeUndefined();
-    } finally {
-      process.stdout.write = write;
-    }
+    expect(await withStdout(() => clean.onEnd({ status: 'passed' } as never))).toBeUndefined();
   });
 });
 
