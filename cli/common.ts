@@ -62,14 +62,14 @@ Options:
                       container (reference-impl/Dockerfile beside a PostgreSQL container on one network;
                       images from CONFORMANCE_REFERENCE_IMAGE and CONFORMANCE_DB_IMAGE, see README)
   --shard I/N         run shard I of N (checks split by a hash of their id); reports go to <out>/shard-I-of-N/ (join them with \`conformance merge\`)
-  --workers N         parallel Playwright workers
+  --workers N         parallel Playwright workers (default 2; 1 for a target answering within 60 ms on a single core)
   --list-window N     the most encounters a whole-list check walks (default 200): a larger organization's
                       list is judged on date windows of at most N found by asking \`total\`
   --audio-expiry-wait S  the longest wait, in seconds, for an audio URL to pass its expires_at (default 120):
                       a URL living longer is judged through faults.audio_url_expires_soon, or not verified
   --property-runs N   cases each property draws beside its fixed examples (default 100; fewer trade search
                       for requests against a rate-limited target: 20 sends about 900 in a complete run)
-  --in-flight N       checks running at once in each worker (default 8; a distant target costs latency ×
+  --in-flight N       checks running at once in each worker (default 8, 16 in a target run's one worker; a distant target costs latency ×
                       requests ÷ (workers × N))
   --max-rps N         at most N requests per second to the target, shared over the workers (a 429, or a
                       gateway's 503 with Retry-After, is always waited out as asked and the exchange retried)

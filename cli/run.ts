@@ -9,7 +9,7 @@ import { prepareProfileValidation, profileDigest } from '../profile/profile.ts';
 import { markProfileChecked } from '../engine/plan.ts';
 import { writeReady } from '../engine/ready.ts';
 import { checksByRequirement } from '../engine/declared-checks.ts';
-import { preflightTarget, targetProfile } from '../engine/preflight.ts';
+import { answersNear, ONE_WORKER_LANES, preflightTarget, targetProfile, watchesDeploymentSender } from '../engine/preflight.ts';
 import { PLAYWRIGHT_CLI, runPlaywright } from '../engine/playwright/runner-process.ts';
 import { startReference } from '../engine/reference/process.ts';
 import { CALLBACK_HOST, startContainerReference } from '../engine/reference/container.ts';
@@ -103,6 +103,19 @@ export async function run(argv: string[]): Promise<number> {
   const baseline = baselinePath ? readComparableReport(baselinePath, '--baseline') : undefined;
   // The signing key, read before anything runs: a key that cannot sign is a setup error, not an unsigned run.
   const attestKey = o.attest !== undefined ? loadKey(path.resolve(o.attest), 'private', '--attest') : undefined;
+  // Workers: two (the runner's default, playwright.config.ts) unless --workers or CONFORMANCE_WORKERS says, and one for
+  // a near target when this process has a single core. A worker loads Playwright, every check file and the contract's
+  // validators (about 2 s of CPU) before its first check; one worker with twice the checks in flight (ONE_WORKER_LANES)
+  // saves that, but on two idle cores its checks' CPU runs on one of them: sandbox target runs alternating, one worker
+  // 7.0 s CPU and 8.2 s wall (medians of 5), two workers 8.9 s CPU and 6.6 s wall; on a single core (taskset) one
+  // worker 10.7 s CPU and 14.8 s wall, two 14.2 s and 19.6 s (medians of 3) (docs/performance.md). A distant target
+  // keeps two: one worker would run the properties one after another, each waiting on the distance. A watched
+  // deployment sender keeps two: its scenarios hold their worker for minutes while the other checks run in the second
+  // one (watchesDeploymentSender). The reference's run keeps two: its own start and PostgreSQL's overlap the second's.
+  const chosenWorkers = o.workers ?? setting('workers');
+  const oneWorker = chosenWorkers === undefined && o.profile !== undefined && os.availableParallelism() < 2
+    && !watchesDeploymentSender(path.resolve(o.profile)) && await answersNear(path.resolve(o.profile), o.target);
+  const workers = Number(chosenWorkers ?? (oneWorker ? 1 : 2));
   const outRoot = path.resolve(o.out ?? DEFAULT_OUT);
   const outDir = shard ? path.join(outRoot, `shard-${shard.i}-of-${shard.n}`) : outRoot;
 
@@ -132,8 +145,8 @@ export async function run(argv: string[]): Promise<number> {
       const copy = profilePath;
       targetGate = async () => {
         const adviseLanes = o['in-flight'] === undefined && setting('inFlight') === undefined;
-        const { answeredInMs, lanes } = await preflightTarget({ file, shownFile: displayPath(file), profilePath: copy, target: o.target, adviseLanes });
-        if (lanes === undefined) return 'ready';
+        const { answeredInMs, lanes } = await preflightTarget({ file, shownFile: displayPath(file), profilePath: copy, target: o.target, adviseLanes, workers });
+        if (lanes === undefined) return adviseLanes && workers === 1 ? `ready in-flight=${ONE_WORKER_LANES}` : 'ready';
         process.stderr.write(`conformance: the target answered in ${Math.round(answeredInMs!)} ms: ${lanes} checks in flight per worker (--in-flight N sets it)\n`);
         return `ready in-flight=${lanes}`;
       };
@@ -197,11 +210,11 @@ export async function run(argv: string[]): Promise<number> {
     }
     // The switched phase (conditions given as on/off commands) runs after the rest, as the project that depends on it.
     const args = [PLAYWRIGHT_CLI, 'test', '--project=conformance', '--project=conformance-switched'];
-    // Two workers (the runner's default, playwright.config.ts) for the reference as for a target. A third was chosen
-    // for the reference when each check was its own test and the waits were sequential; with batches the run is
-    // CPU-bound on this two-core machine, and a third worker only adds its own start (about a second of CPU):
-    // cold runs alternating, 2 workers 8.8-10.3 s, 3 workers 9.6-11.5 s.
-    if (o.workers !== undefined) args.push(`--workers=${o.workers}`);
+    // Two workers (the runner's default, playwright.config.ts) for the reference and a target, unless `workers` above says.
+    // A third was chosen for the reference when each check was its own test and the waits were sequential; with
+    // batches the run is CPU-bound on this two-core machine, and a third worker only adds its own start (about a
+    // second of CPU): cold runs alternating, 2 workers 8.8-10.3 s, 3 workers 9.6-11.5 s.
+    if (chosenWorkers !== undefined || oneWorker) args.push(`--workers=${workers}`);
     const env: NodeJS.ProcessEnv = { ...process.env };
     put(env, 'profile', profilePath);
     // The profile this command validated (a target run) is trusted by the runner's processes for these bytes
@@ -229,8 +242,9 @@ export async function run(argv: string[]): Promise<number> {
     put(env, 'verbose', o.verbose ? '1' : undefined);
     put(env, 'evidence', evidence);
     put(env, 'progress', 'terse');
+    // The runner's processes plan their tests for this many workers (engine/planner.ts: with one, the waits share a test).
+    put(env, 'workers', String(workers));
     // --max-rps N: an explicit pace for a target behind a rate limiter, shared out over the workers.
-    const workers = Number(o.workers ?? setting('workers') ?? 2);
     put(env, 'paceMs', maxRps !== undefined ? String(Math.ceil((1000 * workers) / maxRps)) : undefined);
     if (o.seed !== undefined) put(env, 'seed', o.seed); // otherwise an exported CONFORMANCE_SEED replays a run
     put(env, 'waivers', waiversPath);

@@ -205,9 +205,13 @@ export interface PlannedTest {
  *      done and it still waits, it runs the later batches of step 4 it can claim, the last first (runGroups);
  *   3. the properties (properties/), each file's cases as it asked (one test per case, or batches), CPU-bound;
  *   4. the plain suites' remaining cases, BATCH per test, each run by its own test unless `checks [1]` claimed it.
- * Every process that loads the same files with the same selection plans the same tests.
+ * With one worker (`workers`, CONFORMANCE_WORKERS, which the CLI sets) the other waiting suites join the listening
+ * test instead of `checks [1]`: a worker runs one test at a time, so the listener's test would otherwise hold the one
+ * worker idle through its wait (a deployment's own retry schedule: 107 to 200 s) before an expiry wait began (120 s);
+ * an expiry wait is no CPU to hold the listener's answers back. Two workers overlap the two tests instead.
+ * Every process that loads the same files with the same selection (and the same worker count) plans the same tests.
  */
-export function planRun(cases: readonly Registered[], lanes: Lanes = 'default'): PlannedTest[] {
+export function planRun(cases: readonly Registered[], lanes: Lanes = 'default', workers = Number(setting('workers') ?? 2)): PlannedTest[] {
   /** The cases of each suite file, in the order the files were loaded. */
   const bySuite = (list: readonly Registered[]): Registered[][] => {
     const files = new Map<string, Registered[]>();
@@ -233,8 +237,11 @@ export function planRun(cases: readonly Registered[], lanes: Lanes = 'default'):
     capture: [...list, ...extra.flatMap((g) => g.cases as Registered[])].some((c) => c.opts.capture),
     solo: false,
   });
-  for (const g of groupsOf(listening)) out.push({ title: `${suiteName(g.cases[0] as Registered)} [1]`, groups: [g], capture: true, solo: false });
-  const first = waiting.length > 0 || chunks.length > 0 ? checks(chunks.shift() ?? [], groupsOf(waiting).map((g) => ({ ...g, waits: true }))) : undefined;
+  const waitingGroups = groupsOf(waiting).map((g) => ({ ...g, waits: true }));
+  // One worker: the other waits join the first listening test; otherwise they go beside the first batch, in `checks [1]`.
+  const besideListener = workers === 1 && listening.length > 0 ? waitingGroups.splice(0) : [];
+  groupsOf(listening).forEach((g, i) => out.push({ title: `${suiteName(g.cases[0] as Registered)} [1]`, groups: [g, ...(i === 0 ? besideListener : [])], capture: true, solo: false }));
+  const first = waitingGroups.length > 0 || chunks.length > 0 ? checks(chunks.shift() ?? [], waitingGroups) : undefined;
   if (first) out.push(first);
   for (const cs of bySuite(properties)) {
     const name = suiteName(cs[0]);
@@ -254,6 +261,6 @@ export function planRun(cases: readonly Registered[], lanes: Lanes = 'default'):
     out.push({ ...t, claim: key });
     later.push({ key, cases: chunk, lanes });
   }
-  if (first && waiting.length > 0 && later.length > 0) first.spare = later.reverse();
+  if (first && waitingGroups.length > 0 && later.length > 0) first.spare = later.reverse();
   return out;
 }

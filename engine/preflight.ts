@@ -17,10 +17,52 @@ const PROBE_TIMEOUT_MS = 5_000;
 /** An answer slower than this may be distance: the keyless probe is asked again before more lanes are advised. */
 const DISTANT_MS = 60;
 
-/** Checks in flight per worker for a target whose answer took `ms`: the default 8 near, more far away (at most 64). */
-export function lanesFor(ms: number): number | undefined {
+/** Checks in flight in the one worker of a target run (--workers 1, or the CLI's choice on a single core) against a near target: two workers' default 8 each. */
+export const ONE_WORKER_LANES = 16;
+
+/**
+ * Checks in flight per worker for a target whose answer took `ms`: the default near (undefined), more far away, ⌈ms ÷ 3⌉
+ * per worker of two or more (at most 64). One worker takes what two would share (at most 128): the same checks in
+ * flight against the target, one worker's start instead of two.
+ */
+export function lanesFor(ms: number, workers = 2): number | undefined {
   if (ms < DISTANT_MS) return undefined;
-  return Math.min(64, Math.ceil(ms / 3));
+  const lanes = Math.min(64, Math.ceil(ms / 3));
+  return workers === 1 ? 2 * lanes : lanes;
+}
+
+/**
+ * Whether the profile has the webhook sender judged as a deployment (`webhook.sender` without a sandbox control URL,
+ * delivery not declared off): its scenarios then run one at a time on the deployment's own retry schedule, minutes
+ * (107 to 200 s for a Python deployment here), in a test whose worker runs nothing else meanwhile, so its listener
+ * answers in time (engine/planner.ts). With a second worker every other check runs during that wait; with one they
+ * wait for it (that deployment: 26 to 32 s later, 8 to 22 % of the run). A sandbox's sender answers in a second.
+ */
+export function watchesDeploymentSender(profileFile: string): boolean {
+  const webhook = rawProfile(profileFile)?.webhook as { sender?: unknown; sandboxControlUrl?: unknown; delivery?: unknown } | undefined;
+  return !!webhook && typeof webhook === 'object' && webhook.sender !== undefined && webhook.sandboxControlUrl === undefined && webhook.delivery !== 'not_activated';
+}
+
+/**
+ * Whether the target answers a keyless request near (under DISTANT_MS, the least of up to two), asked before the runner
+ * starts: on a single core a target run then takes one worker (cli/run.ts), a distant one keeps two, whose tests run
+ * side by side while each waits on the distance (the properties, one at a time in a worker, would wait one after
+ * another). Anything but a quick answer (no base URL, refused, slow, no answer in a second) is not near; the preflight
+ * proper says what is wrong.
+ */
+export async function answersNear(profileFile: string, target: string | undefined): Promise<boolean> {
+  const baseUrl = target ?? rawProfile(profileFile)?.baseUrl;
+  if (typeof baseUrl !== 'string') return false;
+  for (let i = 0; i < 2; i++) {
+    const t0 = performance.now();
+    try {
+      await sendRaw({ baseUrl: baseUrl.replace(/\/+$/, ''), timeoutMs: 1_000, maxBodyBytes: 64 * 1024 }, { target: PROBE_TARGET, headers: {} });
+    } catch {
+      return false;
+    }
+    if (performance.now() - t0 < DISTANT_MS) return true;
+  }
+  return false;
 }
 
 /**
@@ -261,7 +303,7 @@ export function targetProfile(file: string, target: string | undefined): { profi
  * error), the --target copy validated, the base URL parsed, the target probed. Resolves once the target may be used,
  * with how fast it answered and, when `adviseLanes`, the checks in flight it advises (undefined: the default).
  */
-export async function preflightTarget(o: { file: string; shownFile: string; profilePath: string; target?: string; adviseLanes: boolean }): Promise<{ answeredInMs?: number; lanes?: number }> {
+export async function preflightTarget(o: { file: string; shownFile: string; profilePath: string; target?: string; adviseLanes: boolean; workers?: number }): Promise<{ answeredInMs?: number; lanes?: number }> {
   let profile = loadProfile(o.file, process.env);
   requireResolved(profile, o.shownFile);
   if (o.target !== undefined) profile = validateProfile(JSON.parse(fs.readFileSync(o.profilePath, 'utf8')), `--target ${o.target}`, process.env);
@@ -272,6 +314,6 @@ export async function preflightTarget(o: { file: string; shownFile: string; prof
   }
   const answeredInMs = await probe(profile.baseUrl, profile.requestHeaders, credentialKey(profile, 'full', process.env));
   // A distant target: a check spends its time waiting, so more of them in flight (bounded by --max-rps).
-  const lanes = o.adviseLanes && answeredInMs !== undefined ? lanesFor(answeredInMs) : undefined;
+  const lanes = o.adviseLanes && answeredInMs !== undefined ? lanesFor(answeredInMs, o.workers) : undefined;
   return { answeredInMs, lanes };
 }

@@ -1,7 +1,9 @@
 // Raw HTTP/1.1 client for conformance requests. It writes the request target exactly as given
 // (no URL parsing, no normalisation: `?limit=%2B1`, `?limit=01&limit=2`, even a raw space reach the
 // wire unchanged), with a per-request timeout and a response-size cap. Hostile targets (hangs, drips,
-// huge bodies, resets) end as a typed transport error, never a crash or a hang.
+// huge bodies, resets) end as a typed transport error, never a crash or a hang. Every request opens its own
+// connection; how many this process keeps open to one origin at once adapts to what the origin's listen
+// queue takes (OriginGate), so the harness's own bursts never pass for the target's silence.
 import net from 'node:net';
 import tls from 'node:tls';
 
@@ -64,12 +66,31 @@ export function parseBaseUrl(baseUrl: string): Origin {
 }
 
 /**
- * Sends one request on a fresh connection (`Connection: close`) and reads the whole response.
- * `timeoutMs` is an overall deadline from the start (connect included), not an idle timeout: a target
- * that drips a byte now and then cannot hold a request past it.
+ * Sends one request on a fresh connection (`Connection: close`) and reads the whole response, once its origin's
+ * gate lets one more connection open (OriginGate: the wait for it is this process's own, not the target's).
+ * `timeoutMs` bounds the connect, and then, from the moment the connection is established, the whole answer: an
+ * overall deadline, not an idle timeout, so a target that drips a byte now and then cannot hold a request past it.
+ * A connect is timed apart (as undici and curl do) because its time is the listen queue's: a SYN the origin's
+ * full queue dropped is sent again by the kernel after 1 s, then 3 s and 7 s, time the target never had the request.
  */
 export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawResponse> {
-  const origin = parseBaseUrl(opts.baseUrl);
+  const origin = parseBaseUrl(opts.baseUrl); // a bad base URL throws at once, as before the gate
+  return sendGated(opts, req, origin, gateOf(origin));
+}
+
+async function sendGated(opts: ClientOptions, req: RawRequest, origin: Origin, gate: OriginGate): Promise<RawResponse> {
+  const attempt = await gate.acquire(opts.signal);
+  let answered = false;
+  try {
+    const res = await sendOnConnection(opts, req, origin, gate, attempt);
+    answered = true;
+    return res;
+  } finally {
+    gate.release(attempt, answered);
+  }
+}
+
+function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, gate: OriginGate, attempt: ConnectAttempt): Promise<RawResponse> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const method = req.method ?? 'GET';
@@ -104,10 +125,15 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
       chunks.length = 0;
       if (err) reject(err); else resolve(res!);
     };
-    const timer = setTimeout(() => finish(new TransportError('timeout', `no complete response within ${timeoutMs} ms`, Buffer.concat(chunks))), timeoutMs);
+    let timer = setTimeout(() => finish(new TransportError('timeout', `no ${origin.secure ? 'TLS ' : ''}connection within ${timeoutMs} ms`)), timeoutMs);
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
     socket.on(origin.secure ? 'secureConnect' : 'connect', () => {
+      if (settled) return;
+      gate.connected(attempt);
+      // The answer's deadline runs from here: the connect's time was the listen queue's (sendRaw).
+      clearTimeout(timer);
+      timer = setTimeout(() => finish(new TransportError('timeout', `no complete response within ${timeoutMs} ms`, Buffer.concat(chunks))), timeoutMs);
       socket.write(head);
       if (body) socket.write(body);
     });
@@ -145,6 +171,175 @@ export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawRespon
       finish(new TransportError(transportKindOf(e), `${e.code ?? 'error'}: ${e.message}`, firstBytes(chunks)));
     });
   });
+}
+
+/** One connection attempt through a gate: when it started, and what its connect showed. */
+export interface ConnectAttempt {
+  /** Its place in the order attempts started (a clock may give two the same instant). */
+  readonly seq: number;
+  readonly startedAt: number;
+  /** This process's event loop's busy time when it started (`loopBusy`). */
+  readonly busyAtStart: number;
+  /** Connects of later attempts that completed while this one's was still pending. */
+  overtaken: number;
+  /** Its SYN was taken as lost (overtaken, or a retransmission's delay): it cut the gate, or its burst did. */
+  lost: boolean;
+  connectedAt?: number;
+}
+
+/**
+ * How many connections this process keeps open to one origin at once, adapted to what the origin takes, the way TCP
+ * adapts its window (slow start, then one more per round, halved on a loss). Every request opens a connection of its
+ * own, and a run keeps many checks, each with reads of its own, in flight: a burst of them can overflow a server's
+ * listen queue (Python's socketserver listens with a backlog of 5). The kernel then drops the SYN, sent again after
+ * 1 s, or, past a SYN cookie, the request itself, sent again 1, 3, 7 and 15 s later: a live target answers past the
+ * deadline, and a check fails on the harness's own burst (a Python deployment did, with 16 checks in flight).
+ *
+ * A lost SYN shows before the kernel's retry as a connect still pending once OVERTAKEN connects started after it have
+ * completed (TCP's fast retransmit reads three later segments acknowledged the same way), when it is also older than
+ * twice the origin's fastest connect (a distant target's connects may complete out of order); failing that, as a
+ * connect that took SYN_RETRY_MS and three times the origin's fastest (a target that far away is far, not full),
+ * counting only the time this process's event loop was idle: a worker busy with a check's CPU reads every connect of
+ * that moment late (a run against the sandbox, whose queue never overflows, read thirteen at once near 960 ms). A loss
+ * halves the gate, once per burst: an attempt that started before the last cut was part of the burst that made it. The
+ * gate starts at START, grows by one per answered request while it is the limit (doubling per round) until the first
+ * loss, then by one per round: a target that never drops a SYN is held below what the checks ask for only while the
+ * gate doubles, one answer's time per doubling (in sandbox runs a worker's gate ended between 13 and 65, never cut).
+ */
+export class OriginGate {
+  /** Connections at once before anything is known of the origin. */
+  static readonly START = 8;
+  /** Never fewer: a server with a backlog of 1 holds two waiting connections. */
+  static readonly MIN = 2;
+  /** Never more: file descriptors of one process. */
+  static readonly MAX = 512;
+  /** Later connects completed while one is pending that show its SYN lost. */
+  static readonly OVERTAKEN = 3;
+  /** A connect this slow took a SYN retransmission (the kernel's first retry waits 1 s, RFC 6298). */
+  static readonly SYN_RETRY_MS = 900;
+  #limit = OriginGate.START;
+  #active = 0;
+  #waiting: (() => void)[] = [];
+  /** Attempts whose connect is pending, in the order they started. */
+  #pending = new Set<ConnectAttempt>();
+  #slowStart = true;
+  #credit = 0;
+  #fastestConnectMs = Infinity;
+  /** Attempts started so far; those up to `#cutSeq` were under way when the gate last halved. */
+  #started = 0;
+  #cutSeq = 0;
+  #cuts = 0;
+  #review = false;
+  readonly #now: () => number;
+  readonly #loopBusy: () => number;
+
+  /**
+   * `now`: the clock of its attempts (performance.now(), or a test's own); `loopBusy`: the milliseconds this process's
+   * event loop has spent busy so far (its utilization's active time).
+   */
+  constructor(now: () => number = () => performance.now(), loopBusy: () => number = () => performance.eventLoopUtilization().active) {
+    this.#now = now;
+    this.#loopBusy = loopBusy;
+  }
+
+  /** Connections it lets open at once now. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /** Times it halved: lost SYNs, one per burst. */
+  get cuts(): number {
+    return this.#cuts;
+  }
+
+  /** Resolves with the attempt once one more connection may open; rejects `aborted` if `signal` ends the request while it waits. */
+  acquire(signal?: AbortSignal): Promise<ConnectAttempt> {
+    if (signal?.aborted) return Promise.reject(new TransportError('aborted', 'request abandoned before it was sent'));
+    if (this.#active < this.#limit && this.#waiting.length === 0) return Promise.resolve(this.#start());
+    return new Promise<ConnectAttempt>((resolve, reject) => {
+      const go = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve(this.#start());
+      };
+      const onAbort = () => {
+        const i = this.#waiting.indexOf(go);
+        if (i >= 0) this.#waiting.splice(i, 1);
+        reject(new TransportError('aborted', 'request abandoned before it was sent'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#waiting.push(go);
+    });
+  }
+
+  #start(): ConnectAttempt {
+    this.#active++;
+    const a: ConnectAttempt = { seq: ++this.#started, startedAt: this.#now(), busyAtStart: this.#loopBusy(), overtaken: 0, lost: false };
+    this.#pending.add(a);
+    return a;
+  }
+
+  /** The attempt's connection is established (TCP, or TLS where that is what the request waited for). */
+  connected(a: ConnectAttempt): void {
+    if (!this.#pending.delete(a)) return;
+    a.connectedAt = this.#now();
+    const ms = a.connectedAt - a.startedAt;
+    const waited = ms - (this.#loopBusy() - a.busyAtStart); // the part the loop sat idle: the connect's own wait
+    if (waited >= OriginGate.SYN_RETRY_MS && ms >= 3 * this.#fastestConnectMs) this.#lose(a);
+    this.#fastestConnectMs = Math.min(this.#fastestConnectMs, ms);
+    let overtook = false;
+    for (const p of this.#pending) {
+      if (p.seq > a.seq) break;
+      p.overtaken++;
+      overtook ||= p.overtaken >= OriginGate.OVERTAKEN;
+    }
+    // Judged once this turn of the event loop has handed every connect that completed meanwhile to its attempt.
+    if (overtook && !this.#review) {
+      this.#review = true;
+      setImmediate(() => {
+        this.#review = false;
+        const now = this.#now();
+        for (const p of this.#pending) if (!p.lost && p.overtaken >= OriginGate.OVERTAKEN && now - p.startedAt >= 2 * this.#fastestConnectMs) this.#lose(p);
+      });
+    }
+  }
+
+  /**
+   * The attempt's request ended. A complete answer on a connection whose SYN was not lost and that opened after the
+   * last cut, while the gate was the limit (requests waited, or every place was taken), grows it.
+   */
+  release(a: ConnectAttempt, answered: boolean): void {
+    this.#pending.delete(a);
+    const full = this.#waiting.length > 0 || this.#active >= this.#limit;
+    this.#active--;
+    if (answered && full && !a.lost && a.connectedAt !== undefined && a.seq > this.#cutSeq) {
+      if (this.#slowStart) this.#limit++;
+      else if ((this.#credit += 1 / this.#limit) >= 1) {
+        this.#credit = 0;
+        this.#limit++;
+      }
+      this.#limit = Math.min(OriginGate.MAX, this.#limit);
+    }
+    while (this.#active < this.#limit && this.#waiting.length > 0) this.#waiting.shift()!();
+  }
+
+  #lose(a: ConnectAttempt): void {
+    a.lost = true;
+    if (a.seq <= this.#cutSeq) return;
+    this.#cutSeq = this.#started;
+    this.#cuts++;
+    this.#slowStart = false;
+    this.#credit = 0;
+    this.#limit = Math.max(OriginGate.MIN, Math.floor(Math.min(this.#limit, this.#active) / 2));
+  }
+}
+
+/** One gate per origin (scheme, host, port) in this process: every caller's requests to it share it. */
+const GATES = new Map<string, OriginGate>();
+export function gateOf(origin: Pick<Origin, 'secure' | 'host' | 'port'>): OriginGate {
+  const key = `${origin.secure ? 'https' : 'http'}://${origin.host}:${origin.port}`;
+  let g = GATES.get(key);
+  if (!g) GATES.set(key, (g = new OriginGate()));
+  return g;
 }
 
 /** The kind of a socket error (its errno code). */
