@@ -1,9 +1,10 @@
 // Raw HTTP/1.1 client for conformance requests. It writes the request target exactly as given
 // (no URL parsing, no normalisation: `?limit=%2B1`, `?limit=01&limit=2`, even a raw space reach the
 // wire unchanged), with a per-request timeout and a response-size cap. Hostile targets (hangs, drips,
-// huge bodies, resets) end as a typed transport error, never a crash or a hang. Every request opens its own
-// connection; how many this process keeps open to one origin at once adapts to what the origin's listen
-// queue takes (OriginGate), so the harness's own bursts never pass for the target's silence.
+// huge bodies, resets) end as a typed transport error, never a crash or a hang. A request opens its own
+// connection, or, asked `keepAlive`, a plain GET takes one an earlier answer left open; how many this process
+// opens to one origin at once adapts to what the origin's listen queue takes (OriginGate), so the harness's own
+// bursts never pass for the target's silence.
 import net from 'node:net';
 import tls from 'node:tls';
 
@@ -23,6 +24,8 @@ export interface RawResponse {
   rawHeaders: [string, string][];
   body: Buffer;
   durationMs: number;
+  /** The status line's version: `1.1` or `1.0`. */
+  httpVersion?: string;
 }
 
 export type TransportErrorKind = 'timeout' | 'connection_refused' | 'connection_reset' | 'body_too_large' | 'malformed_response' | 'dns' | 'aborted' | 'other';
@@ -46,6 +49,12 @@ export interface ClientOptions {
   maxBodyBytes?: number;
   /** Ends the request at once (kind `aborted`), e.g. when the run's breaker opened meanwhile. */
   signal?: AbortSignal;
+  /**
+   * A GET without a body may go on a connection an earlier answer left open, and leave its own open for the next
+   * (HTTP/1.1's persistent connections, RFC 9112 §9.3): a run's reads then cost the target, and this process, no
+   * connect and no close each. Off unless asked (the service's checks ask: observe/target.ts).
+   */
+  keepAlive?: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -67,7 +76,9 @@ export function parseBaseUrl(baseUrl: string): Origin {
 
 /**
  * Sends one request on a fresh connection (`Connection: close`) and reads the whole response, once its origin's
- * gate lets one more connection open (OriginGate: the wait for it is this process's own, not the target's).
+ * gate lets one more connection open (OriginGate: the wait for it is this process's own, not the target's). With
+ * `keepAlive`, a plain GET goes on a connection an earlier answer left open where there is one (`Connection:
+ * keep-alive`), and its own is kept for the next where its answer allows (keepAliveMs).
  * `timeoutMs` bounds the connect, and then, from the moment the connection is established, the whole answer: an
  * overall deadline, not an idle timeout, so a target that drips a byte now and then cannot hold a request past it.
  * A connect is timed apart (as undici and curl do) because its time is the listen queue's: a SYN the origin's
@@ -82,7 +93,21 @@ async function sendGated(opts: ClientOptions, req: RawRequest, origin: Origin, g
   const attempt = await gate.acquire(opts.signal);
   let answered = false;
   try {
-    const res = await sendOnConnection(opts, req, origin, gate, attempt);
+    const persistent = opts.keepAlive === true && mayPersist(req);
+    const idle = persistent ? takeIdle(origin) : undefined;
+    if (idle) {
+      gate.reused(attempt);
+      try {
+        const res = await sendOnConnection(opts, req, origin, gate, attempt, persistent, idle);
+        answered = true;
+        return res;
+      } catch (e) {
+        // The origin closed the idle connection as this request went on it (no byte of an answer came back): the
+        // request, a GET, goes once more on a connection of its own, as every HTTP client does (RFC 9112 §9.3.1).
+        if (!(e instanceof StaleConnection)) throw e;
+      }
+    }
+    const res = await sendOnConnection(opts, req, origin, gate, attempt, persistent);
     answered = true;
     return res;
   } finally {
@@ -90,14 +115,28 @@ async function sendGated(opts: ClientOptions, req: RawRequest, origin: Origin, g
   }
 }
 
-function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, gate: OriginGate, attempt: ConnectAttempt): Promise<RawResponse> {
+/**
+ * A request whose connection may outlive it: a plain GET, without a body, whose caller did not set `Connection` or
+ * framing headers, whose request target is all visible ASCII (a check's deliberately malformed request line, a raw
+ * space, may leave the origin reading the connection differently: it gets a connection of its own, as before).
+ */
+function mayPersist(req: RawRequest): boolean {
+  if ((req.method ?? 'GET') !== 'GET' || (req.body !== undefined && req.body.length > 0)) return false;
+  if (!/^[\x21-\x7e]*$/.test(req.target)) return false;
+  return !Object.keys(req.headers ?? {}).some((k) => /^(connection|content-length|transfer-encoding)$/i.test(k));
+}
+
+/** A reused connection ended or reset before any byte of the answer: the request is sent again on a new one. */
+class StaleConnection extends Error {}
+
+function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, gate: OriginGate, attempt: ConnectAttempt, persistent: boolean, reused?: net.Socket): Promise<RawResponse> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const method = req.method ?? 'GET';
   const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body);
   // Defaults apply only where the caller gave no header of that name in any letter case (no duplicate Host/Accept).
   const given = new Set(Object.keys(req.headers ?? {}).map((k) => k.toLowerCase()));
-  const defaults = Object.entries({ host: origin.hostHeader, connection: 'close', accept: 'application/json' }).filter(([k]) => !given.has(k));
+  const defaults = Object.entries({ host: origin.hostHeader, connection: persistent ? 'keep-alive' : 'close', accept: 'application/json' }).filter(([k]) => !given.has(k));
   const headers: Record<string, string> = { ...Object.fromEntries(defaults), ...req.headers };
   if (body) headers['content-length'] = String(body.length);
   let head = `${method} ${origin.basePath}${req.target} HTTP/1.1\r\n`;
@@ -111,33 +150,47 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
     let settled = false;
     let framing: Framing | undefined;
     let tail = Buffer.alloc(0);
-    const socket: net.Socket = origin.secure
+    const socket: net.Socket = reused ?? (origin.secure
       ? tls.connect({ host: origin.host, port: origin.port, servername: origin.host })
-      : net.connect({ host: origin.host, port: origin.port });
+      : net.connect({ host: origin.host, port: origin.port }));
     const onAbort = () => finish(new TransportError('aborted', 'request abandoned before a complete response', firstBytes(chunks)));
-    const finish = (err: TransportError | null, res?: RawResponse) => {
+    /** `keepFor`: the answer left the connection open for the next request, this many ms at most. */
+    const finish = (err: TransportError | StaleConnection | null, res?: RawResponse, keepFor?: number) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       opts.signal?.removeEventListener('abort', onAbort);
-      socket.destroy();
+      socket.off('data', onData).off('end', onEnd).off('error', onError);
+      if (keepFor !== undefined) parkIdle(origin, socket, keepFor);
+      else socket.destroy();
       // The chunks are garbage now, whoever still holds this closure (a result keeps its own body).
       chunks.length = 0;
       if (err) reject(err); else resolve(res!);
     };
-    let timer = setTimeout(() => finish(new TransportError('timeout', `no ${origin.secure ? 'TLS ' : ''}connection within ${timeoutMs} ms`)), timeoutMs);
-    if (opts.signal?.aborted) onAbort();
-    else opts.signal?.addEventListener('abort', onAbort, { once: true });
-    socket.on(origin.secure ? 'secureConnect' : 'connect', () => {
-      if (settled) return;
-      gate.connected(attempt);
-      // The answer's deadline runs from here: the connect's time was the listen queue's (sendRaw).
-      clearTimeout(timer);
-      timer = setTimeout(() => finish(new TransportError('timeout', `no complete response within ${timeoutMs} ms`, Buffer.concat(chunks))), timeoutMs);
+    const answerTimer = () => setTimeout(() => finish(new TransportError('timeout', `no complete response within ${timeoutMs} ms`, Buffer.concat(chunks))), timeoutMs);
+    const send = () => {
       socket.write(head);
       if (body) socket.write(body);
-    });
-    socket.on('data', (d: Buffer) => {
+    };
+    let timer: NodeJS.Timeout;
+    if (reused) {
+      timer = answerTimer();
+      send();
+    } else {
+      timer = setTimeout(() => finish(new TransportError('timeout', `no ${origin.secure ? 'TLS ' : ''}connection within ${timeoutMs} ms`)), timeoutMs);
+      socket.once(origin.secure ? 'secureConnect' : 'connect', () => {
+        if (settled) return;
+        gate.connected(attempt);
+        // The answer's deadline runs from here: the connect's time was the listen queue's (sendRaw).
+        clearTimeout(timer);
+        timer = answerTimer();
+        send();
+      });
+    }
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener('abort', onAbort, { once: true });
+    const complete = (res: Parsed) => finish(null, { ...res, durationMs: performance.now() - started }, persistent && framing?.kind === 'length' && size === framing.total ? keepAliveMs(res) : undefined);
+    function onData(d: Buffer): void {
       size += d.length;
       if (size > maxBody + 64 * 1024) {
         finish(new TransportError('body_too_large', `response exceeded ${maxBody} bytes`, firstBytes(chunks)));
@@ -157,20 +210,95 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
         if (!tail.includes('0\r\n\r\n')) return;
       }
       const done = tryParse(Buffer.concat(chunks), maxBody, false);
-      if (done && !(done instanceof TransportError)) finish(null, { ...done, durationMs: performance.now() - started });
+      if (done && !(done instanceof TransportError)) complete(done);
       else if (done instanceof TransportError) finish(done);
-    });
-    socket.on('end', () => {
+    }
+    function onEnd(): void {
+      if (reused && size === 0) return finish(new StaleConnection());
       const all = Buffer.concat(chunks);
       const res = tryParse(all, maxBody, true);
       if (res instanceof TransportError) finish(res);
       else if (res) finish(null, { ...res, durationMs: performance.now() - started });
       else finish(new TransportError('malformed_response', 'connection closed before a complete response', all.subarray(0, 2048)));
-    });
-    socket.on('error', (e: NodeJS.ErrnoException) => {
+    }
+    function onError(e: NodeJS.ErrnoException): void {
+      if (reused && size === 0 && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) return finish(new StaleConnection());
       finish(new TransportError(transportKindOf(e), `${e.code ?? 'error'}: ${e.message}`, firstBytes(chunks)));
-    });
+    }
+    socket.on('data', onData).on('end', onEnd).on('error', onError);
   });
+}
+
+/** An idle connection kept at most this long; an origin's own `Keep-Alive: timeout=N` shortens it (undici's default, 4 s). */
+const IDLE_MS = 4_000;
+/** Idle connections kept per origin at most. */
+const IDLE_MAX = 64;
+
+/**
+ * How long the connection of this answer may wait idle for the next request, or undefined when the answer closes it:
+ * an HTTP/1.0 answer (unless it says keep-alive), `Connection: close`, or a `Keep-Alive` timeout of a second or less
+ * (the origin may close it as a request goes out: one second is kept in hand, as undici does).
+ */
+function keepAliveMs(res: Parsed): number | undefined {
+  const tokens = (res.headers.connection ?? '').toLowerCase().split(',').map((t) => t.trim());
+  if (tokens.includes('close')) return undefined;
+  if (res.httpVersion !== '1.1' && !tokens.includes('keep-alive')) return undefined;
+  const said = /(?:^|[,\s])timeout\s*=\s*([0-9]+)/i.exec(res.headers['keep-alive'] ?? '')?.[1];
+  const ms = said === undefined ? IDLE_MS : Math.min(IDLE_MS, Number(said) * 1000 - 1000);
+  return ms > 0 ? ms : undefined;
+}
+
+interface IdleConnection {
+  socket: net.Socket;
+  /** Out of the pool for a request: its idle watch ends, and it holds the process while the request is on it. */
+  take: () => net.Socket;
+}
+
+/** Idle connections by origin, the most recently used last. */
+const IDLE = new Map<string, IdleConnection[]>();
+
+function originKey(origin: Pick<Origin, 'secure' | 'host' | 'port'>): string {
+  return `${origin.secure ? 'https' : 'http'}://${origin.host}:${origin.port}`;
+}
+
+/**
+ * Keeps a connection for the origin's next request. An idle connection holds no process open (unref), and is closed
+ * when its time is up, when the origin closes or resets it, or when anything arrives on it unasked.
+ */
+function parkIdle(origin: Origin, socket: net.Socket, ms: number): void {
+  const key = originKey(origin);
+  const list = IDLE.get(key) ?? [];
+  if (socket.destroyed || socket.readableEnded || list.length >= IDLE_MAX) {
+    socket.destroy();
+    return;
+  }
+  const unwatch = () => {
+    clearTimeout(timer);
+    socket.off('data', drop).off('end', drop).off('error', drop).off('close', drop);
+    const i = list.indexOf(entry);
+    if (i >= 0) list.splice(i, 1);
+  };
+  const drop = () => {
+    unwatch();
+    socket.destroy();
+  };
+  const entry: IdleConnection = { socket, take: () => (unwatch(), socket.ref()) };
+  const timer = setTimeout(drop, ms).unref();
+  socket.on('data', drop).on('end', drop).on('error', drop).on('close', drop);
+  socket.unref();
+  list.push(entry);
+  IDLE.set(key, list);
+}
+
+/** The origin's most recently used idle connection, taken out of the pool; undefined when there is none. */
+function takeIdle(origin: Origin): net.Socket | undefined {
+  const list = IDLE.get(originKey(origin));
+  for (let e = list?.at(-1); e; e = list?.at(-1)) {
+    const socket = e.take();
+    if (!socket.destroyed && !socket.readableEnded && socket.writable) return socket;
+    socket.destroy();
+  }
+  return undefined;
 }
 
 /** One connection attempt through a gate: when it started, and what its connect showed. */
@@ -278,6 +406,11 @@ export class OriginGate {
     return a;
   }
 
+  /** The attempt goes on a connection already open (keep-alive): no connect of its own to judge the origin's queue by. */
+  reused(a: ConnectAttempt): void {
+    if (this.#pending.delete(a)) a.connectedAt = this.#now();
+  }
+
   /** The attempt's connection is established (TCP, or TLS where that is what the request waited for). */
   connected(a: ConnectAttempt): void {
     if (!this.#pending.delete(a)) return;
@@ -336,7 +469,7 @@ export class OriginGate {
 /** One gate per origin (scheme, host, port) in this process: every caller's requests to it share it. */
 const GATES = new Map<string, OriginGate>();
 export function gateOf(origin: Pick<Origin, 'secure' | 'host' | 'port'>): OriginGate {
-  const key = `${origin.secure ? 'https' : 'http'}://${origin.host}:${origin.port}`;
+  const key = originKey(origin);
   let g = GATES.get(key);
   if (!g) GATES.set(key, (g = new OriginGate()));
   return g;
@@ -422,9 +555,9 @@ function tryParse(buf: Buffer, maxBody: number, atEof: boolean): Parsed | null |
     return atEof ? new TransportError('malformed_response', 'connection closed before the response head ended', buf.subarray(0, 2048)) : null;
   }
   const lines = buf.subarray(0, headEnd).toString('latin1').split('\r\n');
-  const sl = /^HTTP\/1\.[01] ([0-9]{3})(?: (.*))?$/.exec(lines[0]);
+  const sl = /^HTTP\/(1\.[01]) ([0-9]{3})(?: (.*))?$/.exec(lines[0]);
   if (!sl) return new TransportError('malformed_response', `bad status line: ${JSON.stringify(lines[0].slice(0, 120))}`);
-  const status = Number(sl[1]);
+  const status = Number(sl[2]);
   if (status >= 100 && status < 200) {
     // Skip interim responses (100 Continue) and parse what follows.
     return tryParse(buf.subarray(headEnd + 4), maxBody, atEof);
@@ -441,7 +574,7 @@ function tryParse(buf: Buffer, maxBody: number, atEof: boolean): Parsed | null |
     headers[k] = k in headers ? `${headers[k]}, ${value}` : value;
   }
   const rest = buf.subarray(headEnd + 4);
-  const base = { status, statusText: sl[2] ?? '', headers, rawHeaders };
+  const base = { status, statusText: sl[3] ?? '', headers, rawHeaders, httpVersion: sl[1] };
   if (status === 204 || status === 304) return { ...base, body: Buffer.alloc(0) };
   if (/\bchunked\b/i.test(headers['transfer-encoding'] ?? '')) {
     const out = dechunk(rest, maxBody);

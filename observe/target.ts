@@ -208,7 +208,7 @@ export class Target {
     }, BREAKER_POLL_MS);
     try {
       const res = await sendRaw(
-        { baseUrl, timeoutMs: this.profile.timeouts?.requestMs ?? DEFAULT_TIMEOUT_MS, maxBodyBytes: this.profile.timeouts?.maxBodyBytes ?? DEFAULT_MAX_BODY, signal: abandon.signal },
+        { baseUrl, timeoutMs: this.profile.timeouts?.requestMs ?? DEFAULT_TIMEOUT_MS, maxBodyBytes: this.profile.timeouts?.maxBodyBytes ?? DEFAULT_MAX_BODY, signal: abandon.signal, keepAlive: true },
         { method, target, headers },
       );
       ex.raw = res;
