@@ -93,7 +93,7 @@ async function sendGated(opts: ClientOptions, req: RawRequest, origin: Origin, g
   const attempt = await gate.acquire(opts.signal);
   let answered = false;
   try {
-    const persistent = opts.keepAlive === true && mayPersist(req);
+    const persistent = opts.keepAlive === true && mayPersist(req) && !poolOf(origin).off;
     const idle = persistent ? takeIdle(origin) : undefined;
     if (idle) {
       gate.reused(attempt);
@@ -159,6 +159,7 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      clearTimeout(stall);
       opts.signal?.removeEventListener('abort', onAbort);
       socket.off('data', onData).off('end', onEnd).off('error', onError);
       if (keepFor !== undefined) parkIdle(origin, socket, keepFor);
@@ -168,9 +169,14 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
       if (err) reject(err); else resolve(res!);
     };
     const answerTimer = () => setTimeout(() => finish(new TransportError('timeout', `no complete response within ${timeoutMs} ms`, Buffer.concat(chunks))), timeoutMs);
+    let stall: NodeJS.Timeout | undefined;
     const send = () => {
       socket.write(head);
       if (body) socket.write(body);
+      if (persistent && !reused) {
+        const sentAt = performance.now();
+        stall = setTimeout(() => size === 0 && noteStall(origin, sentAt), KEEP_ALIVE_STALL_MS);
+      }
     };
     let timer: NodeJS.Timeout;
     if (reused) {
@@ -189,7 +195,10 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
     }
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
-    const complete = (res: Parsed) => finish(null, { ...res, durationMs: performance.now() - started }, persistent && framing?.kind === 'length' && size === framing.total ? keepAliveMs(res) : undefined);
+    const complete = (res: Parsed) => {
+      if (reused) poolOf(origin).lastReusedAnswerAt = performance.now();
+      finish(null, { ...res, durationMs: performance.now() - started }, persistent && framing?.kind === 'length' && size === framing.total ? keepAliveMs(res) : undefined);
+    };
     function onData(d: Buffer): void {
       size += d.length;
       if (size > maxBody + 64 * 1024) {
@@ -254,8 +263,38 @@ interface IdleConnection {
   take: () => net.Socket;
 }
 
-/** Idle connections by origin, the most recently used last. */
-const IDLE = new Map<string, IdleConnection[]>();
+/**
+ * An origin's persistent connections: the idle ones, the most recently used last; when an answer last came on a reused
+ * connection; and whether keep-alive is off for it (a stall, see noteStall).
+ */
+interface Pool {
+  idle: IdleConnection[];
+  lastReusedAnswerAt: number;
+  off: boolean;
+}
+const POOLS = new Map<string, Pool>();
+
+function poolOf(origin: Pick<Origin, 'secure' | 'host' | 'port'>): Pool {
+  const key = originKey(origin);
+  let pool = POOLS.get(key);
+  if (!pool) POOLS.set(key, (pool = { idle: [], lastReusedAnswerAt: -Infinity, off: false }));
+  return pool;
+}
+
+/**
+ * A request on a new connection had no byte of an answer KEEP_ALIVE_STALL_MS after it was sent, while requests on
+ * reused connections were answered: an origin that serves one connection at a time (a single-threaded HTTP/1.1 server)
+ * is serving the kept ones and leaves the new connection waiting for them to close. Keep-alive ends for that origin in
+ * this process: its idle connections close, and the ones in use close after their answers, so the waiting connection
+ * is served (a request delayed about a second, instead of one that times out for the harness's own choice).
+ */
+const KEEP_ALIVE_STALL_MS = 1_000;
+function noteStall(origin: Origin, sentAt: number): void {
+  const pool = poolOf(origin);
+  if (pool.off || pool.lastReusedAnswerAt < sentAt) return;
+  pool.off = true;
+  for (let e = pool.idle.at(-1); e; e = pool.idle.at(-1)) e.take().destroy();
+}
 
 function originKey(origin: Pick<Origin, 'secure' | 'host' | 'port'>): string {
   return `${origin.secure ? 'https' : 'http'}://${origin.host}:${origin.port}`;
@@ -266,9 +305,9 @@ function originKey(origin: Pick<Origin, 'secure' | 'host' | 'port'>): string {
  * when its time is up, when the origin closes or resets it, or when anything arrives on it unasked.
  */
 function parkIdle(origin: Origin, socket: net.Socket, ms: number): void {
-  const key = originKey(origin);
-  const list = IDLE.get(key) ?? [];
-  if (socket.destroyed || socket.readableEnded || list.length >= IDLE_MAX) {
+  const pool = poolOf(origin);
+  const list = pool.idle;
+  if (pool.off || socket.destroyed || socket.readableEnded || list.length >= IDLE_MAX) {
     socket.destroy();
     return;
   }
@@ -287,13 +326,12 @@ function parkIdle(origin: Origin, socket: net.Socket, ms: number): void {
   socket.on('data', drop).on('end', drop).on('error', drop).on('close', drop);
   socket.unref();
   list.push(entry);
-  IDLE.set(key, list);
 }
 
 /** The origin's most recently used idle connection, taken out of the pool; undefined when there is none. */
 function takeIdle(origin: Origin): net.Socket | undefined {
-  const list = IDLE.get(originKey(origin));
-  for (let e = list?.at(-1); e; e = list?.at(-1)) {
+  const list = poolOf(origin).idle;
+  for (let e = list.at(-1); e; e = list.at(-1)) {
     const socket = e.take();
     if (!socket.destroyed && !socket.readableEnded && socket.writable) return socket;
     socket.destroy();

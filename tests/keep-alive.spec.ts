@@ -164,3 +164,59 @@ test('an idle kept connection holds no process open', async () => {
   expect(s.connections).toBe(1);
   expect(child.alive.filter((r) => /TCP|Timeout/.test(r))).toEqual([]);
 });
+
+test('an origin that serves one connection at a time is not starved by kept connections: keep-alive ends for it, every request is answered', async () => {
+  // A single-threaded HTTP/1.1 server: it answers the requests of one connection until that connection closes, and
+  // only then reads the next one's. Kept connections alone would hold every new one waiting past its deadline.
+  const waiting: { socket: net.Socket; buf: string }[] = [];
+  let current: { socket: net.Socket; buf: string } | undefined;
+  const serve = () => {
+    while (current) {
+      const end = current.buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      current.buf = current.buf.slice(end + 4);
+      current.socket.write(OK);
+    }
+  };
+  const next = () => {
+    current = waiting.shift();
+    serve();
+  };
+  let connections = 0;
+  const server = net.createServer((socket) => {
+    connections++;
+    const c = { socket, buf: '' };
+    socket.on('error', () => {});
+    socket.on('data', (d: Buffer) => {
+      c.buf += d.toString('latin1');
+      if (current === c) serve();
+    });
+    socket.on('close', () => {
+      const i = waiting.indexOf(c);
+      if (i >= 0) waiting.splice(i, 1);
+      if (current === c) next();
+    });
+    if (current) waiting.push(c);
+    else current = c;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  try {
+    let left = 40;
+    const statuses: (number | string)[] = [];
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (left-- > 0) {
+        statuses.push(await sendRaw({ baseUrl, timeoutMs: 5_000, keepAlive: true }, { target: '/x' }).then((r) => r.status, (e: Error) => e.message));
+      }
+    }));
+    expect(statuses.filter((x) => x !== 200)).toEqual([]);
+    expect(statuses).toHaveLength(40);
+    expect(connections).toBeGreaterThanOrEqual(4);
+  } finally {
+    await new Promise<void>((resolve) => {
+      current?.socket.destroy();
+      for (const w of waiting) w.socket.destroy();
+      server.close(() => resolve());
+    });
+  }
+});
