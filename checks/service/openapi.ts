@@ -12,8 +12,9 @@ import { describe, fail } from '../../judge/assertions.ts';
 import { contractDocument, validateAgainst } from '../../judge/contract.ts';
 import {
   closednessDiffs, dereference, infoVersionDiffs, isJsonMediaType, judgingContract, openapiVersionDiffs, operationNameDiffs, parameterDiffs,
-  PARSER_OPTIONS, pathDiffs, reasonCodeDiffs, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, swaggerParser, type Json, type JudgingContract,
+  pathDiffs, reasonCodeDiffs, schemaDiffs, SchemaJudge, securityDiffs, statusDiffs, type Json, type JudgingContract,
 } from '../../judge/openapi-meaning.ts';
+import { validateDocument } from '../../judge/openapi-valid.ts';
 import type { CheckScope, Exchange } from '../../record/record.ts';
 import type { CheckApi } from '../../observe/target.ts';
 
@@ -113,7 +114,7 @@ check({ id: 'openapi-info-version-v1', requirements: ['VERSION-INFO-V1', 'OPENAP
 
 check({ id: 'openapi-document-valid', requirements: ['OPENAPI-SERVED', 'OPENAPI-3-1-0'], title: 'the served document is a valid OpenAPI document (swagger-parser validate)', run: onDocument(async (_api, _scope, doc) => {
   try {
-    await (await swaggerParser()).validate(structuredClone(doc), PARSER_OPTIONS);
+    await validateDocument(doc);
   } catch (e) {
     fail('The served document is not a valid OpenAPI document', (e as Error).message.split('\n').slice(0, 8).join(' '));
   }
