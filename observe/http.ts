@@ -86,32 +86,30 @@ export function parseBaseUrl(baseUrl: string): Origin {
  */
 export function sendRaw(opts: ClientOptions, req: RawRequest): Promise<RawResponse> {
   const origin = parseBaseUrl(opts.baseUrl); // a bad base URL throws at once, as before the gate
-  return sendGated(opts, req, origin, gateOf(origin));
+  return sendGated(opts, req, origin, connectionsTo(origin));
 }
 
-async function sendGated(opts: ClientOptions, req: RawRequest, origin: Origin, gate: OriginGate): Promise<RawResponse> {
-  const attempt = await gate.acquire(opts.signal);
+async function sendGated(opts: ClientOptions, req: RawRequest, origin: Origin, to: Connections): Promise<RawResponse> {
+  const attempt = await to.gate.acquire(opts.signal);
   let answered = false;
   try {
-    const persistent = opts.keepAlive === true && mayPersist(req) && !poolOf(origin).off;
-    const idle = persistent ? takeIdle(origin) : undefined;
+    const persistent = opts.keepAlive === true && mayPersist(req) && !to.pool.off;
+    const idle = persistent ? takeIdle(to.pool) : undefined;
+    let res: RawResponse | undefined;
     if (idle) {
-      gate.reused(attempt);
-      try {
-        const res = await sendOnConnection(opts, req, origin, gate, attempt, persistent, idle);
-        answered = true;
-        return res;
-      } catch (e) {
-        // The origin closed the idle connection as this request went on it (no byte of an answer came back): the
-        // request, a GET, goes once more on a connection of its own, as every HTTP client does (RFC 9112 §9.3.1).
-        if (!(e instanceof StaleConnection)) throw e;
-      }
+      to.gate.reused(attempt);
+      // The origin closed the idle connection as this request went on it (no byte of an answer came back): the
+      // request, a GET, goes once more on a connection of its own, as every HTTP client does (RFC 9112 §9.3.1).
+      res = await sendOnConnection(opts, req, origin, to, attempt, persistent, idle).catch((e: unknown) => {
+        if (e instanceof StaleConnection) return undefined;
+        throw e;
+      });
     }
-    const res = await sendOnConnection(opts, req, origin, gate, attempt, persistent);
+    res ??= await sendOnConnection(opts, req, origin, to, attempt, persistent);
     answered = true;
     return res;
   } finally {
-    gate.release(attempt, answered);
+    to.gate.release(attempt, answered);
   }
 }
 
@@ -129,7 +127,7 @@ function mayPersist(req: RawRequest): boolean {
 /** A reused connection ended or reset before any byte of the answer: the request is sent again on a new one. */
 class StaleConnection extends Error {}
 
-function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, gate: OriginGate, attempt: ConnectAttempt, persistent: boolean, reused?: net.Socket): Promise<RawResponse> {
+function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, to: Connections, attempt: ConnectAttempt, persistent: boolean, reused?: net.Socket): Promise<RawResponse> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const method = req.method ?? 'GET';
@@ -162,7 +160,7 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
       clearTimeout(stall);
       opts.signal?.removeEventListener('abort', onAbort);
       socket.off('data', onData).off('end', onEnd).off('error', onError);
-      if (keepFor !== undefined) parkIdle(origin, socket, keepFor);
+      if (keepFor !== undefined) parkIdle(to.pool, socket, keepFor);
       else socket.destroy();
       // The chunks are garbage now, whoever still holds this closure (a result keeps its own body).
       chunks.length = 0;
@@ -175,7 +173,7 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
       if (body) socket.write(body);
       if (persistent && !reused) {
         const sentAt = performance.now();
-        stall = setTimeout(() => size === 0 && noteStall(origin, sentAt), KEEP_ALIVE_STALL_MS);
+        stall = setTimeout(() => size === 0 && noteStall(to.pool, sentAt), KEEP_ALIVE_STALL_MS);
       }
     };
     let timer: NodeJS.Timeout;
@@ -186,7 +184,7 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
       timer = setTimeout(() => finish(new TransportError('timeout', `no ${origin.secure ? 'TLS ' : ''}connection within ${timeoutMs} ms`)), timeoutMs);
       socket.once(origin.secure ? 'secureConnect' : 'connect', () => {
         if (settled) return;
-        gate.connected(attempt);
+        to.gate.connected(attempt);
         // The answer's deadline runs from here: the connect's time was the listen queue's (sendRaw).
         clearTimeout(timer);
         timer = answerTimer();
@@ -196,7 +194,7 @@ function sendOnConnection(opts: ClientOptions, req: RawRequest, origin: Origin, 
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener('abort', onAbort, { once: true });
     const complete = (res: Parsed) => {
-      if (reused) poolOf(origin).lastReusedAnswerAt = performance.now();
+      if (reused) to.pool.lastReusedAnswerAt = performance.now();
       finish(null, { ...res, durationMs: performance.now() - started }, persistent && framing?.kind === 'length' && size === framing.total ? keepAliveMs(res) : undefined);
     };
     function onData(d: Buffer): void {
@@ -272,13 +270,19 @@ interface Pool {
   lastReusedAnswerAt: number;
   off: boolean;
 }
-const POOLS = new Map<string, Pool>();
 
-function poolOf(origin: Pick<Origin, 'secure' | 'host' | 'port'>): Pool {
-  const key = originKey(origin);
-  let pool = POOLS.get(key);
-  if (!pool) POOLS.set(key, (pool = { idle: [], lastReusedAnswerAt: -Infinity, off: false }));
-  return pool;
+/** What this process keeps for one origin (scheme, host, port): its gate and its pool, shared by every caller's requests. */
+interface Connections {
+  gate: OriginGate;
+  pool: Pool;
+}
+const ORIGINS = new Map<string, Connections>();
+
+function connectionsTo(origin: Pick<Origin, 'secure' | 'host' | 'port'>): Connections {
+  const key = `${origin.secure ? 'https' : 'http'}://${origin.host}:${origin.port}`;
+  let to = ORIGINS.get(key);
+  if (!to) ORIGINS.set(key, (to = { gate: new OriginGate(), pool: { idle: [], lastReusedAnswerAt: -Infinity, off: false } }));
+  return to;
 }
 
 /**
@@ -289,23 +293,17 @@ function poolOf(origin: Pick<Origin, 'secure' | 'host' | 'port'>): Pool {
  * is served (a request delayed about a second, instead of one that times out for the harness's own choice).
  */
 const KEEP_ALIVE_STALL_MS = 1_000;
-function noteStall(origin: Origin, sentAt: number): void {
-  const pool = poolOf(origin);
+function noteStall(pool: Pool, sentAt: number): void {
   if (pool.off || pool.lastReusedAnswerAt < sentAt) return;
   pool.off = true;
   for (let e = pool.idle.at(-1); e; e = pool.idle.at(-1)) e.take().destroy();
-}
-
-function originKey(origin: Pick<Origin, 'secure' | 'host' | 'port'>): string {
-  return `${origin.secure ? 'https' : 'http'}://${origin.host}:${origin.port}`;
 }
 
 /**
  * Keeps a connection for the origin's next request. An idle connection holds no process open (unref), and is closed
  * when its time is up, when the origin closes or resets it, or when anything arrives on it unasked.
  */
-function parkIdle(origin: Origin, socket: net.Socket, ms: number): void {
-  const pool = poolOf(origin);
+function parkIdle(pool: Pool, socket: net.Socket, ms: number): void {
   const list = pool.idle;
   if (pool.off || socket.destroyed || socket.readableEnded || list.length >= IDLE_MAX) {
     socket.destroy();
@@ -329,8 +327,8 @@ function parkIdle(origin: Origin, socket: net.Socket, ms: number): void {
 }
 
 /** The origin's most recently used idle connection, taken out of the pool; undefined when there is none. */
-function takeIdle(origin: Origin): net.Socket | undefined {
-  const list = poolOf(origin).idle;
+function takeIdle(pool: Pool): net.Socket | undefined {
+  const list = pool.idle;
   for (let e = list.at(-1); e; e = list.at(-1)) {
     const socket = e.take();
     if (!socket.destroyed && !socket.readableEnded && socket.writable) return socket;
@@ -504,14 +502,6 @@ export class OriginGate {
   }
 }
 
-/** One gate per origin (scheme, host, port) in this process: every caller's requests to it share it. */
-const GATES = new Map<string, OriginGate>();
-export function gateOf(origin: Pick<Origin, 'secure' | 'host' | 'port'>): OriginGate {
-  const key = originKey(origin);
-  let g = GATES.get(key);
-  if (!g) GATES.set(key, (g = new OriginGate()));
-  return g;
-}
 
 /** The kind of a socket error (its errno code). */
 function transportKindOf(e: NodeJS.ErrnoException): TransportErrorKind {
