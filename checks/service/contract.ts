@@ -46,26 +46,31 @@ function totalOf(comparableBody: string): unknown {
  * updated_at, any other member) is not that.
  */
 function onlyUpdatedLater(before: string, after: string): boolean {
-  const found = (into: Map<string, { text: string; updatedAt: number }>) => {
-    const strip = (v: unknown): unknown => {
-      if (Array.isArray(v)) return v.map(strip);
-      if (v === null || typeof v !== 'object') return v;
-      const o = v as Record<string, unknown>;
-      if (typeof o.encounter_id === 'string' && typeof o.updated_at === 'string') {
-        into.set(o.encounter_id, { text: canonical(o), updatedAt: Date.parse(o.updated_at) });
-        return { encounter_id: o.encounter_id };
-      }
-      return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, strip(x)]));
-    };
-    return strip;
-  };
-  const [b, a] = [new Map<string, { text: string; updatedAt: number }>(), new Map<string, { text: string; updatedAt: number }>()];
-  if (canonical(found(b)(JSON.parse(before))) !== canonical(found(a)(JSON.parse(after)))) return false;
-  for (const [id, was] of b) {
-    const now = a.get(id);
-    if (!now || (now.text !== was.text && !(now.updatedAt > was.updatedAt))) return false;
+  const [was, now] = [new Map<string, Stamped>(), new Map<string, Stamped>()];
+  if (canonical(encountersApart(JSON.parse(before), was)) !== canonical(encountersApart(JSON.parse(after), now))) return false;
+  for (const [id, e] of was) {
+    const later = now.get(id);
+    if (!later || (later.text !== e.text && !(later.updatedAt > e.updatedAt))) return false;
   }
-  return [...b].some(([id, was]) => a.get(id)!.text !== was.text);
+  return [...was].some(([id, e]) => now.get(id)!.text !== e.text);
+}
+
+/** An encounter as compared: its whole text, and when it says it was last updated. */
+interface Stamped {
+  text: string;
+  updatedAt: number;
+}
+
+/** `value` with each encounter (an object with encounter_id and updated_at) reduced to its id, put in `into` by id. */
+function encountersApart(value: unknown, into: Map<string, Stamped>): unknown {
+  if (Array.isArray(value)) return value.map((v) => encountersApart(v, into));
+  if (value === null || typeof value !== 'object') return value;
+  const o = value as Record<string, unknown>;
+  if (typeof o.encounter_id === 'string' && typeof o.updated_at === 'string') {
+    into.set(o.encounter_id, { text: canonical(o), updatedAt: Date.parse(o.updated_at) });
+    return { encounter_id: o.encounter_id };
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, encountersApart(v, into)]));
 }
 
 /** Rounds of non-GET requests a change made meanwhile may take before it is judged theirs: one made by the requests recurs in each. */
